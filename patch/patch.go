@@ -140,6 +140,20 @@ type Hunk struct {
 	// OldNoEOL and NewNoEOL report that the last old (new) line of the hunk is
 	// the last line of its file and has no terminating newline.
 	OldNoEOL, NewNoEOL bool
+	// KeepEOL is set by parsers of formats that cannot say whether the last
+	// line has a newline (search-replace and V4A without the "\ No newline"
+	// extension): a hunk that reaches the end of the file then keeps the
+	// file's final newline, or its absence, and OldNoEOL and NewNoEOL are
+	// ignored.
+	KeepEOL bool
+
+	// AtEnd requires the hunk's old lines to end at the end of the file, as
+	// V4A's "*** End of File" marker does.
+	AtEnd bool
+
+	// PatchLine is the 1-based line of the patch text where the hunk starts,
+	// 0 when the hunk was not parsed from text.
+	PatchLine int
 }
 
 // Old returns the hunk's old lines: context and deleted, in order.
