@@ -1,0 +1,11 @@
+// Package metrics holds the scores patchbench reports: exact match and
+// intersection over union of texts with blank lines stripped, set precision,
+// recall and F1, the unbiased pass@k estimator, and the answer extraction
+// that decides which part of a model response is scored.
+//
+// Every function is pure and depends on the standard library only. Where a
+// ratio has an empty denominator the convention is stated on the function;
+// the conventions are chosen so that "nothing expected, nothing produced"
+// scores 1 and "something expected, nothing produced" (or the reverse)
+// scores 0.
+package metrics
