@@ -1,0 +1,422 @@
+package patch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// ApplyOptions controls applying.
+type ApplyOptions struct {
+	// Reverse applies the patch backwards: deleted lines are inserted and
+	// inserted lines deleted.
+	Reverse bool
+}
+
+// Errors that callers may test for with errors.Is.
+var (
+	// ErrContextMismatch: a hunk's old lines were found nowhere in the file.
+	ErrContextMismatch = errors.New("context not found")
+	// ErrBinary: the patch changes a binary file, which is not supported.
+	ErrBinary = errors.New("binary patches are not supported")
+	// ErrFileExists: a created file, or a rename target, already exists.
+	ErrFileExists = errors.New("file already exists")
+	// ErrFileMissing: a modified, deleted or renamed file does not exist.
+	ErrFileMissing = errors.New("file does not exist")
+	// ErrNoPath: a file patch names no file and the caller gave none.
+	ErrNoPath = errors.New("file patch names no file")
+)
+
+// HunkError reports a hunk that could not be placed.
+type HunkError struct {
+	File string
+	Hunk int // 1-based
+	// Line is the 1-based line within the hunk's old lines of the first one
+	// that did not match at the closest place, FileLine the file line that
+	// was compared with it (0 when the hunk ran past the end of the file).
+	Line, FileLine int
+	Want, Got      string
+	Err            error
+}
+
+func (e *HunkError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apply: hunk %d of %s: %v", e.Hunk, e.File, e.Err)
+	if e.Line > 0 {
+		if e.FileLine > 0 {
+			fmt.Fprintf(&b, "; first mismatch at hunk line %d, file line %d: want %q, have %q", e.Line, e.FileLine, e.Want, e.Got)
+		} else {
+			fmt.Fprintf(&b, "; hunk line %d (%q) runs past the end of the file", e.Line, e.Want)
+		}
+	}
+	return b.String()
+}
+
+func (e *HunkError) Unwrap() error { return e.Err }
+
+// Placement tells where a hunk was applied.
+type Placement struct {
+	// Line is the 1-based line of the (partly modified) file where the hunk's
+	// old lines started; Offset is Line minus the hinted line, 0 without a
+	// hint.
+	Line, Offset int
+}
+
+// ApplyFile applies the hunks of fp to content and returns the new content
+// and where each hunk went. Hunks are applied one after the other; context
+// must match exactly.
+func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Placement, error) {
+	if opts.Reverse {
+		fp = fp.Reverse()
+	}
+	if fp.Binary {
+		return "", nil, fmt.Errorf("apply: %s: %w", fp.Path(), ErrBinary)
+	}
+	lines, eol := SplitLines(content)
+	img := image{lines: lines, eol: eol}
+	places := make([]Placement, 0, len(fp.Hunks))
+	after := 0 // where the search for a position-less hunk starts
+	for i, h := range fp.Hunks {
+		pl, end, err := img.apply(h, after)
+		if err != nil {
+			var he *HunkError
+			if errors.As(err, &he) {
+				he.File, he.Hunk = fp.Path(), i+1
+			}
+			return "", nil, err
+		}
+		after = end
+		places = append(places, pl)
+	}
+	return JoinLines(img.lines, img.eol), places, nil
+}
+
+// image is a file being patched.
+type image struct {
+	lines []string
+	eol   bool // the last line ends with a newline (true when empty)
+}
+
+// apply places one hunk and splices it in, returning the end of the new
+// lines for the next position-less search.
+func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
+	old, neu := h.Old(), h.New()
+	leading, trailing := contextRuns(h)
+	noContext := leading == 0 && trailing == 0
+	// git's rules: a hunk that starts at line 0 or 1 must match at the start;
+	// a hunk with no trailing context must match at the end (-U0 patches,
+	// which have no context at all, are exempt).
+	begin := h.HasPos && !noContext && h.OldStart <= 1
+	end := h.AtEnd || (h.HasPos && !noContext && trailing == 0)
+	if h.OldNoEOL && !h.KeepEOL {
+		end = true
+	}
+
+	var pos, hint int
+	found := false
+	switch {
+	case len(old) == 0 && !h.HasPos:
+		// An insertion with nothing to anchor it appends (search-replace's
+		// empty SEARCH).
+		pos, found = len(img.lines), true
+	case h.HasPos:
+		hint = h.NewStart - 1
+		if h.NewStart == 0 {
+			hint = 0
+		}
+		if hint > len(img.lines) {
+			hint = len(img.lines)
+		}
+		pos, found = img.searchOutward(old, hint, begin, end, h)
+	default:
+		start := after
+		for _, a := range h.Anchors {
+			k := img.findAnchor(a, start)
+			if k < 0 {
+				return Placement{}, 0, &HunkError{Err: fmt.Errorf("%w: anchor %q", ErrContextMismatch, a)}
+			}
+			start = k + 1
+		}
+		pos, found = img.searchForward(old, start, begin, end, h)
+	}
+	if !found {
+		return Placement{}, 0, img.mismatch(old, h, hint)
+	}
+
+	// The final-newline state after the splice.
+	eol := img.eol
+	if pos+len(old) == len(img.lines) && !h.KeepEOL {
+		eol = !h.NewNoEOL
+	}
+	spliced := make([]string, 0, len(img.lines)-len(old)+len(neu))
+	spliced = append(spliced, img.lines[:pos]...)
+	spliced = append(spliced, neu...)
+	spliced = append(spliced, img.lines[pos+len(old):]...)
+	img.lines, img.eol = spliced, eol
+	if len(img.lines) == 0 {
+		img.eol = true
+	}
+	pl := Placement{Line: pos + 1}
+	if h.HasPos {
+		pl.Offset = pos - hint
+	}
+	return pl, pos + len(neu), nil
+}
+
+// contextRuns counts the context lines before the first change and after the
+// last one.
+func contextRuns(h *Hunk) (leading, trailing int) {
+	for _, l := range h.Lines {
+		if l.Kind != LineContext {
+			break
+		}
+		leading++
+	}
+	if leading == len(h.Lines) {
+		return leading, 0
+	}
+	for i := len(h.Lines) - 1; i >= 0 && h.Lines[i].Kind == LineContext; i-- {
+		trailing++
+	}
+	return leading, trailing
+}
+
+// matchAt reports whether old matches the image at pos under the anchoring
+// rules.
+func (img *image) matchAt(old []string, pos int, begin, end bool, h *Hunk) bool {
+	if pos < 0 || pos+len(old) > len(img.lines) {
+		return false
+	}
+	if begin && pos != 0 {
+		return false
+	}
+	atEnd := pos+len(old) == len(img.lines)
+	if end && !atEnd {
+		return false
+	}
+	if atEnd && len(old) > 0 && !h.KeepEOL && h.OldNoEOL == img.eol {
+		// The hunk's last old line and the file's last line disagree on the
+		// final newline.
+		return false
+	}
+	for i, l := range old {
+		if img.lines[pos+i] != l {
+			return false
+		}
+	}
+	return true
+}
+
+// searchOutward tries hint, then hint+1, hint-1, hint+2, ... as git does.
+func (img *image) searchOutward(old []string, hint int, begin, end bool, h *Hunk) (int, bool) {
+	if img.matchAt(old, hint, begin, end, h) {
+		return hint, true
+	}
+	for d := 1; hint+d <= len(img.lines) || hint-d >= 0; d++ {
+		if img.matchAt(old, hint+d, begin, end, h) {
+			return hint + d, true
+		}
+		if img.matchAt(old, hint-d, begin, end, h) {
+			return hint - d, true
+		}
+	}
+	return 0, false
+}
+
+func (img *image) searchForward(old []string, from int, begin, end bool, h *Hunk) (int, bool) {
+	for pos := from; pos+len(old) <= len(img.lines); pos++ {
+		if img.matchAt(old, pos, begin, end, h) {
+			return pos, true
+		}
+	}
+	return 0, false
+}
+
+func (img *image) findAnchor(a string, from int) int {
+	a = strings.TrimSpace(a)
+	for k := from; k < len(img.lines); k++ {
+		if strings.TrimSpace(img.lines[k]) == a {
+			return k
+		}
+	}
+	return -1
+}
+
+// mismatch builds the error for a hunk that matched nowhere, pointing at the
+// first differing line at the place that matched longest (nearest the hint
+// on ties).
+func (img *image) mismatch(old []string, h *Hunk, hint int) error {
+	e := &HunkError{Err: ErrContextMismatch}
+	if len(old) == 0 {
+		e.Err = fmt.Errorf("%w: the hunk's position does not fit the file", ErrContextMismatch)
+		return e
+	}
+	best, bestLen := hint, -1
+	for pos := 0; pos <= len(img.lines); pos++ {
+		n := 0
+		for n < len(old) && pos+n < len(img.lines) && img.lines[pos+n] == old[n] {
+			n++
+		}
+		if n > bestLen || (n == bestLen && abs(pos-hint) < abs(best-hint)) {
+			best, bestLen = pos, n
+		}
+	}
+	e.Line = bestLen + 1
+	if bestLen == len(old) {
+		// Every line matched but an anchoring rule failed.
+		e.Line = 0
+		e.Err = fmt.Errorf("%w: the lines match at line %d but the hunk must be at the start or end of the file or agree on its final newline", ErrContextMismatch, best+1)
+		return e
+	}
+	e.Want = old[bestLen]
+	if best+bestLen < len(img.lines) {
+		e.FileLine = best + bestLen + 1
+		e.Got = img.lines[best+bestLen]
+	}
+	return e
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// FileSystem is what Apply reads from: ReadFile must return an error that
+// wraps fs.ErrNotExist for missing files.
+type FileSystem interface {
+	ReadFile(name string) ([]byte, error)
+}
+
+// FileResult is the outcome for one file of a patch.
+type FileResult struct {
+	// OldPath is the file that was read (empty for a creation); Path is the
+	// file to write (empty for a deletion).
+	OldPath, Path string
+	Op            Operation
+	// Content is the new content; nil for a deletion.
+	Content []byte
+	// Mode is the new file mode from the patch, 0 when unchanged or unknown.
+	Mode       uint32
+	Placements []Placement
+}
+
+// Apply applies every file patch of p to files read from fsys and returns
+// the new contents, one result per file patch. Later file patches see the
+// results of earlier ones. Nothing is written: see [WriteResults]. Either
+// every file patch applies or Apply returns an error.
+func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
+	ov := overlay{fsys: fsys, files: map[string]*string{}}
+	var out []FileResult
+	for _, fp := range p.Files {
+		if opts.Reverse {
+			fp = fp.Reverse()
+		}
+		res, err := ov.applyOne(fp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// overlay is fsys plus the changes of the file patches applied so far.
+type overlay struct {
+	fsys  FileSystem
+	files map[string]*string // nil: removed
+}
+
+func (ov *overlay) read(name string) (string, bool, error) {
+	if c, ok := ov.files[name]; ok {
+		if c == nil {
+			return "", false, nil
+		}
+		return *c, true, nil
+	}
+	b, err := ov.fsys.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("apply: read %s: %w", name, err)
+	}
+	return string(b), true, nil
+}
+
+func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
+	res := FileResult{OldPath: fp.OldPath, Path: fp.NewPath, Op: fp.Op}
+	if fp.Op == Create || (fp.NewMode != 0 && fp.OldMode != 0 && fp.NewMode != fp.OldMode) {
+		res.Mode = fp.NewMode
+	}
+	if fp.Path() == "" {
+		return res, fmt.Errorf("apply: %w", ErrNoPath)
+	}
+	if fp.Binary {
+		return res, fmt.Errorf("apply: %s: %w", fp.Path(), ErrBinary)
+	}
+	var old string
+	switch fp.Op {
+	case Create:
+		if _, ok, err := ov.read(fp.NewPath); err != nil {
+			return res, err
+		} else if ok {
+			return res, fmt.Errorf("apply: create %s: %w", fp.NewPath, ErrFileExists)
+		}
+	default:
+		c, ok, err := ov.read(fp.OldPath)
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			if fp.Op != Modify || !onlyAppends(fp) {
+				return res, fmt.Errorf("apply: %s %s: %w", fp.Op, fp.OldPath, ErrFileMissing)
+			}
+			// An empty SEARCH for a missing file creates it.
+			res.Op, res.OldPath = Create, ""
+		}
+		old = c
+		if fp.Op == Rename || fp.Op == Copy {
+			if _, ok, err := ov.read(fp.NewPath); err != nil {
+				return res, err
+			} else if ok {
+				return res, fmt.Errorf("apply: %s %s to %s: %w", fp.Op, fp.OldPath, fp.NewPath, ErrFileExists)
+			}
+		}
+	}
+	content := ""
+	if !(fp.Op == Delete && len(fp.Hunks) == 0) { // V4A's Delete File has no content to check
+		var err error
+		if content, res.Placements, err = ApplyFile(old, fp, ApplyOptions{}); err != nil {
+			return res, err
+		}
+	}
+	if fp.Op == Delete {
+		if content != "" {
+			return res, fmt.Errorf("apply: delete %s: the file has lines the patch does not remove", fp.OldPath)
+		}
+		ov.files[fp.OldPath] = nil
+		return res, nil
+	}
+	res.Content = []byte(content)
+	if fp.Op == Rename {
+		ov.files[fp.OldPath] = nil
+	}
+	ov.files[fp.NewPath] = &content
+	return res, nil
+}
+
+// onlyAppends reports whether every hunk of fp is a position-less insertion.
+func onlyAppends(fp *FilePatch) bool {
+	if len(fp.Hunks) == 0 {
+		return false
+	}
+	for _, h := range fp.Hunks {
+		if h.HasPos || len(h.Old()) > 0 {
+			return false
+		}
+	}
+	return true
+}
