@@ -108,7 +108,7 @@ type LineKind byte
 // The line kinds, spelled as their unified-diff prefixes.
 const (
 	LineContext LineKind = ' '
-	LineDelete LineKind = '-'
+	LineDelete  LineKind = '-'
 	LineInsert  LineKind = '+'
 )
 
