@@ -366,6 +366,15 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			return res, fmt.Errorf("apply: create %s: %w", fp.NewPath, ErrFileExists)
 		}
 	default:
+		if fp.Op == Modify && fp.OldPath != fp.NewPath {
+			// "--- a/x.orig" / "+++ b/x": patch whichever file exists, in place.
+			name := fp.OldPath
+			if _, ok, _ := ov.read(name); !ok || name == "" {
+				name = fp.NewPath
+			}
+			res.OldPath, res.Path = name, name
+			fp = &FilePatch{OldPath: name, NewPath: name, Op: Modify, OldMode: fp.OldMode, NewMode: fp.NewMode, Hunks: fp.Hunks}
+		}
 		c, ok, err := ov.read(fp.OldPath)
 		if err != nil {
 			return res, err

@@ -367,7 +367,8 @@ func (p *udiffParser) fileNames(fp *FilePatch) error {
 	}
 	p.i += 2
 	// Rename and copy names come from their own lines; the ---/+++ names of a
-	// git patch agree with them.
+	// git patch agree with them. Different names without rename lines do
+	// not rename: as with GNU patch, the file that exists is patched.
 	if fp.Op != Rename && fp.Op != Copy {
 		fp.OldPath, fp.NewPath = oldName, newName
 	}
@@ -378,8 +379,6 @@ func (p *udiffParser) fileNames(fp *FilePatch) error {
 		fp.Op = Create
 	case newName == "":
 		fp.Op = Delete
-	case fp.Op == Modify && oldName != newName:
-		fp.Op = Rename
 	}
 	return nil
 }

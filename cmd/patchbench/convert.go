@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+type convertOptions struct {
+	to, from string
+	dir      string
+	target   string
+	strip    int
+	context  int
+}
+
+func newConvertCommand(sio stdio) *cobra.Command {
+	var o convertOptions
+	cmd := &cobra.Command{
+		Use:   "convert --to FORMAT [flags] PATCH|-",
+		Short: "Convert a patch from one format to another",
+		Long: `Convert a patch to another format.
+
+Between udiff and udiff-l the hunks are printed as they are. When the source or
+the target format has no line numbers, the patch is applied (in memory) to the
+files under -C DIR and the edit is generated anew from the result, with enough
+context for every hunk to be placed uniquely.`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runConvert(o, args[0], sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.to, "to", "", "target format: udiff, udiff-h, udiff-l, search-replace, v4a")
+	f.StringVar(&o.from, "format", "", "source format (default: detect)")
+	f.StringVarP(&o.dir, "directory", "C", ".", "read the patched files from `DIR`")
+	f.StringVar(&o.target, "target", "", "the file a patch without file headers applies to")
+	f.IntVarP(&o.strip, "strip", "p", 1, "remove `N` leading path components from file names")
+	f.IntVarP(&o.context, "unified", "U", patch.DefaultContext, "lines of context when generating")
+	cmd.MarkFlagRequired("to")
+	return cmd
+}
+
+func runConvert(o convertOptions, name string, sio stdio) error {
+	to, err := patch.ParseFormat(o.to)
+	if err != nil {
+		return usage(err)
+	}
+	p, from, err := loadPatch(sio, name, o.from, o.strip, o.target)
+	if err != nil {
+		return err
+	}
+	if !from.HasPositions() || !to.HasPositions() {
+		if p, err = regenerate(p, patch.DirFS(o.dir), to, o.context); err != nil {
+			return err
+		}
+	}
+	text, err := patch.Print(p, to)
+	if err != nil {
+		return failed(err)
+	}
+	_, err = fmt.Fprint(sio.out, text)
+	return err
+}
+
+// regenerate applies p to the files and makes the same change anew from the
+// old and new contents, so that hunks get line numbers and unique context.
+func regenerate(p *patch.Patch, fsys patch.FileSystem, to patch.Format, context int) (*patch.Patch, error) {
+	results, err := patch.Apply(p, fsys, patch.ApplyOptions{})
+	if err != nil {
+		return nil, failed(fmt.Errorf("convert: the patch must apply to the files to be converted: %w", err))
+	}
+	opts := patch.DefaultMakeOptions()
+	opts.Context, opts.Unique = context, !to.HasPositions()
+	out := &patch.Patch{}
+	for _, r := range results {
+		var old []byte
+		if r.OldPath != "" {
+			if old, err = fsys.ReadFile(r.OldPath); err != nil {
+				return nil, usage(fmt.Errorf("convert: read %s: %w", r.OldPath, err))
+			}
+		}
+		oldPath, newPath := r.OldPath, r.Path
+		fp := patch.Make(oldPath, newPath, string(old), string(r.Content), opts)
+		fp.Op = r.Op
+		fp.NewMode = r.Mode
+		out.Files = append(out.Files, fp)
+	}
+	return out, nil
+}
