@@ -40,7 +40,6 @@ func failed(err error) error { return &exitError{exitFailed, err} }
 // usage marks err as a usage or input error (exit 2).
 func usage(err error) error { return &exitError{exitUsage, err} }
 
-
 // stdio is where a command reads and writes; tests substitute it.
 type stdio struct {
 	in       io.Reader
@@ -114,4 +113,3 @@ func readInput(sio stdio, name string) (string, error) {
 	}
 	return string(b), nil
 }
-
