@@ -1,0 +1,140 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// DefaultTimeout bounds one attempt of a network call when Options.Timeout
+// is zero.
+const DefaultTimeout = 10 * time.Minute
+
+// Options configure [New].
+type Options struct {
+	// BaseURL overrides the provider's endpoint. Empty means
+	// OPENAI_BASE_URL or ANTHROPIC_BASE_URL from the environment, else the
+	// provider's public API. With an OpenAI base URL other than OpenAI's
+	// own, no API key is needed (llama.cpp, Ollama and vLLM take none).
+	BaseURL string
+	// APIKey overrides OPENAI_API_KEY or ANTHROPIC_API_KEY.
+	APIKey string
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(key string) string
+	// HTTPClient sends the requests; nil means a client whose transport
+	// keeps enough idle connections for many concurrent workers.
+	HTTPClient *http.Client
+	// Timeout bounds each attempt of a network call; 0 means DefaultTimeout.
+	// An attempt that times out is retried.
+	Timeout time.Duration
+	// Retry is the retry policy of network clients; the zero value means
+	// the defaults of RetryPolicy.
+	Retry RetryPolicy
+	// Limits are the rate limits of network clients; zero means none.
+	Limits Limits
+	// Oracle answers the model "reference"; New fails for "reference" when
+	// it is nil.
+	Oracle Oracle
+}
+
+// resolved is Options after defaults and the environment are applied.
+type resolved struct {
+	baseURL    string
+	apiKey     string
+	httpClient *http.Client
+	timeout    time.Duration
+}
+
+// NewHTTPClient returns an HTTP client for model APIs: the default
+// transport, with idle connections kept for up to maxConns concurrent
+// requests to one host (the standard library keeps two).
+func NewHTTPClient(maxConns int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = maxConns
+	t.MaxIdleConnsPerHost = maxConns
+	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return &http.Client{Transport: t}
+}
+
+// New returns the Client for a provider/model name:
+//
+//   - "openai/MODEL": chat completions with the official openai-go SDK;
+//     OPENAI_API_KEY, OPENAI_BASE_URL.
+//   - "anthropic/MODEL": the Messages API with the official SDK;
+//     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.
+//   - "replay/PATH": answers read from the JSONL file PATH (see [Replay]).
+//   - "reference": the answers of opts.Oracle.
+//
+// Network clients are wrapped with opts.Limits and then opts.Retry, so each
+// attempt, retries included, waits for the rate limiter. The SDKs' own
+// retries are off. Wrap the result with the llm/cache package for a
+// response cache.
+func New(ctx context.Context, model string, opts Options) (Client, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("llm: model %s: %w", model, err)
+	}
+	provider, name := SplitModel(model)
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg := resolved{
+		baseURL:    opts.BaseURL,
+		apiKey:     opts.APIKey,
+		httpClient: opts.HTTPClient,
+		timeout:    opts.Timeout,
+	}
+	if cfg.httpClient == nil {
+		cfg.httpClient = NewHTTPClient(256)
+	}
+	if cfg.timeout <= 0 {
+		cfg.timeout = DefaultTimeout
+	}
+	var c Client
+	switch provider {
+	case ProviderOpenAI:
+		if cfg.baseURL == "" {
+			cfg.baseURL = getenv("OPENAI_BASE_URL")
+		}
+		if cfg.apiKey == "" {
+			cfg.apiKey = getenv("OPENAI_API_KEY")
+		}
+		oc, err := newOpenAI(model, name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		c = oc
+	case ProviderAnthropic:
+		if cfg.baseURL == "" {
+			cfg.baseURL = getenv("ANTHROPIC_BASE_URL")
+		}
+		if cfg.apiKey == "" {
+			cfg.apiKey = getenv("ANTHROPIC_API_KEY")
+		}
+		ac, err := newAnthropic(model, name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		c = ac
+	case ProviderReplay:
+		if name == "" {
+			return nil, fmt.Errorf("replay: model %q names no file (want replay/PATH)", model)
+		}
+		return OpenReplay(name)
+	case ProviderReference:
+		if name != "" {
+			return nil, fmt.Errorf("llm: unknown model %q (did you mean reference?)", model)
+		}
+		if opts.Oracle == nil {
+			return nil, fmt.Errorf("reference: no oracle to compute reference answers")
+		}
+		return reference{oracle: opts.Oracle}, nil
+	default:
+		return nil, fmt.Errorf("llm: unknown provider %q in model %q (want openai/, anthropic/, replay/ or reference)", provider, model)
+	}
+	c = WithRateLimit(c, NewLimiter(opts.Limits))
+	return WithRetry(c, opts.Retry), nil
+}
