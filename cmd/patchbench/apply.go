@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +40,7 @@ Exit status: 0 applied; 1 refused (nothing written); 2 usage or input error.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.dir, "directory", "C", ".", "apply to files under `DIR`")
-	f.StringVar(&o.target, "target", "", "the file a single-file patch, or one without file headers, applies to")
+	f.StringVar(&o.target, "target", "", "the file a single-file patch, or one without file headers, applies to (relative to DIR unless absolute)")
 	f.BoolVarP(&o.reverse, "reverse", "R", false, "apply the patch in reverse")
 	f.BoolVar(&o.check, "check", false, "check that the patch applies; write nothing")
 	f.StringVar(&o.format, "format", "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
@@ -84,6 +85,15 @@ func loadPatch(sio stdio, name, format string, strip int, target string) (*patch
 	return p, f, nil
 }
 
+// targetDir turns an absolute --target into its directory and base name, so
+// that patch paths stay relative to the directory applied to.
+func targetDir(dir, target string) (string, string) {
+	if filepath.IsAbs(target) {
+		return filepath.Dir(target), filepath.Base(target)
+	}
+	return dir, target
+}
+
 func retarget(fp *patch.FilePatch, target string) {
 	switch fp.Op {
 	case patch.Create:
@@ -125,6 +135,7 @@ type errorReport struct {
 }
 
 func runApply(o applyOptions, name string, sio stdio) error {
+	o.dir, o.target = targetDir(o.dir, o.target)
 	p, f, err := loadPatch(sio, name, o.format, o.strip, o.target)
 	if err != nil {
 		return err

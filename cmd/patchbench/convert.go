@@ -48,6 +48,7 @@ func runConvert(o convertOptions, name string, sio stdio) error {
 	if err != nil {
 		return usage(err)
 	}
+	o.dir, o.target = targetDir(o.dir, o.target)
 	p, from, err := loadPatch(sio, name, o.from, o.strip, o.target)
 	if err != nil {
 		return err
