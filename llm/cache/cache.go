@@ -1,0 +1,224 @@
+// Package cache keeps model responses in a SQLite file so that a rerun of
+// the same requests sends none of them again.
+//
+// A response is keyed by the SHA-256 of a canonical JSON document holding
+// the provider, the model, the sampling parameters (temperature, max tokens,
+// seed), the system prompt and the messages; Request.Meta is not part of
+// the key. Only successful responses are stored. The database uses WAL mode
+// and a busy timeout, serializes its writes, and serves many concurrent
+// readers.
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/patchbench/patchbench/llm"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// keyVersion changes when the key document changes, so that old entries
+// are never served for a different request shape.
+const keyVersion = 1
+
+type keyDoc struct {
+	V           int           `json:"v"`
+	Provider    string        `json:"provider"`
+	Model       string        `json:"model"`
+	Temperature *float64      `json:"temperature"`
+	MaxTokens   int           `json:"max_tokens"`
+	Seed        *int64        `json:"seed"`
+	System      string        `json:"system"`
+	Messages    []llm.Message `json:"messages"`
+}
+
+func canonical(req llm.Request) []byte {
+	p, m := llm.SplitModel(req.Model)
+	d := keyDoc{
+		V: keyVersion, Provider: p, Model: m,
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed,
+		System: req.System, Messages: req.Messages,
+	}
+	if d.Messages == nil {
+		d.Messages = []llm.Message{}
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		// Only NaN or infinite temperatures fail; give them their own key.
+		b = fmt.Appendf(nil, "%#v", d)
+	}
+	return b
+}
+
+// Key returns the cache key of req: hex SHA-256 of its canonical JSON.
+func Key(req llm.Request) string {
+	sum := sha256.Sum256(canonical(req))
+	return hex.EncodeToString(sum[:])
+}
+
+// Store is a response cache in one SQLite file. It is safe for concurrent
+// use, also by several processes sharing the file.
+type Store struct {
+	db   *sql.DB
+	path string
+	wmu  sync.Mutex // serializes writers within the process
+
+	hits, misses, writeErrors, readErrors atomic.Int64
+	lastErr                               atomic.Pointer[error]
+}
+
+// Stats count what a Store did since it was opened.
+type Stats struct {
+	Hits, Misses int64
+	// ReadErrors and WriteErrors count failed lookups and stores; a failed
+	// lookup is treated as a miss and a failed store does not fail the call.
+	ReadErrors, WriteErrors int64
+	// LastError is the latest of those errors, nil if none.
+	LastError error
+}
+
+const schema = `CREATE TABLE IF NOT EXISTS responses (
+	key           TEXT PRIMARY KEY,
+	model         TEXT NOT NULL,
+	request       TEXT NOT NULL,
+	text          TEXT NOT NULL,
+	input_tokens  INTEGER NOT NULL,
+	output_tokens INTEGER NOT NULL,
+	cost          REAL NOT NULL,
+	latency_ms    INTEGER NOT NULL,
+	created_at    TEXT NOT NULL
+)`
+
+// Open opens or creates the cache file at path.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("cache: empty path")
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("cache: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	db.SetMaxIdleConns(max(4, runtime.GOMAXPROCS(0)))
+	db.SetConnMaxIdleTime(0)
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cache: create table in %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("cache: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	st := Stats{
+		Hits: s.hits.Load(), Misses: s.misses.Load(),
+		ReadErrors: s.readErrors.Load(), WriteErrors: s.writeErrors.Load(),
+	}
+	if e := s.lastErr.Load(); e != nil {
+		st.LastError = *e
+	}
+	return st
+}
+
+// Get returns the stored response for key; ok is false when there is none.
+func (s *Store) Get(ctx context.Context, key string) (resp llm.Response, ok bool, err error) {
+	var latencyMS int64
+	err = s.db.QueryRowContext(ctx,
+		`SELECT text, input_tokens, output_tokens, cost, latency_ms FROM responses WHERE key = ?`, key,
+	).Scan(&resp.Text, &resp.InputTokens, &resp.OutputTokens, &resp.Cost, &latencyMS)
+	if errors.Is(err, sql.ErrNoRows) {
+		return llm.Response{}, false, nil
+	}
+	if err != nil {
+		return llm.Response{}, false, fmt.Errorf("cache: read %s: %w", s.path, err)
+	}
+	resp.Latency = time.Duration(latencyMS) * time.Millisecond
+	return resp, true, nil
+}
+
+// Put stores resp as the answer to req under Key(req).
+func (s *Store) Put(ctx context.Context, req llm.Request, resp llm.Response) error {
+	return s.put(ctx, Key(req), req, resp)
+}
+
+func (s *Store) put(ctx context.Context, key string, req llm.Request, resp llm.Response) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.db.ExecContext(ctx,
+		`INSERT OR REPLACE INTO responses
+		 (key, model, request, text, input_tokens, output_tokens, cost, latency_ms, created_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		key, req.Model, string(canonical(req)), resp.Text, resp.InputTokens, resp.OutputTokens,
+		resp.Cost, resp.Latency.Milliseconds(), time.Now().UTC().Format(time.RFC3339))
+	if err != nil {
+		return fmt.Errorf("cache: write %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func (s *Store) noteErr(n *atomic.Int64, err error) {
+	n.Add(1)
+	s.lastErr.Store(&err)
+}
+
+// Wrap returns a Client that answers from s when it can and otherwise asks
+// c and stores the answer. A response served from s has Cached set and
+// costs no request. Requests for models that llm.Cacheable rejects (replay,
+// reference) pass straight to c.
+func Wrap(c llm.Client, s *Store) llm.Client {
+	return llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		if !llm.Cacheable(req.Model) {
+			return c.Complete(ctx, req)
+		}
+		start := time.Now()
+		key := Key(req)
+		resp, ok, err := s.Get(ctx, key)
+		if err != nil {
+			if ctx.Err() != nil {
+				return llm.Response{}, err
+			}
+			s.noteErr(&s.readErrors, err)
+		}
+		if ok {
+			s.hits.Add(1)
+			resp.Cached = true
+			resp.Latency = time.Since(start)
+			return resp, nil
+		}
+		s.misses.Add(1)
+		resp, err = c.Complete(ctx, req)
+		if err != nil {
+			return resp, err
+		}
+		// The answer is paid for: store it even if ctx ends now.
+		if err := s.put(context.WithoutCancel(ctx), key, req, resp); err != nil {
+			s.noteErr(&s.writeErrors, err)
+		}
+		return resp, nil
+	})
+}
