@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Shard selects part i of n of the cases, so that n processes (or machines)
+// can share a run. The cases of shard i are those whose key hashes to i: the
+// first 8 bytes of SHA-256(key), read as a big-endian unsigned integer,
+// modulo n, plus 1. A key belongs to exactly one of the n shards whatever
+// the other keys are, and the shard of a key never changes.
+//
+// Index counts from 1, as in "--shard 2/4". The zero value selects every
+// case.
+type Shard struct {
+	Index, Count int
+}
+
+// ParseShard parses "i/n" (1 ≤ i ≤ n). The empty string is the zero Shard.
+func ParseShard(s string) (Shard, error) {
+	if s == "" {
+		return Shard{}, nil
+	}
+	is, ns, ok := strings.Cut(s, "/")
+	if !ok {
+		return Shard{}, fmt.Errorf("runner: shard %q: want i/n", s)
+	}
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	if err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("runner: shard %q: want i/n with whole numbers", s)
+	}
+	sh := Shard{Index: i, Count: n}
+	if err := sh.validate(); err != nil {
+		return Shard{}, err
+	}
+	return sh, nil
+}
+
+// String returns "i/n", or "" for the zero Shard.
+func (s Shard) String() string {
+	if s == (Shard{}) {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
+}
+
+func (s Shard) validate() error {
+	if s == (Shard{}) {
+		return nil
+	}
+	if s.Count < 1 || s.Index < 1 || s.Index > s.Count {
+		return fmt.Errorf("runner: shard %d/%d: want 1 ≤ i ≤ n", s.Index, s.Count)
+	}
+	return nil
+}
+
+// Contains reports whether key belongs to the shard. The zero Shard
+// contains every key.
+func (s Shard) Contains(key string) bool {
+	if s.Count <= 1 {
+		return true
+	}
+	sum := sha256.Sum256([]byte(key))
+	return int(binary.BigEndian.Uint64(sum[:8])%uint64(s.Count))+1 == s.Index
+}
+
+// shuffle orders cases by SHA-256 of the seed (8 bytes, big-endian) followed
+// by the key, ties (which need a hash collision) by key.
+func shuffle(cases []Case, seed int64) {
+	type ranked struct {
+		rank [sha256.Size]byte
+		c    Case
+	}
+	rs := make([]ranked, len(cases))
+	var prefix [8]byte
+	binary.BigEndian.PutUint64(prefix[:], uint64(seed))
+	for i, c := range cases {
+		h := sha256.New()
+		h.Write(prefix[:])
+		h.Write([]byte(c.Key))
+		copy(rs[i].rank[:], h.Sum(nil))
+		rs[i].c = c
+	}
+	slices.SortFunc(rs, func(a, b ranked) int {
+		if c := bytes.Compare(a.rank[:], b.rank[:]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.c.Key, b.c.Key)
+	})
+	for i := range rs {
+		cases[i] = rs[i].c
+	}
+}
