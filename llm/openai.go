@@ -99,6 +99,12 @@ func (c *openaiClient) Complete(ctx context.Context, req Request) (Response, err
 		err = errors.New("response has no choices")
 	}
 	if err != nil {
+		var apiErr *openai.Error
+		if errors.As(err, &apiErr) && apiErr.Message != "" {
+			// The SDK's summary leaves out the server's explanation
+			// ("model not found", "context length exceeded").
+			err = fmt.Errorf("%w: %s", err, apiErr.Message)
+		}
 		return Response{}, callError(ctx, op, c.name, c.timeout, res, err, c.secret)
 	}
 	return Response{

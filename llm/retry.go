@@ -82,16 +82,19 @@ func (r *retrier) Complete(ctx context.Context, req Request) (Response, error) {
 			return Response{}, err
 		}
 		if attempt >= r.policy.MaxAttempts {
-			return Response{}, fmt.Errorf("%s: giving up after %d attempts: %w", req.Model, attempt, err)
+			if attempt == 1 {
+				return Response{}, err
+			}
+			return Response{}, fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 		}
 		if after > r.policy.MaxRetryAfter {
-			return Response{}, fmt.Errorf("%s: giving up: server asked to retry after %v: %w", req.Model, after, err)
+			return Response{}, fmt.Errorf("%w (not retrying: server asked to wait %v)", err, after)
 		}
 		t := time.NewTimer(r.policy.backoff(attempt, after, r.rnd))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Response{}, fmt.Errorf("%s: waiting to retry: %w (last error: %w)", req.Model, ctx.Err(), err)
+			return Response{}, fmt.Errorf("%w (waiting to retry: %w)", err, ctx.Err())
 		case <-t.C:
 		}
 	}
