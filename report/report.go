@@ -1,0 +1,422 @@
+// Package report turns results rows into aggregate reports: rows grouped by
+// dimension fields (task, format, prompt; or lang, size class), with the
+// count of rows, the mean of each numeric metric and the rate of each
+// boolean metric per group. A report is written as report.json and
+// report.md (Markdown tables in a stable order, followed by the definitions
+// of the metrics), and several runs' reports can be compared side by side.
+//
+// The package knows nothing of benchmarks: which fields are dimensions and
+// metrics, and what the metrics mean, is the caller's [Spec].
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Kind is how a metric is aggregated.
+type Kind string
+
+// The kinds of metrics.
+const (
+	// Mean is the arithmetic mean of a numeric field.
+	Mean Kind = "mean"
+	// Rate is the share of rows in which a boolean field is true.
+	Rate Kind = "rate"
+)
+
+// Spec says how to aggregate rows.
+type Spec struct {
+	// Title heads the Markdown report; empty means "Report".
+	Title string `json:"title,omitempty"`
+	// Dims are the fields rows are grouped by, in column order. A row
+	// without a dimension field has the empty value there.
+	Dims []string `json:"dims,omitempty"`
+	// Metrics are the fields aggregated, in column order. A field whose
+	// values are booleans is a [Rate], one whose values are numbers a
+	// [Mean]. Rows without the field, or with null, do not count toward it.
+	// When Metrics is nil, every field that holds a number or a boolean in
+	// some row and is not a dimension is a metric, in name order.
+	Metrics []string `json:"metrics,omitempty"`
+	// Order fixes, per dimension, the order of its values in the tables.
+	// Values not listed follow, in natural order (numbers by value, the
+	// rest as strings).
+	Order map[string][]string `json:"order,omitempty"`
+	// Definitions maps a metric (or a dimension, or "n") to the text that
+	// defines it; they are written under "Definitions" in the report.
+	Definitions map[string]string `json:"definitions,omitempty"`
+}
+
+// Report is the aggregate of a set of rows.
+type Report struct {
+	Title   string   `json:"title,omitempty"`
+	Rows    int      `json:"rows"`
+	Dims    []string `json:"dims"`
+	Metrics []Metric `json:"metrics"`
+	Groups  []Group  `json:"groups"`
+	Total   Group    `json:"total"`
+	// Order is Spec.Order, kept so that [Compare] orders groups the same
+	// way.
+	Order       map[string][]string `json:"order,omitempty"`
+	Definitions map[string]string   `json:"definitions,omitempty"`
+}
+
+// Metric names a metric and how it is aggregated.
+type Metric struct {
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+}
+
+// Group is the aggregate of the rows that share the values of the
+// dimensions.
+type Group struct {
+	// Values holds the dimension values, in the order of Report.Dims; it
+	// is empty for Report.Total.
+	Values []string `json:"values"`
+	// N is the number of rows in the group.
+	N int `json:"n"`
+	// Stats maps each metric to its aggregate. A metric no row of the
+	// group has is missing.
+	Stats map[string]Stat `json:"stats"`
+}
+
+// Stat is the aggregate of one metric in one group.
+type Stat struct {
+	// Value is the mean, or for a rate the share of true values (0 to 1).
+	Value float64 `json:"value"`
+	// N is the number of rows that had the metric.
+	N int `json:"n"`
+}
+
+// Aggregate groups rows by spec.Dims and aggregates spec.Metrics in each
+// group and over all rows. Groups are ordered by spec.Order, then
+// naturally, dimension by dimension.
+func Aggregate(rows []map[string]any, spec Spec) (*Report, error) {
+	metrics, err := metricKinds(rows, spec)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{
+		Title:       spec.Title,
+		Rows:        len(rows),
+		Dims:        slices.Clone(spec.Dims),
+		Metrics:     metrics,
+		Order:       maps.Clone(spec.Order),
+		Definitions: maps.Clone(spec.Definitions),
+	}
+	if r.Dims == nil {
+		r.Dims = []string{}
+	}
+	type acc struct {
+		values []string
+		n      int
+		sums   map[string]*sum
+	}
+	newAcc := func(values []string) *acc { return &acc{values: values, sums: map[string]*sum{}} }
+	groups := map[string]*acc{}
+	var order []*acc
+	total := newAcc([]string{})
+	for i, row := range rows {
+		values := make([]string, len(spec.Dims))
+		for j, d := range spec.Dims {
+			v, err := dimValue(row[d])
+			if err != nil {
+				return nil, fmt.Errorf("report: row %d: dimension %q: %w", i+1, d, err)
+			}
+			values[j] = v
+		}
+		id := strings.Join(values, "\x00")
+		g := groups[id]
+		if g == nil {
+			g = newAcc(values)
+			groups[id] = g
+			order = append(order, g)
+		}
+		for _, a := range []*acc{g, total} {
+			a.n++
+			for _, m := range metrics {
+				x, ok := metricValue(row[m.Name])
+				if !ok {
+					continue
+				}
+				s := a.sums[m.Name]
+				if s == nil {
+					s = &sum{}
+					a.sums[m.Name] = s
+				}
+				s.add(x)
+			}
+		}
+	}
+	finish := func(a *acc) Group {
+		g := Group{Values: a.values, N: a.n, Stats: map[string]Stat{}}
+		for name, s := range a.sums {
+			g.Stats[name] = Stat{Value: s.mean(), N: s.n}
+		}
+		return g
+	}
+	cmpValues := valueOrder(spec.Dims, spec.Order)
+	slices.SortStableFunc(order, func(a, b *acc) int { return cmpValues(a.values, b.values) })
+	r.Groups = make([]Group, 0, len(order))
+	for _, a := range order {
+		r.Groups = append(r.Groups, finish(a))
+	}
+	r.Total = finish(total)
+	return r, nil
+}
+
+// metricKinds returns the metrics of spec with their kinds, read from the
+// rows.
+func metricKinds(rows []map[string]any, spec Spec) ([]Metric, error) {
+	names := spec.Metrics
+	if names == nil {
+		seen := map[string]bool{}
+		for _, row := range rows {
+			for name, v := range row {
+				if _, ok := kindOf(v); ok && !slices.Contains(spec.Dims, name) {
+					seen[name] = true
+				}
+			}
+		}
+		names = slices.Sorted(maps.Keys(seen))
+	}
+	metrics := make([]Metric, 0, len(names))
+	for _, name := range names {
+		if slices.Contains(spec.Dims, name) {
+			return nil, fmt.Errorf("report: %q is both a dimension and a metric", name)
+		}
+		if slices.ContainsFunc(metrics, func(m Metric) bool { return m.Name == name }) {
+			return nil, fmt.Errorf("report: metric %q listed twice", name)
+		}
+		var kind Kind
+		for i, row := range rows {
+			v, present := row[name]
+			if !present || v == nil {
+				continue
+			}
+			k, ok := kindOf(v)
+			if !ok {
+				return nil, fmt.Errorf("report: row %d: metric %q is %T, want a number or a boolean", i+1, name, v)
+			}
+			if kind != "" && k != kind {
+				return nil, fmt.Errorf("report: row %d: metric %q mixes numbers and booleans", i+1, name)
+			}
+			kind = k
+		}
+		if kind == "" {
+			kind = Mean // no row has it; the kind does not show
+		}
+		metrics = append(metrics, Metric{Name: name, Kind: kind})
+	}
+	return metrics, nil
+}
+
+// kindOf returns the kind of metric a value can be.
+func kindOf(v any) (Kind, bool) {
+	switch v.(type) {
+	case bool:
+		return Rate, true
+	case float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+		return Mean, true
+	}
+	return "", false
+}
+
+// metricValue returns v as a number (true is 1), or false when v is null
+// or missing.
+func metricValue(v any) (float64, bool) {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint:
+		return float64(x), true
+	case uint8:
+		return float64(x), true
+	case uint16:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// dimValue returns a dimension value as text.
+func dimValue(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case json.Number:
+		return x.String(), nil
+	}
+	if f, ok := metricValue(v); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64), nil
+	}
+	return "", fmt.Errorf("value %T is not a string, number or boolean", v)
+}
+
+// sum accumulates a mean.
+type sum struct {
+	total float64
+	n     int
+}
+
+func (s *sum) add(x float64) { s.total += x; s.n++ }
+
+func (s *sum) mean() float64 { return s.total / float64(s.n) }
+
+// valueOrder returns the comparison of dimension value tuples that Order
+// and natural order define.
+func valueOrder(dims []string, order map[string][]string) func(a, b []string) int {
+	rank := make([]map[string]int, len(dims))
+	for i, d := range dims {
+		rank[i] = map[string]int{}
+		for j, v := range order[d] {
+			if _, dup := rank[i][v]; !dup {
+				rank[i][v] = j
+			}
+		}
+	}
+	return func(a, b []string) int {
+		for i := range a {
+			ra, oka := rank[i][a[i]]
+			rb, okb := rank[i][b[i]]
+			switch {
+			case oka && okb:
+				if ra != rb {
+					return ra - rb
+				}
+			case oka:
+				return -1
+			case okb:
+				return 1
+			default:
+				if c := naturalCompare(a[i], b[i]); c != 0 {
+					return c
+				}
+			}
+		}
+		return 0
+	}
+}
+
+// naturalCompare orders numbers by value before other strings, and other
+// strings bytewise.
+func naturalCompare(a, b string) int {
+	fa, erra := strconv.ParseFloat(a, 64)
+	fb, errb := strconv.ParseFloat(b, 64)
+	switch {
+	case erra == nil && errb == nil && !math.IsNaN(fa) && !math.IsNaN(fb):
+		if fa != fb {
+			if fa < fb {
+				return -1
+			}
+			return 1
+		}
+	case erra == nil:
+		return -1
+	case errb == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// WriteFiles writes the report to dir as report.json and report.md. Each
+// file is written to a temporary file first and renamed into place.
+func (r *Report) WriteFiles(dir string) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: encoding report.json: %w", err)
+	}
+	js = append(js, '\n')
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, "report.json"), js); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, "report.md"), md.Bytes())
+}
+
+// ReadReport reads a report.json written by [Report.WriteFiles].
+func ReadReport(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	if r.Dims == nil {
+		return nil, fmt.Errorf("report: %s: no dims field; not a report", path)
+	}
+	for i, g := range r.Groups {
+		if len(g.Values) != len(r.Dims) {
+			return nil, fmt.Errorf("report: %s: group %d has %d values for %d dims", path, i+1, len(g.Values), len(r.Dims))
+		}
+	}
+	return &r, nil
+}
+
+// writeFileAtomic writes data to a temporary file in path's directory and
+// renames it to path.
+func writeFileAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return fmt.Errorf("report: writing %s: %w", path, err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
