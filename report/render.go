@@ -142,7 +142,7 @@ func totalLabels(ndims int) []string {
 // format formats the values of one column of a metric: a rate as a
 // percentage with one decimal, a mean with the decimals that give the
 // largest value of the column four significant digits (none from 1000 on,
-// at most six).
+// at most six), except that scores up to 1 get three decimals.
 type format struct {
 	kind     Kind
 	decimals int
@@ -159,7 +159,7 @@ func newFormat(kind Kind, values []float64) format {
 		m = max(m, math.Abs(v))
 	}
 	f.decimals = 3
-	if m > 0 {
+	if m >= 1 || (m > 0 && m < 0.1) {
 		f.decimals = min(max(3-int(math.Floor(math.Log10(m))), 0), 6)
 	}
 	return f

@@ -707,6 +707,11 @@ func TestBarProgress(t *testing.T) {
 	if s := bar.String(); !strings.Contains(s, "10/10") || !strings.Contains(s, "100 tok $5.0000") {
 		t.Errorf("bar output lacks the final counts:\n%q", s)
 	}
+	// Nothing left to run: the empty bar must not wait forever.
+	s, err := Run(t.Context(), makeCases(10), succeed, Options{Out: out, Resume: true, Progress: Progress{Writer: &bar, Terminal: true}})
+	if err != nil || s.Skipped != 10 {
+		t.Errorf("resume of a finished run: skipped %d, err %v; want 10, nil", s.Skipped, err)
+	}
 	// A stopped run aborts the bar instead of waiting for it forever.
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
