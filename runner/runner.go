@@ -144,27 +144,8 @@ func Plan(cases []Case, opts Options) (Summary, error) {
 // plan applies shard, shuffle, limit and the resume set (key → last row
 // failed) to cases.
 func plan(cases []Case, opts Options, done map[string]bool) (Summary, error) {
-	if err := opts.Shard.validate(); err != nil {
+	if err := validate(cases, opts); err != nil {
 		return Summary{}, err
-	}
-	if opts.Limit < 0 {
-		return Summary{}, fmt.Errorf("runner: negative limit %d", opts.Limit)
-	}
-	if opts.FailFast < 0 {
-		return Summary{}, fmt.Errorf("runner: negative fail-fast count %d", opts.FailFast)
-	}
-	seen := make(map[string]int, len(cases))
-	for i, c := range cases {
-		if c.Key == "" {
-			return Summary{}, fmt.Errorf("runner: case %d (id %q): empty key", i, c.ID)
-		}
-		if !utf8.ValidString(c.Key) {
-			return Summary{}, fmt.Errorf("runner: case %d (id %q): key %q is not valid UTF-8", i, c.ID, c.Key)
-		}
-		if j, ok := seen[c.Key]; ok {
-			return Summary{}, fmt.Errorf("runner: cases %d and %d share the key %q", j, i, c.Key)
-		}
-		seen[c.Key] = i
 	}
 	var sel []Case
 	for _, c := range cases {
@@ -188,6 +169,33 @@ func plan(cases []Case, opts Options, done map[string]bool) (Summary, error) {
 		s.Pending = append(s.Pending, c)
 	}
 	return s, nil
+}
+
+// validate checks the options and that the keys are unique and valid.
+func validate(cases []Case, opts Options) error {
+	if err := opts.Shard.validate(); err != nil {
+		return err
+	}
+	if opts.Limit < 0 {
+		return fmt.Errorf("runner: negative limit %d", opts.Limit)
+	}
+	if opts.FailFast < 0 {
+		return fmt.Errorf("runner: negative fail-fast count %d", opts.FailFast)
+	}
+	seen := make(map[string]int, len(cases))
+	for i, c := range cases {
+		if c.Key == "" {
+			return fmt.Errorf("runner: case %d (id %q): empty key", i, c.ID)
+		}
+		if !utf8.ValidString(c.Key) {
+			return fmt.Errorf("runner: case %d (id %q): key %q is not valid UTF-8", i, c.ID, c.Key)
+		}
+		if j, ok := seen[c.Key]; ok {
+			return fmt.Errorf("runner: cases %d and %d share the key %q", j, i, c.Key)
+		}
+		seen[c.Key] = i
+	}
+	return nil
 }
 
 // Run runs fn on the cases selected by opts and appends a row for each
@@ -220,6 +228,9 @@ func Run(ctx context.Context, cases []Case, fn Func, opts Options) (Summary, err
 	}
 	if opts.Out == "" {
 		return Summary{}, errors.New("runner: no results file (Options.Out)")
+	}
+	if err := validate(cases, opts); err != nil {
+		return Summary{}, err
 	}
 	if err := os.MkdirAll(filepath.Dir(opts.Out), 0o755); err != nil {
 		return Summary{}, fmt.Errorf("runner: %w", err)

@@ -672,7 +672,15 @@ func TestInvalidCases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Plan(tt.cases, tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("err = %v, want it to contain %q", err, tt.wantErr)
+				t.Errorf("Plan: err = %v, want it to contain %q", err, tt.wantErr)
+			}
+			tt.opts.Out = filepath.Join(t.TempDir(), "results.jsonl")
+			_, err = Run(t.Context(), tt.cases, succeed, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Run: err = %v, want it to contain %q", err, tt.wantErr)
+			}
+			if _, err := os.Stat(tt.opts.Out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("Run with invalid input created %s", tt.opts.Out)
 			}
 		})
 	}
