@@ -1,0 +1,328 @@
+package repair
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+// Tier names say how loosely a hunk had to be matched to be placed.
+const (
+	TierExact       = "exact"       // byte for byte (a CR before the newline aside)
+	TierWhitespace  = "whitespace"  // trailing whitespace ignored
+	TierIndentation = "indentation" // all whitespace runs ignored
+	TierFuzzy       = "fuzzy"       // context lines missing or invented
+)
+
+// Normalisation levels used by the tiers.
+const (
+	levelExact = iota
+	levelTrailing
+	levelSpace
+	numLevels
+)
+
+var tierOfLevel = [numLevels]string{TierExact, TierWhitespace, TierIndentation}
+
+func normalize(level int, s string) string {
+	switch level {
+	case levelExact:
+		return strings.TrimSuffix(s, "\r")
+	case levelTrailing:
+		return strings.TrimRightFunc(s, unicode.IsSpace)
+	default:
+		return strings.Join(strings.Fields(s), " ")
+	}
+}
+
+// text is a file being repaired against, with its lines normalised at every
+// level.
+type text struct {
+	lines []string
+	eol   bool
+	crlf  bool
+	norm  [numLevels][]string
+	// index maps a normalised line to the file lines that have it.
+	index [numLevels]map[string][]int
+}
+
+func newText(content string) *text {
+	t := &text{}
+	t.lines, t.eol = patch.SplitLines(content)
+	cr := 0
+	for _, l := range t.lines {
+		if strings.HasSuffix(l, "\r") {
+			cr++
+		}
+	}
+	t.crlf = len(t.lines) > 0 && cr*2 > len(t.lines)
+	for lv := 0; lv < numLevels; lv++ {
+		t.norm[lv] = make([]string, len(t.lines))
+		t.index[lv] = make(map[string][]int, len(t.lines))
+		for i, l := range t.lines {
+			n := normalize(lv, l)
+			t.norm[lv][i] = n
+			t.index[lv][n] = append(t.index[lv][n], i)
+		}
+	}
+	return t
+}
+
+// entry is one old-side line of a hunk (context or deleted).
+type entry struct {
+	kind    patch.LineKind
+	norm    [numLevels][]string // readings, normalised per level
+	raw     []string
+	elision bool
+	signif  bool // carries enough text to anchor a match
+}
+
+func (e *entry) matches(t *text, lv, j int) bool {
+	for _, r := range e.norm[lv] {
+		if t.norm[lv][j] == r {
+			return true
+		}
+	}
+	return false
+}
+
+// reading returns which reading of e matched file line j at level lv.
+func (e *entry) reading(t *text, lv, j int) int {
+	for k, r := range e.norm[lv] {
+		if t.norm[lv][j] == r {
+			return k
+		}
+	}
+	return -1
+}
+
+func entries(h *looseHunk) []entry {
+	var es []entry
+	for _, l := range h.lines {
+		if l.kind == patch.LineInsert {
+			continue
+		}
+		e := entry{kind: l.kind, raw: l.texts, elision: l.elision}
+		for lv := 0; lv < numLevels; lv++ {
+			seen := map[string]bool{}
+			for _, r := range l.texts {
+				n := normalize(lv, r)
+				if !seen[n] {
+					seen[n] = true
+					e.norm[lv] = append(e.norm[lv], n)
+				}
+			}
+		}
+		e.signif = significant(l.texts[0])
+		es = append(es, e)
+	}
+	return es
+}
+
+// significant reports whether a line says enough to anchor a match: not
+// blank, and more than punctuation.
+func significant(s string) bool {
+	n := 0
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// place is one way a hunk fits the file.
+type place struct {
+	start, end int   // file span [start, end)
+	at         []int // entry index → file line, -1 when dropped
+	// elided[i] is the file span an elision entry absorbed.
+	elided map[int][2]int
+	tier   string
+	level  int
+	cost   int
+}
+
+// contiguous finds every position where the entries match consecutive file
+// lines at level lv.
+func contiguous(t *text, es []entry, lv int) []place {
+	m := len(es)
+	var out []place
+	if m == 0 {
+		return nil
+	}
+	// Start from the file lines that match the first entry.
+	cands := map[int]bool{}
+	for _, r := range es[0].norm[lv] {
+		for _, j := range t.index[lv][r] {
+			cands[j] = true
+		}
+	}
+	for j := range cands {
+		if j+m > len(t.lines) {
+			continue
+		}
+		ok := true
+		for i := 1; i < m && ok; i++ {
+			ok = es[i].matches(t, lv, j+i)
+		}
+		if ok {
+			at := make([]int, m)
+			for i := range at {
+				at[i] = j + i
+			}
+			out = append(out, place{start: j, end: j + m, at: at, tier: tierOfLevel[lv], level: lv})
+		}
+	}
+	sortPlaces(out)
+	return out
+}
+
+func sortPlaces(ps []place) {
+	for i := 1; i < len(ps); i++ {
+		for k := i; k > 0 && ps[k].start < ps[k-1].start; k-- {
+			ps[k], ps[k-1] = ps[k-1], ps[k]
+		}
+	}
+}
+
+// Moves of the fuzzy alignment.
+const (
+	mvNone = iota
+	mvMatch
+	mvDrop
+	mvGap
+	mvElide
+)
+
+// fuzzy aligns the entries with the file allowing file lines the hunk lacks
+// (gaps, kept) and context lines the file lacks (dropped), each at cost 1.
+// Deleted lines must all match. It returns the distinct places whose cost is
+// within budget.
+func fuzzy(t *text, es []entry, budget int) []place {
+	const lv = levelSpace
+	m, n := len(es), len(t.lines)
+	if m == 0 || n == 0 {
+		return nil
+	}
+	const inf = 1 << 30
+	w := n + 1
+	cost := make([]int32, (m+1)*w)
+	move := make([]uint8, (m+1)*w)
+	for i := 1; i <= m; i++ {
+		for j := 0; j <= n; j++ {
+			best, mv := int32(inf), uint8(mvNone)
+			e := &es[i-1]
+			if j > 0 && e.matches(t, lv, j-1) {
+				if c := cost[(i-1)*w+j-1]; c < best {
+					best, mv = c, mvMatch
+				}
+			}
+			if e.kind == patch.LineContext {
+				dc := int32(1)
+				if e.elision {
+					dc = 0
+				}
+				if c := cost[(i-1)*w+j] + dc; c < best {
+					best, mv = c, mvDrop
+				}
+			}
+			if j > 0 && e.elision {
+				if c := cost[i*w+j-1]; c < best {
+					best, mv = c, mvElide
+				}
+			}
+			if j > 0 && i < m {
+				if c := cost[i*w+j-1] + 1; c < best {
+					best, mv = c, mvGap
+				}
+			}
+			cost[i*w+j], move[i*w+j] = best, mv
+		}
+	}
+	var out []place
+	for j := 1; j <= n; j++ {
+		c := cost[m*w+j]
+		if int(c) > budget || move[m*w+j] == mvDrop || move[m*w+j] == mvNone {
+			continue
+		}
+		p := trace(es, move, w, m, j)
+		p.cost = int(c)
+		if !acceptable(es, p) {
+			continue
+		}
+		// Alignments that share file lines describe the same place: keep the
+		// cheaper one.
+		if k := len(out) - 1; k >= 0 && out[k].end > p.start {
+			if p.cost < out[k].cost {
+				out[k] = p
+			}
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func trace(es []entry, move []uint8, w, m, j int) place {
+	p := place{at: make([]int, m), end: j, tier: TierFuzzy, level: levelSpace}
+	for k := range p.at {
+		p.at[k] = -1
+	}
+	for i := m; i > 0; {
+		switch move[i*w+j] {
+		case mvMatch:
+			p.at[i-1] = j - 1
+			i, j = i-1, j-1
+		case mvDrop:
+			i--
+		case mvElide:
+			if p.elided == nil {
+				p.elided = map[int][2]int{}
+			}
+			r, ok := p.elided[i-1]
+			if !ok {
+				r[1] = j
+			}
+			r[0] = j - 1
+			p.elided[i-1] = r
+			j--
+		case mvGap:
+			j--
+		default:
+			i = 0
+		}
+	}
+	p.start = p.end
+	for k, a := range p.at {
+		if a >= 0 && a < p.start {
+			p.start = a
+		}
+		if r, ok := p.elided[k]; ok && r[0] < p.start {
+			p.start = r[0]
+		}
+	}
+	return p
+}
+
+// acceptable applies the limits that keep a fuzzy place trustworthy: most
+// context must be found, and enough of it must say something.
+func acceptable(es []entry, p place) bool {
+	matched, signif := 0, 0
+	for i, e := range es {
+		if e.elision {
+			continue
+		}
+		if p.at[i] >= 0 {
+			matched++
+			if e.signif {
+				signif++
+			}
+		}
+	}
+	if signif < 2 {
+		return false
+	}
+	// Invented or missing lines may not outweigh a third of what matched.
+	return p.cost*3 <= matched
+}

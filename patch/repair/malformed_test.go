@@ -1,0 +1,74 @@
+package repair_test
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/internal/testdata"
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
+)
+
+// TestMalformedDev scores Repair on the shared corpus of broken patches:
+// every must-refuse case is refused and nothing is ever misapplied.
+func TestMalformedDev(t *testing.T) {
+	rows := testdata.Load[testdata.Malformed](t, "malformed-dev.jsonl.gz")
+	recovered, falseApply, refused, mustRefuse := 0, 0, 0, 0
+	byFam := map[string][2]int{}
+	for _, r := range rows {
+		res, err := repair.Repair(r.Patch, repair.Options{Target: r.Path, FS: patch.MapFS{r.Path: r.OldCode}})
+		fam := r.Family
+		c := byFam[fam]
+		c[1]++
+		switch {
+		case err != nil:
+			refused++
+			if r.Expected == nil {
+				mustRefuse++
+				c[0]++
+			} else {
+				t.Logf("%s: not recovered: %v", r.ID, err)
+			}
+		case r.Expected == nil:
+			falseApply++
+			t.Errorf("%s: must be refused, but applied", r.ID)
+		default:
+			got := string(res.Results[0].Content)
+			if got == *r.Expected {
+				recovered++
+				c[0]++
+			} else {
+				falseApply++
+				t.Errorf("%s: applied with a wrong result", r.ID)
+			}
+		}
+		byFam[fam] = c
+		_ = errors.Is
+	}
+	var fams []string
+	for f := range byFam {
+		fams = append(fams, f)
+	}
+	sort.Strings(fams)
+	var b strings.Builder
+	for _, f := range fams {
+		b.WriteString(f)
+		b.WriteString(" ")
+		c := byFam[f]
+		b.WriteString(strings.Repeat("", 0))
+		t.Logf("%-45s %d/%d", f, c[0], c[1])
+	}
+	t.Logf("recovered %d of %d recoverable, false applies %d, must-refuse refused %d", recovered, len(rows)-mustRefuseCount(rows), falseApply, mustRefuse)
+}
+
+func mustRefuseCount(rows []testdata.Malformed) int {
+	n := 0
+	for _, r := range rows {
+		if r.Expected == nil {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,283 @@
+package repair
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+// A loose patch is what the tolerant parser makes of a unified diff: hunk
+// counts are ignored, line numbers are hints, and a body line may have
+// several readings that only the file can decide between.
+
+type looseFile struct {
+	oldName, newName string // as written, before prefix stripping
+	op               patch.Operation
+	git              bool // had a "diff --git" header
+	hunks            []*looseHunk
+	line             int // patch line of the file header
+}
+
+type looseHunk struct {
+	oldStart, newStart int // 1-based hints, 0 when absent
+	hasPos             bool
+	anchors            []string
+	lines              []looseLine
+	atEnd              bool
+	oldNoEOL, newNoEOL bool
+	markers            bool // "\ No newline" markers were present
+	line               int  // patch line of the header
+	diags              []string
+}
+
+type looseLine struct {
+	kind patch.LineKind
+	// texts are the readings of a context or deleted line, most likely
+	// first; an inserted line has exactly one.
+	texts []string
+	// elision: the line is a marker such as "..." standing for unchanged
+	// code; it may match any number of file lines and never deletes them.
+	elision bool
+	line    int // patch line
+}
+
+var reHunkNums = regexp.MustCompile(`-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?`)
+
+// parseUnified reads udiff, udiff-h and udiff-l text tolerantly.
+func parseUnified(text string, d *diags) []*looseFile {
+	lines := strings.Split(text, "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	// A patch sent through a CRLF channel: the structure lines end in \r.
+	crlf := 0
+	for _, l := range lines {
+		if strings.HasSuffix(l, "\r") {
+			crlf++
+		}
+	}
+	if len(lines) > 0 && crlf*2 > len(lines) {
+		for i := range lines {
+			lines[i] = strings.TrimSuffix(lines[i], "\r")
+		}
+		d.add(0, "crlf", "the patch has CRLF line endings; line endings follow the file")
+	}
+	words := usesWordMarkers(lines)
+
+	var files []*looseFile
+	var cur *looseFile
+	newFile := func(line int) *looseFile {
+		f := &looseFile{line: line}
+		files = append(files, f)
+		return f
+	}
+	isFileHeader := func(i int) bool {
+		return strings.HasPrefix(lines[i], "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ")
+	}
+	for i := 0; i < len(lines); {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			cur = newFile(i + 1)
+			cur.git = true
+			if a, b, ok := splitGitNames(l[len("diff --git "):]); ok {
+				cur.oldName, cur.newName = a, b
+			}
+			i++
+		case strings.HasPrefix(l, "new file mode "):
+			if cur != nil {
+				cur.op = patch.Create
+			}
+			i++
+		case strings.HasPrefix(l, "deleted file mode "):
+			if cur != nil {
+				cur.op = patch.Delete
+			}
+			i++
+		case strings.HasPrefix(l, "rename from ") && cur != nil:
+			cur.op, cur.oldName = patch.Rename, "a/"+l[len("rename from "):]
+			i++
+		case strings.HasPrefix(l, "rename to ") && cur != nil:
+			cur.op, cur.newName = patch.Rename, "b/"+l[len("rename to "):]
+			i++
+		case isFileHeader(i):
+			if cur == nil || len(cur.hunks) > 0 || cur.oldName != "" && !cur.git {
+				cur = newFile(i + 1)
+			}
+			o, n := headerName(l[4:]), headerName(lines[i+1][4:])
+			if cur.op != patch.Rename {
+				cur.oldName, cur.newName = o, n
+			}
+			switch {
+			case o == "/dev/null":
+				cur.op = patch.Create
+			case n == "/dev/null":
+				cur.op = patch.Delete
+			}
+			i += 2
+		case strings.HasPrefix(l, "@@"):
+			if cur == nil {
+				cur = newFile(0)
+			}
+			h, next := parseLooseHunk(lines, i, words, isFileHeader, d)
+			cur.hunks = append(cur.hunks, h)
+			i = next
+		default:
+			i++
+		}
+	}
+	return files
+}
+
+// usesWordMarkers reports whether body lines are written with udiff-l's
+// ADD / DEL / CON markers.
+func usesWordMarkers(lines []string) bool {
+	n := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "ADD ") || strings.HasPrefix(l, "DEL ") || strings.HasPrefix(l, "CON ") || l == "CON" || l == "ADD" || l == "DEL" {
+			n++
+		}
+	}
+	return n > 0
+}
+
+func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bool, d *diags) (*looseHunk, int) {
+	hdr := lines[i]
+	h := &looseHunk{line: i + 1}
+	if m := reHunkNums.FindStringSubmatch(hdr); m != nil {
+		h.oldStart, _ = strconv.Atoi(m[1])
+		h.newStart, _ = strconv.Atoi(m[3])
+		h.hasPos = true
+	}
+	i++
+	blanks := 0
+	for ; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "@@") || strings.HasPrefix(l, "diff --git ") || isFileHeader(i) {
+			break
+		}
+		if strings.HasPrefix(l, `\ `) || l == `\` {
+			h.markers = true
+			if n := len(h.lines); n > 0 {
+				switch h.lines[n-1].kind {
+				case patch.LineContext:
+					h.oldNoEOL, h.newNoEOL = true, true
+				case patch.LineDelete:
+					h.oldNoEOL = true
+				case patch.LineInsert:
+					h.newNoEOL = true
+				}
+			}
+			continue
+		}
+		ll := looseLine{line: i + 1}
+		switch {
+		case words && (strings.HasPrefix(l, "ADD ") || l == "ADD"):
+			ll.kind, ll.texts = patch.LineInsert, []string{cutWord(l)}
+		case words && (strings.HasPrefix(l, "DEL ") || l == "DEL"):
+			ll.kind, ll.texts = patch.LineDelete, []string{cutWord(l)}
+		case words && (strings.HasPrefix(l, "CON ") || l == "CON"):
+			ll.kind, ll.texts = patch.LineContext, []string{cutWord(l)}
+		case strings.HasPrefix(l, "+"):
+			ll.kind, ll.texts = patch.LineInsert, []string{l[1:]}
+		case strings.HasPrefix(l, "-"):
+			ll.kind, ll.texts = patch.LineDelete, []string{l[1:]}
+		case strings.HasPrefix(l, " "):
+			// A context line, or an indented line that lost its context
+			// space: the file decides.
+			ll.kind, ll.texts = patch.LineContext, []string{l[1:], l}
+		default:
+			ll.kind, ll.texts = patch.LineContext, []string{l}
+			if l != "" {
+				h.diags = append(h.diags, "context-space")
+			}
+		}
+		if l == "" {
+			blanks++
+		} else {
+			blanks = 0
+		}
+		ll.elision = ll.kind != patch.LineInsert && isElision(ll.texts[0])
+		h.lines = append(h.lines, ll)
+	}
+	// Blank lines at the end of a hunk body are separators, not context.
+	h.lines = h.lines[:len(h.lines)-blanks]
+	return h, i
+}
+
+func cutWord(l string) string {
+	if len(l) <= 4 {
+		return ""
+	}
+	return l[4:]
+}
+
+// headerName extracts the name from the rest of a ---/+++ line.
+func headerName(s string) string {
+	s = strings.TrimRight(s, "\r")
+	if strings.HasPrefix(s, `"`) {
+		if v, err := strconv.Unquote(s[:strings.LastIndexByte(s, '"')+1]); err == nil {
+			return v
+		}
+	}
+	name, _, _ := strings.Cut(s, "\t")
+	return strings.TrimSpace(name)
+}
+
+// splitGitNames splits "a/x b/x", preferring a split with equal halves.
+func splitGitNames(s string) (string, string, bool) {
+	s = strings.TrimRight(s, "\r")
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' && dropFirst(s[:i]) == dropFirst(s[i+1:]) {
+			return s[:i], s[i+1:], true
+		}
+	}
+	if a, b, ok := strings.Cut(s, " "); ok && !strings.Contains(b, " ") {
+		return a, b, true
+	}
+	return "", "", false
+}
+
+func dropFirst(s string) string {
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+var reElision = regexp.MustCompile(`^\s*(?:(?://|#|--|/\*|\*|<!--|;)\s*)?(?:\.\.\.|…)\s*(?:(?:rest of|existing|remaining|other|unchanged|more|previous|same)\b[^.]*?)?(?:\.\.\.|…)?\s*(?:\*/|-->)?\s*$`)
+
+// isElision reports whether a line stands for omitted code, such as "...",
+// "// ... existing code ..." or "# ... rest of the file ...".
+func isElision(s string) bool {
+	t := strings.TrimSpace(s)
+	if !strings.Contains(t, "...") && !strings.Contains(t, "…") {
+		return false
+	}
+	return reElision.MatchString(t)
+}
+
+// fromStrict converts a strictly parsed patch (search-replace, V4A) into the
+// loose model.
+func fromStrict(p *patch.Patch) []*looseFile {
+	var out []*looseFile
+	for _, fp := range p.Files {
+		f := &looseFile{oldName: fp.OldPath, newName: fp.NewPath, op: fp.Op}
+		for _, h := range fp.Hunks {
+			lh := &looseHunk{anchors: h.Anchors, atEnd: h.AtEnd, line: h.PatchLine, oldNoEOL: h.OldNoEOL, newNoEOL: h.NewNoEOL, markers: !h.KeepEOL}
+			if h.HasPos {
+				lh.oldStart, lh.newStart, lh.hasPos = h.OldStart, h.NewStart, true
+			}
+			for _, l := range h.Lines {
+				ll := looseLine{kind: l.Kind, texts: []string{l.Text}}
+				ll.elision = l.Kind != patch.LineInsert && isElision(l.Text)
+				lh.lines = append(lh.lines, ll)
+			}
+			f.hunks = append(f.hunks, lh)
+		}
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,438 @@
+package repair
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+// placed is a hunk with its chosen place.
+type placed struct {
+	idx     int // index in the file section
+	h       *looseHunk
+	es      []entry
+	p       place
+	cands   []place
+	already bool
+}
+
+// placeHunks places every hunk of a file section in t and splices them in.
+func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, bool, []HunkReport, error) {
+	reports := make([]HunkReport, len(hunks))
+	ps := make([]*placed, 0, len(hunks))
+	var firstErr error
+	refuse := func(i int, reason string, kind error) {
+		reports[i].Status, reports[i].Reason = StatusRefused, reason
+		if kind == ErrAlreadyApplied {
+			reports[i].Status = StatusAlreadyApplied
+		}
+		if firstErr == nil {
+			firstErr = &Error{File: name, Hunk: i + 1, Reason: reason, Err: kind}
+		}
+	}
+	seen := map[string]int{}
+	for i, h := range hunks {
+		reports[i] = HunkReport{Hunk: i + 1, Repairs: dedupe(h.diags)}
+		key := hunkKey(h)
+		if j, ok := seen[key]; ok {
+			// A model that repeats a hunk means it once.
+			reports[i].Status = "duplicate"
+			reports[i].Reason = fmt.Sprintf("same as hunk %d", j+1)
+			continue
+		}
+		seen[key] = i
+		pl := &placed{idx: i, h: h, es: entries(h)}
+		if err := locate(t, pl); err != "" {
+			kind := ErrRefused
+			if pl.already {
+				kind = ErrAlreadyApplied
+			}
+			for _, c := range pl.cands {
+				reports[i].Candidates = append(reports[i].Candidates, c.start+1)
+			}
+			refuse(i, err, kind)
+			continue
+		}
+		ps = append(ps, pl)
+	}
+	if firstErr == nil {
+		disambiguate(t, ps)
+		for _, pl := range ps {
+			if len(pl.cands) > 1 {
+				var lines []string
+				for _, c := range pl.cands {
+					reports[pl.idx].Candidates = append(reports[pl.idx].Candidates, c.start+1)
+					lines = append(lines, fmt.Sprint(c.start+1))
+				}
+				refuse(pl.idx, fmt.Sprintf("ambiguous: fits at lines %s", strings.Join(lines, " and ")), ErrRefused)
+			}
+		}
+	}
+	if firstErr != nil {
+		return nil, false, reports, firstErr
+	}
+	sort.SliceStable(ps, func(a, b int) bool { return ps[a].p.start < ps[b].p.start })
+	for k := 1; k < len(ps); k++ {
+		if ps[k].p.start < ps[k-1].p.end {
+			refuse(ps[k].idx, fmt.Sprintf("overlaps hunk %d at line %d", ps[k-1].idx+1, ps[k].p.start+1), ErrRefused)
+			return nil, false, reports, firstErr
+		}
+	}
+	out := make([]string, 0, len(t.lines)+16)
+	eol := t.eol
+	cursor := 0
+	for _, pl := range ps {
+		r := &reports[pl.idx]
+		out = append(out, t.lines[cursor:pl.p.start]...)
+		spliced, err := splice(t, pl, width, r)
+		if err != "" {
+			refuse(pl.idx, err, ErrRefused)
+			return nil, false, reports, firstErr
+		}
+		out = append(out, spliced...)
+		cursor = pl.p.end
+		if pl.p.end == len(t.lines) && pl.h.markers {
+			eol = !pl.h.newNoEOL
+		}
+		r.Status = StatusApplied
+		r.Tier = pl.p.tier
+		r.Line = pl.p.start + 1
+		if pl.h.hasPos {
+			r.Offset = pl.p.start + 1 - pl.h.oldStart
+			if r.Offset != 0 {
+				r.Repairs = appendOnce(r.Repairs, "line-numbers")
+			}
+		} else {
+			r.Repairs = appendOnce(r.Repairs, "no-line-numbers")
+		}
+		if r.Tier == TierWhitespace {
+			r.Repairs = appendOnce(r.Repairs, "whitespace")
+		}
+		if r.Tier == TierIndentation {
+			r.Repairs = appendOnce(r.Repairs, "indentation")
+		}
+	}
+	out = append(out, t.lines[cursor:]...)
+	if len(out) == 0 {
+		eol = true
+	}
+	return out, eol, reports, nil
+}
+
+func hunkKey(h *looseHunk) string {
+	var b strings.Builder
+	for _, l := range h.lines {
+		b.WriteByte(byte(l.kind))
+		b.WriteString(l.texts[0])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// locate finds the places a hunk fits, tier by tier. It returns a reason
+// when the hunk cannot be placed.
+func locate(t *text, pl *placed) string {
+	es := pl.es
+	if len(es) == 0 {
+		// Only added lines: without context the patch must say where.
+		switch {
+		case len(t.lines) == 0:
+			pl.p = place{tier: TierExact}
+		case !pl.h.hasPos:
+			pl.p = place{start: len(t.lines), end: len(t.lines), tier: TierExact}
+		case pl.h.oldStart <= len(t.lines):
+			// "@@ -N,0 +M,K @@" inserts after line N.
+			pl.p = place{start: pl.h.oldStart, end: pl.h.oldStart, tier: TierExact}
+		default:
+			return fmt.Sprintf("the hunk adds lines after line %d but the file has %d", pl.h.oldStart, len(t.lines))
+		}
+		pl.cands = []place{pl.p}
+		return ""
+	}
+	for lv := 0; lv < numLevels; lv++ {
+		if cs := contiguous(t, es, lv); len(cs) > 0 {
+			pl.cands = cs
+			pl.p = cs[0]
+			return ""
+		}
+	}
+	// Before loosening further: is the change already there?
+	if newSideFits(t, pl.h) {
+		pl.already = true
+		return "already applied: the hunk's new lines are in the file and its old lines are not"
+	}
+	if missingRemoved(t, es) {
+		return "a line the hunk removes is not in the file"
+	}
+	budget := max(1, len(es)/6)
+	if cs := fuzzy(t, es, min(budget, 3)); len(cs) > 0 {
+		pl.cands = cs
+		pl.p = cs[0]
+		return ""
+	}
+	return "context not found: the hunk's lines do not fit the file anywhere"
+}
+
+// missingRemoved reports whether some removed line is nowhere in the file.
+func missingRemoved(t *text, es []entry) bool {
+	for _, e := range es {
+		if e.kind != patch.LineDelete || e.elision {
+			continue
+		}
+		found := false
+		for _, r := range e.norm[levelSpace] {
+			if len(t.index[levelSpace][r]) > 0 {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
+}
+
+// newSideFits reports whether the hunk's new side (context and added lines)
+// is in the file exactly once while it changes something.
+func newSideFits(t *text, h *looseHunk) bool {
+	var ns []entry
+	changes := false
+	for _, l := range h.lines {
+		if l.kind == patch.LineDelete {
+			changes = true
+			continue
+		}
+		if l.kind == patch.LineInsert {
+			changes = true
+		}
+		e := entry{kind: patch.LineContext, raw: l.texts}
+		for lv := 0; lv < numLevels; lv++ {
+			for _, r := range l.texts {
+				e.norm[lv] = append(e.norm[lv], normalize(lv, r))
+			}
+		}
+		ns = append(ns, e)
+	}
+	if !changes || len(ns) == 0 {
+		return false
+	}
+	for lv := 0; lv < numLevels; lv++ {
+		if cs := contiguous(t, ns, lv); len(cs) > 0 {
+			return len(cs) == 1
+		}
+	}
+	return false
+}
+
+// disambiguate narrows the candidates of hunks that fit several places: by
+// the order of the hunks that fit one place, by V4A anchors, then by an
+// exact line-number hint.
+func disambiguate(t *text, ps []*placed) {
+	for pass := 0; pass < 2; pass++ {
+		for k, pl := range ps {
+			if len(pl.cands) < 2 {
+				continue
+			}
+			lo, hi := 0, len(t.lines)
+			for j := k - 1; j >= 0; j-- {
+				if len(ps[j].cands) == 1 {
+					lo = ps[j].p.end
+					break
+				}
+			}
+			for j := k + 1; j < len(ps); j++ {
+				if len(ps[j].cands) == 1 {
+					hi = ps[j].p.start
+					break
+				}
+			}
+			if keep := filter(pl.cands, func(c place) bool { return c.start >= lo && c.end <= hi }); len(keep) > 0 {
+				pl.cands = keep
+			}
+			if len(pl.cands) > 1 && len(pl.h.anchors) > 0 {
+				a := pl.h.anchors[len(pl.h.anchors)-1]
+				if at := anchorLines(t, a); len(at) == 1 {
+					if keep := filter(pl.cands, func(c place) bool { return c.start > at[0] }); len(keep) > 0 {
+						pl.cands = keep[:1]
+					}
+				}
+			}
+			if len(pl.cands) > 1 && pl.h.hasPos {
+				if keep := filter(pl.cands, func(c place) bool { return c.start+1 == pl.h.oldStart }); len(keep) == 1 {
+					pl.cands = keep
+				}
+			}
+			pl.p = pl.cands[0]
+		}
+	}
+}
+
+func filter(cs []place, keep func(place) bool) []place {
+	var out []place
+	for _, c := range cs {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func anchorLines(t *text, a string) []int {
+	a = strings.TrimSpace(a)
+	var out []int
+	for i, l := range t.lines {
+		if strings.TrimSpace(l) == a {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// splice builds the new lines for a placed hunk: context and removed lines
+// come from the file, added lines from the hunk, file lines the hunk left
+// out are kept.
+func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
+	var out []string
+	cursor := pl.p.start
+	var pending []string // added lines not yet written
+	ei := 0              // index into the entries
+	usedSpaceReading := false
+	// runBefore counts matched context entries since the last change.
+	runBefore, sawChange := 0, false
+	flushGap := func(to int, nextIsCtxRun func() (int, bool)) string {
+		gap := t.lines[cursor:to]
+		if len(gap) > 0 {
+			r.ContextRestored += len(gap)
+		}
+		if len(pending) > 0 && len(gap) > 0 {
+			// The hunk lacks file lines right next to its added lines: did
+			// they come before or after them? Only a short context run at an
+			// edge of the hunk can tell.
+			after, afterIsEdge := nextIsCtxRun()
+			beforeShort := !sawChange && runBefore < width && pl.p.start > 0
+			afterShort := afterIsEdge && after < width && pl.p.end < len(t.lines)
+			switch {
+			case len(gap) == 1 && beforeShort && !afterShort:
+				out = append(out, gap...)
+				out = append(out, pending...)
+			case len(gap) == 1 && afterShort && !beforeShort:
+				out = append(out, pending...)
+				out = append(out, gap...)
+			default:
+				return fmt.Sprintf("uncertain: the hunk leaves out file lines %d-%d next to its added lines", cursor+1, to)
+			}
+			pending = nil
+		} else {
+			out = append(out, pending...)
+			out = append(out, gap...)
+			pending = nil
+		}
+		cursor = to
+		return ""
+	}
+	for li, l := range pl.h.lines {
+		if l.kind == patch.LineInsert {
+			pending = append(pending, fixEOL(t, l.texts[0]))
+			continue
+		}
+		e := &pl.es[ei]
+		at := pl.p.at[ei]
+		ei++
+		if rg, ok := pl.p.elided[ei-1]; ok {
+			if err := flushGap(rg[0], func() (int, bool) { return 0, false }); err != "" {
+				return nil, err
+			}
+			out = append(out, t.lines[rg[0]:rg[1]]...)
+			cursor = rg[1]
+			r.Repairs = appendOnce(r.Repairs, "elision")
+			continue
+		}
+		if at < 0 {
+			if e.elision {
+				r.Repairs = appendOnce(r.Repairs, "elision")
+			} else {
+				r.ContextDropped++
+			}
+			continue
+		}
+		restLines := pl.h.lines[li+1:]
+		if err := flushGap(at, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
+			return nil, err
+		}
+		if e.reading(t, pl.p.level, at) > 0 {
+			usedSpaceReading = true
+		}
+		if l.kind == patch.LineContext {
+			out = append(out, t.lines[at])
+			runBefore++
+		} else {
+			sawChange = true
+			runBefore = 0
+		}
+		cursor = at + 1
+	}
+	if cursor < pl.p.end {
+		out = append(out, pending...)
+		pending = nil
+		out = append(out, t.lines[cursor:pl.p.end]...)
+	}
+	out = append(out, pending...)
+	if usedSpaceReading {
+		r.Repairs = appendOnce(r.Repairs, "context-space")
+	}
+	if r.ContextRestored > 0 {
+		r.Repairs = appendOnce(r.Repairs, "context-restored")
+	}
+	if r.ContextDropped > 0 {
+		r.Repairs = appendOnce(r.Repairs, "context-dropped")
+	}
+	return out, ""
+}
+
+// ctxRunAfter counts the context lines from l on (l included when it is
+// context) up to the next change, and reports whether the run reaches the
+// end of the hunk.
+func ctxRunAfter(l looseLine, rest []looseLine) (int, bool) {
+	if l.kind != patch.LineContext {
+		return 0, false
+	}
+	n := 1
+	for _, x := range rest {
+		if x.kind != patch.LineContext {
+			return n, false
+		}
+		n++
+	}
+	return n, true
+}
+
+// fixEOL gives an added line the file's line ending.
+func fixEOL(t *text, s string) string {
+	if t.crlf && !strings.HasSuffix(s, "\r") {
+		return s + "\r"
+	}
+	if !t.crlf && len(t.lines) > 0 {
+		return strings.TrimSuffix(s, "\r")
+	}
+	return s
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func dedupe(list []string) []string {
+	var out []string
+	for _, s := range list {
+		out = appendOnce(out, s)
+	}
+	return out
+}

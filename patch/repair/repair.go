@@ -1,0 +1,524 @@
+// Package repair applies edits the way their author meant them, or refuses.
+//
+// Language models write patches that strict tools reject: wrong hunk counts,
+// context lines without their leading space, invented or missing line
+// numbers, whitespace drift, hunks out of order, missing file headers. This
+// package parses every format tolerantly, places each hunk in its file, and
+// returns the new file contents with a canonical unified diff that git apply
+// accepts.
+//
+// # Placing a hunk
+//
+// A hunk is placed in tiers, from exact, to trailing-whitespace-insensitive,
+// to whitespace-insensitive, to fuzzy (a few context lines missing from the
+// hunk, or invented by it). Every tier counts all the places that fit. A hunk
+// is applied only where exactly one place fits, every line it removes is
+// found there, and (in the fuzzy tier) enough significant lines agree. When
+// two places fit, the patch's own hunk order and, failing that, an exact
+// line-number hint may decide; otherwise the hunk is refused as ambiguous
+// and the places are listed. A hunk that fits nowhere but whose new side is
+// already in the file is reported as already applied, never reversed.
+//
+// Context and removed lines are always taken from the file, so its
+// whitespace, line endings and final newline survive. Added lines take the
+// file's line endings.
+//
+// Either every hunk of every file is placed, or nothing is changed: the
+// result lists what was refused and why.
+package repair
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+// Options controls Repair.
+type Options struct {
+	// Format of the edit; empty means detect.
+	Format patch.Format
+	// Target is the file a patch without file names, or a single-file patch,
+	// applies to.
+	Target string
+	// FS holds the files the patch applies to.
+	FS patch.FileSystem
+	// Files lists candidate paths for a patch that names no file and has no
+	// Target; the one file where every hunk fits is chosen. May be nil.
+	Files func() ([]string, error)
+}
+
+// Outcomes of a repair.
+const (
+	StatusApplied        = "applied"
+	StatusAlreadyApplied = "already_applied"
+	StatusRefused        = "refused"
+)
+
+// HunkReport says what happened to one hunk.
+type HunkReport struct {
+	// Hunk is the 1-based index of the hunk in its file section.
+	Hunk   int    `json:"hunk"`
+	Status string `json:"status"`
+	// Tier is how loosely the hunk matched: exact, whitespace, indentation
+	// or fuzzy.
+	Tier string `json:"tier,omitempty"`
+	// Line is the 1-based line of the original file where the hunk's old
+	// lines start; Offset is Line minus the line number the patch gave (0
+	// when it gave none).
+	Line   int `json:"line,omitempty"`
+	Offset int `json:"offset"`
+	// Repairs names what had to be assumed, such as "recount" or
+	// "context-space".
+	Repairs []string `json:"repairs,omitempty"`
+	// ContextDropped counts context lines of the hunk not found in the file;
+	// ContextRestored counts file lines the hunk left out and that were kept.
+	ContextDropped  int `json:"context_dropped,omitempty"`
+	ContextRestored int `json:"context_restored,omitempty"`
+	// Candidates are the 1-based lines of every place that fit at the
+	// deciding tier.
+	Candidates []int  `json:"candidates,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// FileReport says what happened to one file.
+type FileReport struct {
+	Path    string       `json:"path,omitempty"`
+	OldPath string       `json:"old_path,omitempty"`
+	Op      string       `json:"op"`
+	Status  string       `json:"status"`
+	Repairs []string     `json:"repairs,omitempty"`
+	Hunks   []HunkReport `json:"hunks,omitempty"`
+	Reason  string       `json:"reason,omitempty"`
+}
+
+// Result is the outcome of Repair.
+type Result struct {
+	Status string       `json:"status"`
+	Format patch.Format `json:"format"`
+	Files  []FileReport `json:"files"`
+	// Patch is the canonical form of the edit: a unified diff with exact
+	// context and line numbers. Nil unless Status is applied.
+	Patch *patch.Patch `json:"-"`
+	// Results are the new file contents, ready for patch.WriteResults. Nil
+	// unless Status is applied.
+	Results []patch.FileResult `json:"-"`
+}
+
+// Errors returned with a Result whose Status is not applied.
+var (
+	ErrRefused        = errors.New("refused")
+	ErrAlreadyApplied = errors.New("already applied")
+	ErrNoEdit         = errors.New("no edit found")
+)
+
+// Error explains a refusal.
+type Error struct {
+	File   string
+	Hunk   int // 1-based, 0 when the whole file is concerned
+	Reason string
+	Err    error // ErrRefused or ErrAlreadyApplied
+}
+
+func (e *Error) Error() string {
+	if e.Hunk > 0 {
+		return fmt.Sprintf("repair: hunk %d of %s: %s: %s", e.Hunk, e.File, e.Err, e.Reason)
+	}
+	if e.File != "" {
+		return fmt.Sprintf("repair: %s: %s: %s", e.File, e.Err, e.Reason)
+	}
+	return fmt.Sprintf("repair: %s: %s", e.Err, e.Reason)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// diags collects patch-level notes.
+type diags struct{ list []patch.Diagnostic }
+
+func (d *diags) add(line int, code, msg string) {
+	d.list = append(d.list, patch.Diagnostic{Line: line, Code: code, Message: msg})
+}
+
+// Repair parses text tolerantly, places every hunk in its file and returns
+// the new contents. With an error, the Result still says what happened to
+// each file and hunk, and nothing must be written.
+func Repair(text string, opts Options) (*Result, error) {
+	res := &Result{Status: StatusRefused}
+	f := opts.Format
+	if f == "" {
+		var ok bool
+		if f, ok = patch.Detect(text); !ok {
+			return res, &Error{Reason: "the text holds no edit in any known format", Err: ErrNoEdit}
+		}
+	}
+	res.Format = f
+	var d diags
+	var files []*looseFile
+	switch f {
+	case patch.SearchReplace, patch.V4A:
+		p, err := patch.Parse(text, f, patch.DefaultParseOptions)
+		if err != nil {
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+		}
+		files = fromStrict(p)
+	default:
+		files = parseUnified(text, &d)
+	}
+	files = dropEmpty(files)
+	if len(files) == 0 {
+		return res, &Error{Reason: "the text holds no hunk", Err: ErrNoEdit}
+	}
+	if opts.Target != "" && len(files) > 1 {
+		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused}
+	}
+	width := contextWidth(files)
+	ov := overlay{fsys: opts.FS, files: map[string]*string{}}
+	var firstErr error
+	for _, lf := range files {
+		fr, fres, err := repairFile(lf, opts, &ov, width)
+		res.Files = append(res.Files, fr)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		res.Results = append(res.Results, fres)
+	}
+	if firstErr != nil {
+		res.Results = nil
+		var e *Error
+		if errors.As(firstErr, &e) && errors.Is(e.Err, ErrAlreadyApplied) && allAlready(res.Files) {
+			res.Status = StatusAlreadyApplied
+		}
+		return res, firstErr
+	}
+	res.Status = StatusApplied
+	res.Patch = canonical(res.Results, &ov)
+	return res, nil
+}
+
+func allAlready(frs []FileReport) bool {
+	for _, fr := range frs {
+		if fr.Status != StatusAlreadyApplied {
+			return false
+		}
+	}
+	return true
+}
+
+func dropEmpty(files []*looseFile) []*looseFile {
+	out := files[:0]
+	for _, f := range files {
+		if len(f.hunks) > 0 || f.op == patch.Delete || f.op == patch.Rename || f.op == patch.Create {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// contextWidth infers the number of context lines the patch was written
+// with: the longest run of context at either end of any hunk, 3 if none.
+func contextWidth(files []*looseFile) int {
+	w := 0
+	for _, f := range files {
+		for _, h := range f.hunks {
+			lead, trail := 0, 0
+			for _, l := range h.lines {
+				if l.kind != patch.LineContext {
+					break
+				}
+				lead++
+			}
+			for i := len(h.lines) - 1; i >= 0 && h.lines[i].kind == patch.LineContext; i-- {
+				trail++
+			}
+			if lead == len(h.lines) {
+				continue
+			}
+			w = max(w, lead, trail)
+		}
+	}
+	if w == 0 {
+		return 3
+	}
+	return w
+}
+
+// overlay is the file system plus the changes of earlier file sections.
+type overlay struct {
+	fsys  patch.FileSystem
+	files map[string]*string // nil: removed
+	orig  map[string]string  // first content read, for the canonical diff
+}
+
+func (ov *overlay) read(name string) (string, bool, error) {
+	if c, ok := ov.files[name]; ok {
+		if c == nil {
+			return "", false, nil
+		}
+		return *c, true, nil
+	}
+	if ov.fsys == nil {
+		return "", false, nil
+	}
+	b, err := ov.fsys.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if ov.orig == nil {
+		ov.orig = map[string]string{}
+	}
+	if _, ok := ov.orig[name]; !ok {
+		ov.orig[name] = string(b)
+	}
+	return string(b), true, nil
+}
+
+func (ov *overlay) exists(name string) bool {
+	_, ok, err := ov.read(name)
+	return ok && err == nil
+}
+
+// resolvePath picks the file a section is about.
+func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath string, repairs []string, err error) {
+	if opts.Target != "" {
+		switch lf.op {
+		case patch.Create:
+			return "", opts.Target, nil, nil
+		case patch.Delete:
+			return opts.Target, "", nil, nil
+		}
+		return opts.Target, opts.Target, nil, nil
+	}
+	names := []string{lf.oldName, lf.newName}
+	if lf.oldName == "" && lf.newName == "" {
+		return "", "", nil, nil
+	}
+	// With a/ and b/ prefixes strip one component; without them, the names
+	// are probably already relative to the root, but the file system decides.
+	prefixed := (strings.HasPrefix(lf.oldName, "a/") || lf.oldName == "/dev/null") &&
+		(strings.HasPrefix(lf.newName, "b/") || lf.newName == "/dev/null")
+	strips := []int{1, 0, 2}
+	if !prefixed {
+		strips = []int{0, 1, 2}
+	}
+	out := make([]string, 2)
+	for si, s := range strips {
+		ok := true
+		for k, n := range names {
+			if n == "/dev/null" || n == "" {
+				out[k] = ""
+				continue
+			}
+			p, perr := strip(n, s)
+			if perr != nil {
+				ok = false
+				break
+			}
+			out[k] = p
+		}
+		if !ok {
+			continue
+		}
+		probe := out[0]
+		if lf.op == patch.Create {
+			probe = ""
+		}
+		if probe == "" || ov.exists(probe) || si == len(strips)-1 {
+			if !prefixed && s == 0 {
+				repairs = append(repairs, "no-ab-prefix")
+			}
+			if lf.op == patch.Create {
+				out[0] = ""
+			}
+			if lf.op == patch.Delete {
+				out[1] = ""
+			}
+			return out[0], out[1], repairs, nil
+		}
+	}
+	return "", "", nil, fmt.Errorf("cannot find %s under the directory", lf.oldName)
+}
+
+func strip(name string, n int) (string, error) {
+	s := name
+	for k := 0; k < n; k++ {
+		i := strings.IndexByte(s, '/')
+		if i < 0 {
+			return "", fmt.Errorf("too few components")
+		}
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "", fmt.Errorf("empty name")
+	}
+	return s, nil
+}
+
+// repairFile places the hunks of one section and computes the new content.
+func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport, patch.FileResult, error) {
+	fr := FileReport{Op: lf.op.String(), Status: StatusRefused}
+	var res patch.FileResult
+	oldPath, newPath, repairs, err := resolvePath(lf, opts, ov)
+	if err != nil {
+		fr.Path, fr.Reason = lf.newName, err.Error()
+		return fr, res, &Error{File: lf.newName, Reason: err.Error(), Err: ErrRefused}
+	}
+	fr.Repairs = repairs
+	if oldPath == "" && newPath == "" {
+		// No names and no target: find the file by its content.
+		p, err := findByContent(lf, opts, ov, width)
+		if err != nil {
+			fr.Reason = err.Error()
+			return fr, res, &Error{Reason: err.Error(), Err: ErrRefused}
+		}
+		oldPath, newPath = p, p
+		fr.Repairs = append(fr.Repairs, "file-by-content")
+	}
+	fr.Path, fr.OldPath = newPath, oldPath
+	name := newPath
+	if name == "" {
+		name = oldPath
+	}
+	fail := func(hunk int, reason string, kind error) (FileReport, patch.FileResult, error) {
+		fr.Reason = reason
+		return fr, res, &Error{File: name, Hunk: hunk, Reason: reason, Err: kind}
+	}
+
+	content := ""
+	op := lf.op
+	if op != patch.Create {
+		c, ok, err := ov.read(oldPath)
+		if err != nil {
+			return fail(0, err.Error(), ErrRefused)
+		}
+		if !ok {
+			if op == patch.Modify && allAppends(lf) {
+				op = patch.Create
+			} else {
+				return fail(0, "the file does not exist", ErrRefused)
+			}
+		}
+		content = c
+	} else if ov.exists(newPath) {
+		// Creating a file that exists: already applied if it has the content.
+		c, _, _ := ov.read(newPath)
+		if want := createdContent(lf); c == want {
+			fr.Status = StatusAlreadyApplied
+			return fail(0, "the file already exists with this content", ErrAlreadyApplied)
+		}
+		return fail(0, "the file to create already exists", ErrRefused)
+	}
+
+	t := newText(content)
+	newLines, eol, reports, err := placeHunks(t, lf.hunks, width, name)
+	fr.Hunks = reports
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && errors.Is(e.Err, ErrAlreadyApplied) {
+			fr.Status = StatusAlreadyApplied
+		}
+		fr.Reason = err.Error()
+		return fr, res, err
+	}
+	newContent := patch.JoinLines(newLines, eol)
+	if op == patch.Delete && newContent != "" && len(lf.hunks) > 0 {
+		return fail(0, "the patch deletes the file but leaves lines in it", ErrRefused)
+	}
+	fr.Status = StatusApplied
+	fr.Op = op.String()
+	res = patch.FileResult{OldPath: oldPath, Path: newPath, Op: op}
+	if op == patch.Create {
+		res.OldPath = ""
+	}
+	switch op {
+	case patch.Delete:
+		ov.files[oldPath] = nil
+	default:
+		res.Content = []byte(newContent)
+		if op == patch.Rename {
+			ov.files[oldPath] = nil
+		}
+		ov.files[newPath] = &newContent
+	}
+	return fr, res, nil
+}
+
+func allAppends(lf *looseFile) bool {
+	for _, h := range lf.hunks {
+		for _, l := range h.lines {
+			if l.kind != patch.LineInsert {
+				return false
+			}
+		}
+	}
+	return len(lf.hunks) > 0
+}
+
+func createdContent(lf *looseFile) string {
+	var lines []string
+	eol := true
+	for _, h := range lf.hunks {
+		for _, l := range h.lines {
+			if l.kind == patch.LineInsert {
+				lines = append(lines, l.texts[0])
+			}
+		}
+		if h.newNoEOL {
+			eol = false
+		}
+	}
+	return patch.JoinLines(lines, eol)
+}
+
+// findByContent tries every candidate file and keeps the one where every
+// hunk fits.
+func findByContent(lf *looseFile, opts Options, ov *overlay, width int) (string, error) {
+	if opts.Files == nil {
+		return "", fmt.Errorf("the patch names no file; give a target")
+	}
+	paths, err := opts.Files()
+	if err != nil {
+		return "", err
+	}
+	var fits []string
+	for _, p := range paths {
+		c, ok, err := ov.read(p)
+		if err != nil || !ok {
+			continue
+		}
+		if _, _, _, err := placeHunks(newText(c), lf.hunks, width, p); err == nil {
+			fits = append(fits, p)
+		}
+	}
+	switch len(fits) {
+	case 0:
+		return "", fmt.Errorf("the patch names no file and fits none")
+	case 1:
+		return fits[0], nil
+	}
+	sort.Strings(fits)
+	return "", fmt.Errorf("the patch names no file and fits several: %s", strings.Join(fits, ", "))
+}
+
+// canonical makes the unified diff of the final contents.
+func canonical(results []patch.FileResult, ov *overlay) *patch.Patch {
+	p := &patch.Patch{}
+	for _, r := range results {
+		old := ""
+		if r.OldPath != "" {
+			old = ov.orig[r.OldPath]
+		}
+		fp := patch.Make(r.OldPath, r.Path, old, string(r.Content), patch.DefaultMakeOptions())
+		fp.Op = r.Op
+		p.Files = append(p.Files, fp)
+	}
+	return p
+}
