@@ -121,8 +121,11 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 	return out, eol, reports, nil
 }
 
+// hunkKey identifies a repeated hunk: same lines and same line numbers.
+// Identical changes at different line numbers are different hunks.
 func hunkKey(h *looseHunk) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d\n", h.oldStart, h.newStart)
 	for _, l := range h.lines {
 		b.WriteByte(byte(l.kind))
 		b.WriteString(l.texts[0])
@@ -231,6 +234,31 @@ func newSideFits(t *text, h *looseHunk) bool {
 // the order of the hunks that fit one place, by V4A anchors, then by an
 // exact line-number hint.
 func disambiguate(t *text, ps []*placed) {
+	// Hunks that are the same change and fit the same places, as many places
+	// as hunks: the patch means each place once, in order.
+	groups := map[string][]*placed{}
+	for _, pl := range ps {
+		if len(pl.cands) > 1 {
+			k := bodyKey(pl.h)
+			groups[k] = append(groups[k], pl)
+		}
+	}
+	for _, g := range groups {
+		if len(g) < 2 || len(g[0].cands) != len(g) {
+			continue
+		}
+		same := true
+		for _, pl := range g[1:] {
+			same = same && samePlaces(pl.cands, g[0].cands)
+		}
+		if same {
+			cands := g[0].cands
+			for i, pl := range g {
+				pl.cands = []place{cands[i]}
+				pl.p = cands[i]
+			}
+		}
+	}
 	for pass := 0; pass < 2; pass++ {
 		for k, pl := range ps {
 			if len(pl.cands) < 2 {
@@ -268,6 +296,28 @@ func disambiguate(t *text, ps []*placed) {
 			pl.p = pl.cands[0]
 		}
 	}
+}
+
+func bodyKey(h *looseHunk) string {
+	var b strings.Builder
+	for _, l := range h.lines {
+		b.WriteByte(byte(l.kind))
+		b.WriteString(l.texts[0])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func samePlaces(a, b []place) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].start != b[i].start || a[i].end != b[i].end {
+			return false
+		}
+	}
+	return true
 }
 
 func filter(cs []place, keep func(place) bool) []place {
@@ -311,9 +361,15 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			// The hunk lacks file lines right next to its added lines: did
 			// they come before or after them? Only a short context run at an
 			// edge of the hunk can tell.
+			// A hunk written with W lines of context has edge runs of exactly
+			// W lines (fewer only at the ends of the file), so a full edge
+			// run lost nothing; a middle run may have lost a line.
 			after, afterIsEdge := nextIsCtxRun()
-			beforeShort := !sawChange && runBefore < width && pl.p.start > 0
-			afterShort := afterIsEdge && after < width && pl.p.end < len(t.lines)
+			// A removal right before (or after) the added lines pairs with
+			// them as a replacement, with no context between.
+			beforeCan := (sawChange && runBefore > 0) || (!sawChange && runBefore < width && pl.p.start > 0)
+			afterCan := (!afterIsEdge && after > 0) || (afterIsEdge && after < width && pl.p.end < len(t.lines))
+			beforeShort, afterShort := beforeCan && !afterCan, afterCan && !beforeCan
 			switch {
 			case len(gap) == 1 && beforeShort && !afterShort:
 				out = append(out, gap...)
