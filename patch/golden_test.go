@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +27,9 @@ var update = flag.Bool("update", false, "rewrite the expected sections of testda
 //	strip:  the strip level for the unified-diff parsers (default 1)
 //	target: the file a patch without paths applies to
 //	noeol:  sections whose final newline is removed, space-separated
+//	known-gap: formats whose printout is known not to apply like the
+//	        patch (a printer gap reported upstream); the apply check of
+//	        their printout is skipped, space-separated
 //
 // and its files are:
 //
@@ -65,6 +69,7 @@ type goldenCase struct {
 	format  Format
 	opts    ParseOptions
 	target  string
+	gaps    []string // formats named by known-gap
 	files   map[string]string
 	changed bool // a section was rewritten under -update
 }
@@ -120,6 +125,8 @@ func loadGolden(t *testing.T, file string) *goldenCase {
 			c.target = v
 		case "noeol":
 			noeol = strings.Fields(v)
+		case "known-gap":
+			c.gaps = strings.Fields(v)
 		}
 	}
 	if c.format == "" {
@@ -199,6 +206,10 @@ func runGolden(t *testing.T, file string) {
 			t.Errorf("print %s: %v (neither expected nor ErrNotExpressible)", f, err)
 		}
 		if err != nil || applies == nil {
+			continue
+		}
+		if slices.Contains(c.gaps, string(f)) {
+			t.Logf("%s: apply check skipped (known-gap)", name)
 			continue
 		}
 		// The printout, re-parsed, must apply to the same result.
