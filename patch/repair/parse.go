@@ -281,3 +281,30 @@ func fromStrict(p *patch.Patch) []*looseFile {
 	}
 	return out
 }
+
+// reverse turns the section into the one that undoes it.
+func (f *looseFile) reverse() {
+	f.oldName, f.newName = f.newName, f.oldName
+	switch f.op {
+	case patch.Create:
+		f.op = patch.Delete
+	case patch.Delete:
+		f.op = patch.Create
+	}
+	for _, h := range f.hunks {
+		h.oldStart, h.newStart = h.newStart, h.oldStart
+		h.oldNoEOL, h.newNoEOL = h.newNoEOL, h.oldNoEOL
+		for i := range h.lines {
+			l := &h.lines[i]
+			switch l.kind {
+			case patch.LineInsert:
+				l.kind = patch.LineDelete
+				l.elision = isElision(l.texts[0])
+			case patch.LineDelete:
+				l.kind = patch.LineInsert
+				l.texts = l.texts[:1]
+				l.elision = false
+			}
+		}
+	}
+}

@@ -49,6 +49,13 @@ type Options struct {
 	// Files lists candidate paths for a patch that names no file and has no
 	// Target; the one file where every hunk fits is chosen. May be nil.
 	Files func() ([]string, error)
+	// Reverse undoes the edit instead of making it.
+	Reverse bool
+	// Strip is the number of leading path components to remove from file
+	// names when FixedStrip is set. Otherwise it is decided per file: one
+	// for a/ and b/ names, else whatever names an existing file.
+	Strip      int
+	FixedStrip bool
 }
 
 // Outcomes of a repair.
@@ -168,6 +175,11 @@ func Repair(text string, opts Options) (*Result, error) {
 		files = parseUnified(text, &d)
 	}
 	files = dropEmpty(files)
+	if opts.Reverse {
+		for _, f := range files {
+			f.reverse()
+		}
+	}
 	if len(files) == 0 {
 		return res, &Error{Reason: "the text holds no hunk", Err: ErrNoEdit}
 	}
@@ -306,7 +318,10 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 	prefixed := (strings.HasPrefix(lf.oldName, "a/") || lf.oldName == "/dev/null") &&
 		(strings.HasPrefix(lf.newName, "b/") || lf.newName == "/dev/null")
 	strips := []int{1, 0, 2}
-	if !prefixed {
+	switch {
+	case opts.FixedStrip:
+		strips = []int{opts.Strip}
+	case !prefixed:
 		strips = []int{0, 1, 2}
 	}
 	out := make([]string, 2)
