@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -193,5 +194,51 @@ func TestBwrapArgs(t *testing.T) {
 	}
 	if _, err := b.args(Command{Args: []string{"true"}, ExtraWritable: []string{"rel"}}, "/w"); err == nil {
 		t.Error("relative ExtraWritable accepted")
+	}
+}
+
+// TestBwrapPytest runs a small pytest suite in the sandbox, as the test stage
+// does. It needs a python3 with pytest (Debian package python3-pytest).
+func TestBwrapPytest(t *testing.T) {
+	b := requireBwrap(t)
+	python := ""
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import pytest").Run() == nil {
+			python = p
+			break
+		}
+	}
+	if python == "" {
+		t.Skip("no python3 with pytest (apt-get install python3-pytest)")
+	}
+	dir := t.TempDir()
+	test := `import os, subprocess, sys
+
+def test_pass(tmp_path):
+    (tmp_path / "f").write_text("x")
+    assert os.environ["HOME"] == "/tmp"
+
+def test_fail():
+    assert 1 == 2
+`
+	if err := os.WriteFile(filepath.Join(dir, "test_a.py"), []byte(test), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Run(t.Context(), Command{
+		Dir:     dir,
+		Args:    []string{python, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "test_a.py"},
+		Env:     []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Timeout: 10 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Stdout)
+	if res.ExitCode != 1 || !strings.Contains(out, "PASSED test_a.py::test_pass") || !strings.Contains(out, "FAILED test_a.py::test_fail") {
+		t.Errorf("pytest: exit %d\nstdout:\n%s\nstderr:\n%s", res.ExitCode, out, res.Stderr)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("pytest left files in the work directory: %v", entries)
 	}
 }

@@ -153,8 +153,8 @@ func TestDockerPullStopsWithContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Pull = %v, want context.DeadlineExceeded", err)
 	}
-	if got := len(f.calls("pull")); got != 1 {
-		t.Errorf("%d pulls, want 1", got)
+	if got := len(f.calls("pull")); got > 1 {
+		t.Errorf("%d pulls, want at most 1", got)
 	}
 }
 

@@ -35,8 +35,8 @@
 // the module cache: by default GOCACHE is $HOME/.cache/go-build, in the
 // sandbox's tmpfs, which works but starts cold; GOMODCACHE must name an
 // existing module cache (the root file system is readable) and, as there is
-// no network, GOFLAGS=-mod=mod and GOPROXY=off make missing modules fail
-// fast. To share a warm build cache, list it in ExtraWritable and set GOCACHE
+// no network, GOFLAGS=-mod=mod, GOPROXY=off and GOTOOLCHAIN=local make
+// missing modules and toolchains fail fast. To share a warm build cache, list it in ExtraWritable and set GOCACHE
 // to it (the build cache is safe for concurrent use, but a sandboxed command
 // can then write into it).
 //
@@ -54,7 +54,10 @@
 // sandbox's PID namespace goes with it, so processes that started their own
 // session die too); after a normal exit, whatever the command left running
 // in its group is killed as well. If patchbench itself dies, the kernel
-// kills the command (PR_SET_PDEATHSIG).
+// kills the command (PR_SET_PDEATHSIG; strictly, when the OS thread that
+// started it exits, which Go threads do not do unless locked). The plain
+// runner cannot kill a process that started its own session; bubblewrap
+// can.
 //
 // # Output
 //
@@ -162,7 +165,7 @@ type Runner interface {
 	// for a command that could not be run, or whose ctx ended (the
 	// command is killed, and the partial Result is returned with it).
 	Run(ctx context.Context, c Command) (Result, error)
-	// Name names the runner in reports: "bwrap", "plain (no sandbox)",
+	// Name names the runner in reports: "bwrap", "unsandboxed",
 	// "docker".
 	Name() string
 }
