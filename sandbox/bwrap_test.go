@@ -110,7 +110,7 @@ func TestBwrapWriteConfinement(t *testing.T) {
 		{"append in another temp dir", `echo bad >> "$OUTSIDE/keep"`, false},
 		{"create in visible dir", `echo bad > "$VISIBLE/escape.txt"`, false},
 		{"append in visible dir", `echo bad >> "$VISIBLE/keep"`, false},
-		{"remove in visible dir", `rm -f "$VISIBLE/keep" && test ! -e "$VISIBLE/keep"`, false},
+		{"remove in visible dir", `rm "$VISIBLE/keep"`, false},
 		{"create in /etc", `echo bad > ` + etcName, false},
 		{"remount / read-write", `mount -o remount,rw /`, false},
 	}
@@ -134,10 +134,15 @@ func TestBwrapWriteConfinement(t *testing.T) {
 	if _, err := b.Run(t.Context(), Command{Dir: work, Args: []string{"sh", "-c", `echo bad > ../escape.txt`}}); err != nil {
 		t.Fatal(err)
 	}
-	// The sandbox sees the visible directory.
-	res, err := b.Run(t.Context(), Command{Dir: work, Args: []string{"cat", filepath.Join(visible, "keep")}})
-	if err != nil || string(res.Stdout) != "original\n" {
-		t.Errorf("reading a host file from the sandbox: %+v, %v", res, err)
+	// The sandbox sees the visible directory, unless the tests run under
+	// /tmp, which the sandbox replaces.
+	if strings.HasPrefix(visible, "/tmp/") {
+		t.Logf("%s is under /tmp: hidden in the sandbox, not only read-only", visible)
+	} else {
+		res, err := b.Run(t.Context(), Command{Dir: work, Args: []string{"cat", filepath.Join(visible, "keep")}})
+		if err != nil || string(res.Stdout) != "original\n" {
+			t.Errorf("reading a host file from the sandbox: %+v, %v", res, err)
+		}
 	}
 
 	// What the host sees afterwards.
