@@ -1,0 +1,272 @@
+package cache_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/llm/cache"
+	"github.com/patchbench/patchbench/llm/llmtest"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestKey(t *testing.T) {
+	base := llm.Request{
+		Model: "openai/gpt-4o", System: "s",
+		Messages:    []llm.Message{{Role: "user", Content: "q"}},
+		Temperature: ptr(0.0), MaxTokens: 100, Seed: ptr(int64(1)),
+		Meta: map[string]string{"id": "1"},
+	}
+	k := cache.Key(base)
+	if k != cache.Key(base) {
+		t.Fatal("key is not stable")
+	}
+	same := base
+	same.Meta = map[string]string{"id": "2", "task": "other"}
+	if cache.Key(same) != k {
+		t.Error("Meta changed the key")
+	}
+	variants := map[string]func(r *llm.Request){
+		"provider":    func(r *llm.Request) { r.Model = "anthropic/gpt-4o" },
+		"model":       func(r *llm.Request) { r.Model = "openai/gpt-4o-mini" },
+		"temperature": func(r *llm.Request) { r.Temperature = ptr(0.5) },
+		"no temp":     func(r *llm.Request) { r.Temperature = nil },
+		"max tokens":  func(r *llm.Request) { r.MaxTokens = 101 },
+		"seed":        func(r *llm.Request) { r.Seed = ptr(int64(2)) },
+		"no seed":     func(r *llm.Request) { r.Seed = nil },
+		"system":      func(r *llm.Request) { r.System = "t" },
+		"message":     func(r *llm.Request) { r.Messages = []llm.Message{{Role: "user", Content: "r"}} },
+		"role":        func(r *llm.Request) { r.Messages = []llm.Message{{Role: "assistant", Content: "q"}} },
+		"more turns": func(r *llm.Request) {
+			r.Messages = []llm.Message{{Role: "user", Content: "q"}, {Role: "user", Content: ""}}
+		},
+	}
+	seen := map[string]string{k: "base"}
+	for name, f := range variants {
+		r := base
+		f(&r)
+		kk := cache.Key(r)
+		if prev, ok := seen[kk]; ok {
+			t.Errorf("%s has the same key as %s", name, prev)
+		}
+		seen[kk] = name
+	}
+}
+
+func open(t testing.TB, path string) *cache.Store {
+	t.Helper()
+	s, err := cache.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func stack(t testing.TB, model string, srv *llmtest.Server, s *cache.Store) llm.Client {
+	t.Helper()
+	p, _ := llm.SplitModel(model)
+	base := srv.OpenAIBaseURL()
+	if p == "anthropic" {
+		base = srv.AnthropicBaseURL()
+	}
+	c, err := llm.New(context.Background(), model, llm.Options{
+		BaseURL: base, APIKey: "sk-test",
+		Retry: llm.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cache.Wrap(c, s)
+}
+
+func request(model string, i int) llm.Request {
+	return llm.Request{
+		Model:    model,
+		Messages: []llm.Message{{Role: "user", Content: fmt.Sprintf("case %d", i)}},
+		Meta:     map[string]string{"id": fmt.Sprint(i)},
+	}
+}
+
+// runAll sends n requests from workers goroutines and returns the responses.
+func runAll(t testing.TB, c llm.Client, model string, n, workers int) []llm.Response {
+	t.Helper()
+	out := make([]llm.Response, n)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				resp, err := c.Complete(context.Background(), request(model, i))
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+				out[i] = resp
+			}
+		})
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
+	return out
+}
+
+func TestWarmCacheMakesNoRequests(t *testing.T) {
+	for _, model := range []string{"openai/gpt-test", "anthropic/claude-test"} {
+		t.Run(model, func(t *testing.T) {
+			// The first attempt of every conversation fails: only the
+			// successful answer may be stored.
+			srv := llmtest.NewServer(llmtest.Config{Faults: []llmtest.Fault{{Status: 500}}})
+			defer srv.Close()
+			path := filepath.Join(t.TempDir(), "cache.db")
+			const n = 50
+
+			s := open(t, path)
+			first := runAll(t, stack(t, model, srv, s), model, n, 16)
+			if got := srv.Requests(); got != 2*n {
+				t.Fatalf("cold run: server saw %d requests, want %d", got, 2*n)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			srv.ResetCounts()
+			s = open(t, path) // a rerun is a new process
+			defer s.Close()
+			second := runAll(t, stack(t, model, srv, s), model, n, 16)
+			if got := srv.Requests(); got != 0 {
+				t.Errorf("warm run: server saw %d requests, want 0", got)
+			}
+			for i := range n {
+				if !second[i].Cached || first[i].Cached {
+					t.Errorf("case %d: cached %v then %v, want false then true", i, first[i].Cached, second[i].Cached)
+				}
+				if second[i].Text != first[i].Text || second[i].Text != fmt.Sprintf("echo: case %d", i) {
+					t.Errorf("case %d: text %q then %q", i, first[i].Text, second[i].Text)
+				}
+				if second[i].InputTokens != first[i].InputTokens || second[i].OutputTokens != first[i].OutputTokens {
+					t.Errorf("case %d: usage not kept", i)
+				}
+			}
+			if st := s.Stats(); st.Hits != n || st.Misses != 0 || st.ReadErrors+st.WriteErrors != 0 {
+				t.Errorf("stats = %+v", st)
+			}
+		})
+	}
+}
+
+func TestErrorsAreNotCached(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Config{Faults: []llmtest.Fault{{Status: 400}}})
+	defer srv.Close()
+	s := open(t, filepath.Join(t.TempDir(), "c.db"))
+	defer s.Close()
+	c := stack(t, "openai/m", srv, s)
+	if _, err := c.Complete(context.Background(), request("openai/m", 1)); err == nil {
+		t.Fatal("no error for 400")
+	}
+	resp, err := c.Complete(context.Background(), request("openai/m", 1))
+	if err != nil || resp.Cached {
+		t.Fatalf("second call: %+v, %v", resp, err)
+	}
+	if srv.Requests() != 2 {
+		t.Errorf("server saw %d requests, want 2", srv.Requests())
+	}
+}
+
+func TestReplayAndReferenceBypassCache(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "c.db"))
+	defer s.Close()
+	var calls int
+	inner := llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		calls++
+		return llm.Response{Text: req.Meta["id"]}, nil
+	})
+	c := cache.Wrap(inner, s)
+	for _, model := range []string{"reference", "replay/x.jsonl"} {
+		for _, id := range []string{"1", "2", "1"} {
+			req := llm.Request{Model: model, Messages: []llm.Message{{Role: "user", Content: "same"}}, Meta: map[string]string{"id": id}}
+			resp, err := c.Complete(context.Background(), req)
+			if err != nil || resp.Text != id || resp.Cached {
+				t.Errorf("%s id %s: %+v, %v", model, id, resp, err)
+			}
+		}
+	}
+	if calls != 6 {
+		t.Errorf("%d calls, want 6", calls)
+	}
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	// 64 goroutines, each writing and reading overlapping keys; two stores
+	// on one file stand for two processes.
+	path := filepath.Join(t.TempDir(), "c.db")
+	s1, s2 := open(t, path), open(t, path)
+	defer s1.Close()
+	defer s2.Close()
+	inner := llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		return llm.Response{Text: "a:" + req.Messages[0].Content, InputTokens: 1, OutputTokens: 2}, nil
+	})
+	clients := []llm.Client{cache.Wrap(inner, s1), cache.Wrap(inner, s2)}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 64 {
+		wg.Go(func() {
+			c := clients[g%2]
+			for i := range 40 {
+				req := request("openai/m", (g*7+i)%100)
+				resp, err := c.Complete(context.Background(), req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if want := "a:" + req.Messages[0].Content; resp.Text != want {
+					errs <- fmt.Errorf("got %q, want %q", resp.Text, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i, s := range []*cache.Store{s1, s2} {
+		if st := s.Stats(); st.ReadErrors+st.WriteErrors != 0 {
+			t.Errorf("store %d: %+v", i, st)
+		}
+	}
+}
+
+func TestPutGet(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "c.db"))
+	defer s.Close()
+	ctx := context.Background()
+	req := request("anthropic/x", 3)
+	if _, ok, err := s.Get(ctx, cache.Key(req)); ok || err != nil {
+		t.Fatalf("empty store: %v, %v", ok, err)
+	}
+	want := llm.Response{Text: "t", InputTokens: 3, OutputTokens: 4, Cost: 0.5, Latency: 1500 * time.Millisecond}
+	if err := s.Put(ctx, req, want); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.Get(ctx, cache.Key(req))
+	if !ok || err != nil || got != want {
+		t.Errorf("got %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+}
