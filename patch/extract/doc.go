@@ -1,0 +1,99 @@
+// Package extract finds the edit in free-form language-model output.
+//
+// [Extract] takes a model's whole answer (prose, code fences, tags, tool-call
+// wrappers) and returns the edit in it as text ready for a parser of package
+// patch, the format [patch.Detect] finds in that text, a one-line account of
+// where the edit came from, and every candidate it considered with the
+// reason it was or was not taken.
+//
+// # Candidates
+//
+// The text is read line by line ("\n" ends a line; a "\r" before it stays
+// part of the line, so CRLF edits come out as CRLF). End-of-text tokens at
+// the very end ("</s>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", ...)
+// are removed first. Then these are recognised, in the order they start:
+//
+//   - Fences: a line of three or more '`' or '~' (with or without an info
+//     string such as diff, patch or python) opens a fence; a line of the same
+//     character, at least as long, with nothing after it and indented no
+//     deeper, closes it. An unterminated fence runs to the end of the text.
+//     At the top level a fence may be indented (list items); when every
+//     content line carries the fence's indentation it is removed. Fences
+//     nest: a fence's content is searched again, so a ```diff inside a
+//     ````markdown fence, or inside another ``` fence that a closing line
+//     with an info string could not end, is found. Nested structures must
+//     start in column 0, so the context lines of a diff (which start with a
+//     space) never open one.
+//   - Tags: <patch>...</patch> and <diff>...</diff>, with content on the tag
+//     lines or between them; an unterminated tag runs to the end. A stray
+//     closing tag is prose.
+//   - Heredocs: a shell line such as "apply_patch <<'EOF'" or
+//     "python3 apply_patch.py <<EOF" whose delimiter line ("EOF") follows.
+//     Without the delimiter line it is prose.
+//   - V4A envelopes: "*** Begin Patch" (alone on its line, or after an
+//     opening quote as in apply_patch "*** Begin Patch) to "*** End Patch".
+//     An envelope written as a JSON string with \n escapes on one line, as in
+//     a tool call, is unescaped. The text of a V4A candidate is always a
+//     whole envelope: a missing "*** End Patch" is added (and said in the
+//     reason), and several envelopes merge into one.
+//   - Search-replace blocks: "<<<<<<< SEARCH" to ">>>>>>> REPLACE". The
+//     block's path is the nearest line above that is not blank and not a
+//     fence line (looking past the fence the block sits in), when it looks
+//     like a path: "src/a.py", "### src/a.py", "**src/a.py**", "File:
+//     src/a.py", "`src/a.py`", or a fence info string "python:src/a.py". It
+//     is written as a bare path line before the block. A path has no spaces,
+//     does not end in ':' or '.', and holds a letter or digit.
+//   - Raw diffs, in top-level text outside all of the above: from a
+//     "diff --git" line, a "--- " line followed by "+++ ", or an "@@" hunk
+//     header, to the last line that belongs to the diff (see below).
+//
+// Fence, tag and heredoc contents are candidates as a whole; when such a
+// content holds a unified diff, prose lines before the first diff header are
+// dropped (a parser would skip them anyway). Nothing else is changed: content
+// lines are never trimmed, re-indented or re-ended.
+//
+// # Where a raw diff ends
+//
+// Header lines, hunk headers and lines starting with '+', '-', ' ' or '\'
+// (or ADD, DEL, CON for udiff-l) belong to the diff. Other lines are
+// ambiguous: a context line that lost its leading space looks like prose.
+// A run of such lines (blank or not) inside a hunk is decided as follows:
+//
+//   - while the hunk header's line counts ("@@ -1,7 +1,8 @@") are not yet
+//     met, the lines are context lines;
+//   - otherwise, when the run ends the text, it is not part of the diff: a
+//     diff ends at its last diff-like line;
+//   - when a diff line follows the run and the hunk has counts (met), the run
+//     belongs to the diff only if it is blank lines before a new header;
+//   - when a diff line follows and the header has no counts, the run belongs
+//     to the diff unless a blank line in it is followed by a non-blank one:
+//     a blank line followed by prose ends the diff.
+//
+// So "This should fix it." after a blank line is never part of the diff,
+// and neither is trailing prose at the end of the text. A prose line
+// directly under a diff with no blank line between, followed by more diff
+// lines, is taken as a context line.
+//
+// # Choosing
+//
+// A candidate is an edit when patch.Detect finds a format in its text and it
+// has at least one unit of change: a hunk header followed by a '+' or '-'
+// (ADD or DEL) line, a SEARCH block with its divider, or a V4A file section.
+// An edit that contains another edit (a <patch> tag around a ```diff fence,
+// a bash fence around a heredoc around an envelope) gives way to the inner
+// one. Edits inside <think>...</think> reasoning are used only when the
+// answer after it has none.
+//
+// The format family (unified diff, udiff-l, search-replace or V4A) is that
+// of the best edit: explicit containers (tags, envelopes, heredocs,
+// search-replace blocks, fences labelled diff or patch) before other fences
+// before raw text, then the earliest. Every edit of that family is taken, in
+// order, and merged into one text: several fences for several files, blocks
+// spread over prose. An edit whose text repeats one already taken (ignoring
+// trailing whitespace) is dropped. Code fences without edit markers, such as
+// the full new file shown beside the diff, are never taken.
+//
+// When nothing is an edit, Extract returns an error wrapping [ErrNoEdit]
+// together with a Result whose Candidates say what was seen; empty input
+// gives [ErrEmpty].
+package extract
