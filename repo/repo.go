@@ -32,6 +32,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ErrUnknownRevision is wrapped by errors about a revision (commit, tag,
@@ -49,6 +50,10 @@ type Repo struct {
 	git    string // path of the git binary
 	batch  *catFile
 	check  *catFile
+	// wtMu serializes changes to the worktree list: git reads every
+	// worktree's files when it adds or prunes one, and fails on one that
+	// a concurrent add has half written.
+	wtMu sync.Mutex
 }
 
 // Open opens the git repository at dir: a bare repository, or the top level
@@ -309,8 +314,11 @@ func gitOutputEnv(ctx context.Context, git, dir string, env []string, args ...st
 
 // firstArg returns the git subcommand in args, skipping global options.
 func firstArg(args []string) string {
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-c" || a == "-C":
+			i++ // skip the option's value
+		case !strings.HasPrefix(a, "-"):
 			return a
 		}
 	}

@@ -21,42 +21,58 @@ type Worktree struct {
 }
 
 // AddWorktree checks out revision rev, detached, into a new working tree at
-// dir with "git worktree add --detach". dir must not exist or must be empty.
-// It works on bare repositories and mirrors. Hooks are not run, and
-// core.autocrlf is off so files match what [Repo.ReadFile] returns; Git LFS
-// files are left as pointers.
+// dir. dir must not exist or must be empty. It works on bare repositories and
+// mirrors. Hooks are not run, and core.autocrlf is off so files match what
+// [Repo.ReadFile] returns; Git LFS files are left as pointers.
+//
+// "git worktree add --detach --no-checkout" registers the worktree, one at a
+// time per Repo, since git reads every registered worktree while it adds one
+// and fails on one another add has half written; the checkout ("git reset
+// --hard" in the new tree) then runs concurrently with other worktrees'.
 func (r *Repo) AddWorktree(ctx context.Context, rev, dir string) (*Worktree, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("repo: add worktree %s at %s in %s: %w", rev, dir, r.name, err)
 	}
+	fail := func(err error) (*Worktree, error) {
+		return nil, fmt.Errorf("repo: add worktree %s at %s in %s: %w", rev, abs, r.name, err)
+	}
 	commit, err := r.resolve(ctx, rev, "commit")
 	if err != nil {
-		return nil, fmt.Errorf("repo: add worktree %s at %s in %s: %w", rev, abs, r.name, err)
+		return fail(err)
 	}
-	_, err = r.outputEnv(ctx, []string{"GIT_LFS_SKIP_SMUDGE=1"},
-		"-c", "core.hooksPath="+os.DevNull, "-c", "core.autocrlf=false",
-		"worktree", "add", "--detach", "--quiet", abs, commit)
+	r.wtMu.Lock()
+	_, err = r.output(ctx, "-c", "core.hooksPath="+os.DevNull,
+		"worktree", "add", "--detach", "--no-checkout", "--quiet", abs, commit)
+	r.wtMu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("repo: add worktree %s at %s in %s: %w", rev, abs, r.name, err)
+		return fail(err)
 	}
-	return &Worktree{Dir: abs, Commit: commit, repo: r}, nil
+	w := &Worktree{Dir: abs, Commit: commit, repo: r}
+	_, err = gitOutputEnv(ctx, r.git, abs, []string{"GIT_LFS_SKIP_SMUDGE=1"},
+		"-c", "core.hooksPath="+os.DevNull, "-c", "core.autocrlf=false",
+		"reset", "--hard", "--quiet", commit)
+	if err != nil {
+		// Leave nothing behind, even if ctx has ended.
+		rmErr := w.Remove(context.WithoutCancel(ctx))
+		return fail(errors.Join(err, rmErr))
+	}
+	return w, nil
 }
 
-// Remove deletes the working tree and its administrative files ("git
-// worktree remove --force", then "git worktree prune"). Files the test stage
-// made read-only are removed too. Removing a worktree whose directory is
-// already gone is not an error.
+// Remove deletes the working tree's directory, then its administrative files
+// with "git worktree prune". Files the test stage made read-only are removed
+// too. Removing a worktree whose directory is already gone is not an error.
+// (Deleting the directory directly rather than with "git worktree remove"
+// lets removals run in parallel, and removes trees git refuses to: locked,
+// with submodules, half checked out.)
 func (w *Worktree) Remove(ctx context.Context) error {
 	r := w.repo
-	_, rmErr := r.output(ctx, "worktree", "remove", "--force", w.Dir)
-	if rmErr != nil || exists(w.Dir) {
-		// git refuses some trees (locked, unreadable, already deleted):
-		// delete the directory and let prune forget it.
-		if err := removeAll(w.Dir); err != nil {
-			return fmt.Errorf("repo: remove worktree %s in %s: %w", w.Dir, r.name, errors.Join(rmErr, err))
-		}
+	if err := removeAll(w.Dir); err != nil {
+		return fmt.Errorf("repo: remove worktree %s in %s: %w", w.Dir, r.name, err)
 	}
+	r.wtMu.Lock()
+	defer r.wtMu.Unlock()
 	if _, err := r.output(ctx, "worktree", "prune"); err != nil {
 		return fmt.Errorf("repo: remove worktree %s in %s: %w", w.Dir, r.name, err)
 	}
