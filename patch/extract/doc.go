@@ -60,7 +60,9 @@
 // A run of such lines (blank or not) inside a hunk is decided as follows:
 //
 //   - while the hunk header's line counts ("@@ -1,7 +1,8 @@") are not yet
-//     met, the lines are context lines;
+//     met, the lines are context lines (empty ones, or ones that lost their
+//     leading space), except that at the end of the text a blank line
+//     followed by more text ends the diff;
 //   - otherwise, when the run ends the text, it is not part of the diff: a
 //     diff ends at its last diff-like line;
 //   - when a diff line follows the run and the hunk has counts (met), the run

@@ -36,8 +36,9 @@ type Result struct {
 type Candidate struct {
 	// Kind is "fence", "tag", "heredoc", "v4a", "search-replace" or "raw".
 	Kind string
-	// Lang is a fence's info word ("diff", "python"), a tag's name ("patch")
-	// or a heredoc's delimiter ("EOF"); "json" for a JSON-escaped envelope.
+	// Lang is a fence's info word ("diff", "python"), a tag's name
+	// ("patch"), a heredoc's delimiter ("EOF"), a search-replace block's
+	// path, or "json" for a JSON-escaped V4A envelope.
 	Lang string
 	// StartLine and EndLine are the 1-based first and last input lines,
 	// wrapper lines (fences, tags) included.

@@ -190,11 +190,15 @@ func diffEnd(lines []string, start, hi int, v4a bool) int {
 		for j < hi && !isBody(bare(lines[j]), v4a) && !isHeaderStart(lines, j, hi, v4a) {
 			j++
 		}
-		k := i
 		// Lines the header's counts still expect are context lines that
 		// lost their leading space, or empty context lines; at the end of
-		// the text a blank line ends the diff even so.
-		for k < j && h.counted && !h.done() && (j < hi || !isBlank(lines[k])) {
+		// the text a blank line followed by prose ends the diff even so.
+		tail := j // start of the blank lines that end the run
+		for tail > i && isBlank(lines[tail-1]) {
+			tail--
+		}
+		k := i
+		for k < j && h.counted && !h.done() && (j < hi || k >= tail || !isBlank(lines[k])) {
 			h.take("")
 			k++
 		}

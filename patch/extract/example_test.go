@@ -1,0 +1,55 @@
+package extract_test
+
+import (
+	"fmt"
+
+	"github.com/patchbench/patchbench/patch/extract"
+)
+
+func Example() {
+	answer := "The sign is wrong. Here is the fix:\n" +
+		"\n" +
+		"```diff\n" +
+		"--- a/calc.py\n" +
+		"+++ b/calc.py\n" +
+		"@@ -1,2 +1,2 @@\n" +
+		" def add(a, b):\n" +
+		"-    return a - b\n" +
+		"+    return a + b\n" +
+		"```\n" +
+		"\n" +
+		"The whole file is now:\n" +
+		"\n" +
+		"```python\n" +
+		"def add(a, b):\n" +
+		"    return a + b\n" +
+		"```\n" +
+		"</s>"
+
+	res, err := extract.Extract(answer)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(res.Text)
+	fmt.Println(res.Format)
+	fmt.Println(res.Source)
+	for _, c := range res.Candidates {
+		fmt.Printf("%s %s, lines %d-%d: %s\n", c.Kind, c.Lang, c.StartLine, c.EndLine, c.Reason)
+	}
+
+	_, err = extract.Extract("I could not find the bug.")
+	fmt.Println(err)
+	// Output:
+	// --- a/calc.py
+	// +++ b/calc.py
+	// @@ -1,2 +1,2 @@
+	//  def add(a, b):
+	// -    return a - b
+	// +    return a + b
+	// udiff
+	// ```diff fence (lines 3-10)
+	// fence diff, lines 3-10: udiff edit, 1 hunk; chosen
+	// fence python, lines 14-17: no edit markers: python code, not an edit; not chosen: the edit is at lines 3-10
+	// extract: no edit found: 1 line of prose, without fences, tags or diff markers
+}
