@@ -36,7 +36,7 @@ func newClient(t *testing.T, model string, srv *llmtest.Server, opts llm.Options
 	}
 	opts.Getenv = func(k string) string { return env[k] }
 	if opts.Timeout == 0 {
-		opts.Timeout = 500 * time.Millisecond
+		opts.Timeout = 10 * time.Second
 	}
 	if opts.Retry.BaseDelay == 0 {
 		opts.Retry.BaseDelay = time.Millisecond
@@ -57,7 +57,7 @@ func TestFaultsThenSuccess(t *testing.T) {
 	faults := []llmtest.Fault{
 		{Status: http.StatusTooManyRequests, RetryAfterMS: 200},
 		{Status: http.StatusInternalServerError},
-		{Delay: 5 * time.Second}, // beyond the client's attempt timeout
+		{Delay: time.Minute}, // beyond the client's attempt timeout
 		{Truncate: true},
 		{Drop: true},
 		{Status: http.StatusServiceUnavailable, RetryAfter: "1"},
@@ -65,9 +65,12 @@ func TestFaultsThenSuccess(t *testing.T) {
 	}
 	for _, w := range wires {
 		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
 			srv := llmtest.NewServer(llmtest.Config{Faults: faults, APIKey: secret})
 			defer srv.Close()
-			c := newClient(t, w.model, srv, llm.Options{Retry: llm.RetryPolicy{MaxAttempts: 10}})
+			// The timeout must cut the slow attempt short but no other,
+			// even on a loaded machine.
+			c := newClient(t, w.model, srv, llm.Options{Timeout: time.Second, Retry: llm.RetryPolicy{MaxAttempts: 10}})
 			start := time.Now()
 			resp, err := c.Complete(context.Background(), hello(w.model))
 			if err != nil {
@@ -94,27 +97,32 @@ func TestFaultClassification(t *testing.T) {
 	tests := []struct {
 		name       string
 		fault      llmtest.Fault
+		timeout    time.Duration
 		status     int
 		retryAfter time.Duration
 		temporary  bool
 	}{
-		{"429 retry-after seconds", llmtest.Fault{Status: 429, RetryAfter: "2"}, 429, 2 * time.Second, true},
-		{"429 retry-after-ms", llmtest.Fault{Status: 429, RetryAfterMS: 1500}, 429, 1500 * time.Millisecond, true},
-		{"500", llmtest.Fault{Status: 500}, 500, 0, true},
-		{"529 overloaded", llmtest.Fault{Status: 529}, 529, 0, true},
-		{"408", llmtest.Fault{Status: 408}, 408, 0, true},
-		{"timeout", llmtest.Fault{Delay: 5 * time.Second}, 0, 0, true},
-		{"truncated json", llmtest.Fault{Truncate: true}, 200, 0, true},
-		{"dropped connection", llmtest.Fault{Drop: true}, 0, 0, true},
-		{"400", llmtest.Fault{Status: 400}, 400, 0, false},
-		{"404", llmtest.Fault{Status: 404}, 404, 0, false},
+		{"429 retry-after seconds", llmtest.Fault{Status: 429, RetryAfter: "2"}, 0, 429, 2 * time.Second, true},
+		{"429 retry-after-ms", llmtest.Fault{Status: 429, RetryAfterMS: 1500}, 0, 429, 1500 * time.Millisecond, true},
+		{"500", llmtest.Fault{Status: 500}, 0, 500, 0, true},
+		{"529 overloaded", llmtest.Fault{Status: 529}, 0, 529, 0, true},
+		{"408", llmtest.Fault{Status: 408}, 0, 408, 0, true},
+		{"timeout", llmtest.Fault{Delay: time.Minute}, 200 * time.Millisecond, 0, 0, true},
+		{"truncated json", llmtest.Fault{Truncate: true}, 0, 200, 0, true},
+		{"dropped connection", llmtest.Fault{Drop: true}, 0, 0, 0, true},
+		{"400", llmtest.Fault{Status: 400}, 0, 400, 0, false},
+		{"404", llmtest.Fault{Status: 404}, 0, 404, 0, false},
 	}
 	for _, w := range wires {
 		for _, tt := range tests {
 			t.Run(w.name+"/"+tt.name, func(t *testing.T) {
 				srv := llmtest.NewServer(llmtest.Config{Faults: []llmtest.Fault{tt.fault}})
 				defer srv.Close()
-				c := newClient(t, w.model, srv, llm.Options{Timeout: 200 * time.Millisecond, Retry: llm.RetryPolicy{MaxAttempts: 1}})
+				timeout := tt.timeout
+				if timeout == 0 {
+					timeout = 10 * time.Second
+				}
+				c := newClient(t, w.model, srv, llm.Options{Timeout: timeout, Retry: llm.RetryPolicy{MaxAttempts: 1}})
 				_, err := c.Complete(context.Background(), hello(w.model))
 				var e *llm.Error
 				if !errors.As(err, &e) {
@@ -199,6 +207,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 func TestRetryAfterHonoured(t *testing.T) {
 	for _, w := range wires {
 		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
 			srv := llmtest.NewServer(llmtest.Config{Faults: []llmtest.Fault{{Status: 429, RetryAfter: "1"}}})
 			defer srv.Close()
 			c := newClient(t, w.model, srv, llm.Options{})
@@ -357,5 +366,18 @@ func TestReference(t *testing.T) {
 	}
 	if _, err := c.Complete(context.Background(), llm.Request{Model: "reference", Meta: map[string]string{"id": "bad"}}); err == nil || err.Error() != "reference: no answer for bad" {
 		t.Errorf("error = %v", err)
+	}
+}
+
+func TestPrice(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Config{})
+	defer srv.Close()
+	c := newClient(t, "openai/gpt-test", srv, llm.Options{Price: &llm.Price{InputPerMillion: 1e6, OutputPerMillion: 2e6}})
+	resp, err := c.Complete(context.Background(), hello("openai/gpt-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := float64(resp.InputTokens + 2*resp.OutputTokens); resp.Cost != want {
+		t.Errorf("cost = %v, want %v for %d in, %d out", resp.Cost, want, resp.InputTokens, resp.OutputTokens)
 	}
 }

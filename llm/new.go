@@ -38,6 +38,18 @@ type Options struct {
 	// Oracle answers the model "reference"; New fails for "reference" when
 	// it is nil.
 	Oracle Oracle
+	// Price, when set, is used to fill in Response.Cost of network calls.
+	Price *Price
+}
+
+// Price is what a model charges, in US dollars per million tokens.
+type Price struct {
+	InputPerMillion, OutputPerMillion float64
+}
+
+// Cost returns the price of a call with the given usage.
+func (p Price) Cost(inputTokens, outputTokens int) float64 {
+	return (float64(inputTokens)*p.InputPerMillion + float64(outputTokens)*p.OutputPerMillion) / 1e6
 }
 
 // resolved is Options after defaults and the environment are applied.
@@ -135,6 +147,19 @@ func New(ctx context.Context, model string, opts Options) (Client, error) {
 	default:
 		return nil, fmt.Errorf("llm: unknown provider %q in model %q (want openai/, anthropic/, replay/ or reference)", provider, model)
 	}
+	if opts.Price != nil {
+		c = withPrice(c, *opts.Price)
+	}
 	c = WithRateLimit(c, NewLimiter(opts.Limits))
 	return WithRetry(c, opts.Retry), nil
+}
+
+func withPrice(c Client, p Price) Client {
+	return ClientFunc(func(ctx context.Context, req Request) (Response, error) {
+		resp, err := c.Complete(ctx, req)
+		if err == nil && resp.Cost == 0 {
+			resp.Cost = p.Cost(resp.InputTokens, resp.OutputTokens)
+		}
+		return resp, err
+	})
 }
