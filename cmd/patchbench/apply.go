@@ -4,21 +4,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
 )
 
 type applyOptions struct {
-	dir     string
-	target  string
-	reverse bool
-	check   bool
-	format  string
-	strip   int
-	json    bool
+	dir      string
+	target   string
+	reverse  bool
+	check    bool
+	format   string
+	strip    int
+	json     bool
+	strict   bool
+	stripSet bool
 }
 
 func newApplyCommand(sio stdio) *cobra.Command {
@@ -28,13 +32,22 @@ func newApplyCommand(sio stdio) *cobra.Command {
 		Short: "Apply a patch to files under a directory, all or nothing",
 		Long: `Apply a patch in any supported format to files under -C DIR.
 
-Context must match exactly; line numbers are hints searched outward from.
+By default the patch is applied tolerantly: the edit is taken out of any
+surrounding prose or fences, hunk counts are recounted, line numbers are only
+hints, lost context spaces, whitespace drift, missing headers and hunks out of
+order are repaired, and each hunk is placed where exactly one place fits. A
+hunk that fits two places, removes lines that are not in the file, or is
+already applied is refused, and nothing is written. --strict applies only
+well-formed patches whose context matches exactly, as git apply does.
+
 Either every file of the patch applies and is written (atomically), or
 nothing is written.
 
-Exit status: 0 applied; 1 refused (nothing written); 2 usage or input error.`,
+Exit status: 0 applied; 1 refused or already applied (nothing written);
+2 usage or input error (including text that holds no edit).`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.stripSet = cmd.Flags().Changed("strip")
 			return runApply(o, args[0], sio)
 		},
 	}
@@ -45,7 +58,8 @@ Exit status: 0 applied; 1 refused (nothing written); 2 usage or input error.`,
 	f.BoolVar(&o.check, "check", false, "check that the patch applies; write nothing")
 	f.StringVar(&o.format, "format", "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
 	f.IntVarP(&o.strip, "strip", "p", 1, "remove `N` leading path components from file names")
-	f.BoolVar(&o.json, "json", false, "print what was applied where, as JSON")
+	f.BoolVar(&o.json, "json", false, "print what was applied where, as JSON (see docs/apply-json.md)")
+	f.BoolVar(&o.strict, "strict", false, "apply only a well-formed patch whose context matches exactly")
 	return cmd
 }
 
@@ -105,71 +119,134 @@ func retarget(fp *patch.FilePatch, target string) {
 	}
 }
 
-// applyReport is the --json output of apply.
+// applyReport is the --json output of apply, documented in
+// docs/apply-json.md. The file and hunk reports are repair's.
 type applyReport struct {
-	OK      bool         `json:"ok"`
-	Check   bool         `json:"check,omitempty"`
-	Reverse bool         `json:"reverse,omitempty"`
-	Format  patch.Format `json:"format"`
-	Files   []fileReport `json:"files,omitempty"`
-	Error   *errorReport `json:"error,omitempty"`
-}
-
-type fileReport struct {
-	Path    string       `json:"path,omitempty"`
-	OldPath string       `json:"old_path,omitempty"`
-	Op      string       `json:"op"`
-	Hunks   []hunkReport `json:"hunks,omitempty"`
-}
-
-type hunkReport struct {
-	Hunk   int `json:"hunk"`
-	Line   int `json:"line"`
-	Offset int `json:"offset"`
-}
-
-type errorReport struct {
-	Message string `json:"message"`
-	File    string `json:"file,omitempty"`
-	Hunk    int    `json:"hunk,omitempty"`
+	Status    string              `json:"status"`
+	Mode      string              `json:"mode"`
+	Check     bool                `json:"check,omitempty"`
+	Reverse   bool                `json:"reverse,omitempty"`
+	Format    patch.Format        `json:"format,omitempty"`
+	Extracted string              `json:"extracted,omitempty"`
+	Files     []repair.FileReport `json:"files"`
+	Error     string              `json:"error,omitempty"`
 }
 
 func runApply(o applyOptions, name string, sio stdio) error {
 	o.dir, o.target = targetDir(o.dir, o.target)
-	p, f, err := loadPatch(sio, name, o.format, o.strip, o.target)
-	if err != nil {
-		return err
+	rep := applyReport{Mode: "tolerant", Check: o.check, Reverse: o.reverse, Files: []repair.FileReport{}}
+	if o.strict {
+		rep.Mode = "strict"
 	}
-	rep := applyReport{Check: o.check, Reverse: o.reverse, Format: f}
-	results, err := patch.Apply(p, patch.DirFS(o.dir), patch.ApplyOptions{Reverse: o.reverse})
+	results, err := applyPatch(o, name, sio, &rep)
 	if err == nil && !o.check {
-		err = patch.WriteResults(o.dir, results)
+		if err = patch.WriteResults(o.dir, results); err != nil {
+			rep.Status = repair.StatusRefused
+			err = failed(err)
+		}
 	}
 	if err != nil {
-		if o.json {
-			rep.Error = &errorReport{Message: err.Error()}
-			var he *patch.HunkError
-			if errors.As(err, &he) {
-				rep.Error.File, rep.Error.Hunk = he.File, he.Hunk
-			}
-			if werr := writeJSON(sio, rep); werr != nil {
-				return werr
-			}
+		rep.Error = err.Error()
+		if rep.Status == "" {
+			rep.Status = repair.StatusRefused
 		}
-		return failed(err)
-	}
-	rep.OK = true
-	for _, r := range results {
-		fr := fileReport{Path: r.Path, OldPath: r.OldPath, Op: r.Op.String()}
-		for i, pl := range r.Placements {
-			fr.Hunks = append(fr.Hunks, hunkReport{Hunk: i + 1, Line: pl.Line, Offset: pl.Offset})
-		}
-		rep.Files = append(rep.Files, fr)
+	} else {
+		rep.Status = repair.StatusApplied
 	}
 	if o.json {
-		return writeJSON(sio, rep)
+		if werr := writeJSON(sio, rep); werr != nil {
+			return werr
+		}
 	}
-	return nil
+	return err
+}
+
+// applyPatch computes the new contents, strictly or tolerantly, filling in
+// the report as it goes.
+func applyPatch(o applyOptions, name string, sio stdio, rep *applyReport) ([]patch.FileResult, error) {
+	if o.strict {
+		p, f, err := loadPatch(sio, name, o.format, o.strip, o.target)
+		if err != nil {
+			return nil, err
+		}
+		rep.Format = f
+		results, err := patch.Apply(p, patch.DirFS(o.dir), patch.ApplyOptions{Reverse: o.reverse})
+		if err != nil {
+			var he *patch.HunkError
+			if errors.As(err, &he) {
+				rep.Files = append(rep.Files, repair.FileReport{Path: he.File, Status: repair.StatusRefused, Reason: err.Error(),
+					Hunks: []repair.HunkReport{{Hunk: he.Hunk, Status: repair.StatusRefused, Reason: he.Err.Error()}}})
+			}
+			return nil, failed(err)
+		}
+		for _, r := range results {
+			fr := repair.FileReport{Path: r.Path, OldPath: r.OldPath, Op: r.Op.String(), Status: repair.StatusApplied}
+			for i, pl := range r.Placements {
+				fr.Hunks = append(fr.Hunks, repair.HunkReport{Hunk: i + 1, Status: repair.StatusApplied, Tier: repair.TierExact, Line: pl.Line, Offset: pl.Offset})
+			}
+			rep.Files = append(rep.Files, fr)
+		}
+		return results, nil
+	}
+
+	text, err := readInput(sio, name)
+	if err != nil {
+		return nil, err
+	}
+	var f patch.Format
+	if o.format != "" {
+		if f, err = patch.ParseFormat(o.format); err != nil {
+			return nil, usage(err)
+		}
+	}
+	res, err := repair.Repair(text, repair.Options{
+		Format:     f,
+		Target:     o.target,
+		FS:         patch.DirFS(o.dir),
+		Files:      listFiles(o.dir),
+		Reverse:    o.reverse,
+		Strip:      o.strip,
+		FixedStrip: o.stripSet,
+	})
+	rep.Format, rep.Extracted = res.Format, res.Extracted
+	if res.Files != nil {
+		rep.Files = res.Files
+	}
+	if err != nil {
+		rep.Status = res.Status
+		if errors.Is(err, repair.ErrNoEdit) {
+			return nil, usage(fmt.Errorf("%s: %w", name, err))
+		}
+		return nil, failed(err)
+	}
+	return res.Results, nil
+}
+
+// listFiles lists the regular files under dir, for patches that name no
+// file.
+func listFiles(dir string) func() ([]string, error) {
+	return func() ([]string, error) {
+		var out []string
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			if d.Type().IsRegular() {
+				if info, err := d.Info(); err == nil && info.Size() < 4<<20 {
+					rel, _ := filepath.Rel(dir, p)
+					out = append(out, filepath.ToSlash(rel))
+				}
+			}
+			if len(out) > 50000 {
+				return fmt.Errorf("more than 50000 files under %s: give --target", dir)
+			}
+			return nil
+		})
+		return out, err
+	}
 }
 
 func writeJSON(sio stdio, v any) error {

@@ -57,13 +57,15 @@ func TestDevTriplesCLI(t *testing.T) {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
 	for _, r := range rows {
-		// 1. git's own udiff, forwards and in reverse.
-		writeFile(t, target, r.OldCode)
+		// 1. git's own udiff, forwards (strict and tolerant) and in reverse.
 		writeFile(t, patchF, r.UDiff)
-		if code, _, stderr := runCLI(t, "", "apply", "--target", target, patchF); code != 0 {
-			t.Errorf("%s: apply udiff: exit %d: %s", r.ID, code, stderr)
-		} else if readFile(t, target) != r.NewCode {
-			t.Errorf("%s: apply udiff: result differs from new_code", r.ID)
+		for _, mode := range []string{"--strict", "--strict=false"} {
+			writeFile(t, target, r.OldCode)
+			if code, _, stderr := runCLI(t, "", "apply", mode, "--target", target, patchF); code != 0 {
+				t.Errorf("%s: apply %s udiff: exit %d: %s", r.ID, mode, code, stderr)
+			} else if readFile(t, target) != r.NewCode {
+				t.Errorf("%s: apply %s udiff: result differs from new_code", r.ID, mode)
+			}
 		}
 		writeFile(t, target, r.NewCode)
 		if code, _, stderr := runCLI(t, "", "apply", "--reverse", "--target", target, patchF); code != 0 {

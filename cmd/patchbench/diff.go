@@ -67,8 +67,12 @@ func runDiff(o diffOptions, oldName, newName string, sio stdio) error {
 	}
 	fp := patch.Make(oldPath, newPath, old, neu, patch.MakeOptions{Context: o.context, Algorithm: alg, Unique: !f.HasPositions()})
 	if fp.Op == patch.Rename {
-		// Two files compared, not a rename.
+		// Two files compared, not a rename. Formats with one name per file
+		// get the new one.
 		fp.Op = patch.Modify
+		if f == patch.SearchReplace || f == patch.V4A {
+			fp.OldPath = fp.NewPath
+		}
 	}
 	if len(fp.Hunks) == 0 {
 		return nil

@@ -79,7 +79,16 @@ type entry struct {
 }
 
 func (e *entry) matches(t *text, lv, j int) bool {
-	for _, r := range e.norm[lv] {
+	return e.matchesAlt(t, lv, j, true)
+}
+
+// matchesAlt is matches, using only the most likely reading unless alt.
+func (e *entry) matchesAlt(t *text, lv, j int, alt bool) bool {
+	rs := e.norm[lv]
+	if !alt && len(rs) > 1 {
+		rs = rs[:1]
+	}
+	for _, r := range rs {
 		if t.norm[lv][j] == r {
 			return true
 		}
@@ -144,8 +153,9 @@ type place struct {
 }
 
 // contiguous finds every position where the entries match consecutive file
-// lines at level lv.
-func contiguous(t *text, es []entry, lv int) []place {
+// lines at level lv, with every reading of each line when alt is set and
+// with only the most likely one otherwise.
+func contiguous(t *text, es []entry, lv int, alt bool) []place {
 	m := len(es)
 	var out []place
 	if m == 0 {
@@ -153,7 +163,11 @@ func contiguous(t *text, es []entry, lv int) []place {
 	}
 	// Start from the file lines that match the first entry.
 	cands := map[int]bool{}
-	for _, r := range es[0].norm[lv] {
+	first := es[0].norm[lv]
+	if !alt && len(first) > 1 {
+		first = first[:1]
+	}
+	for _, r := range first {
 		for _, j := range t.index[lv][r] {
 			cands[j] = true
 		}
@@ -164,7 +178,7 @@ func contiguous(t *text, es []entry, lv int) []place {
 		}
 		ok := true
 		for i := 1; i < m && ok; i++ {
-			ok = es[i].matches(t, lv, j+i)
+			ok = es[i].matchesAlt(t, lv, j+i, alt)
 		}
 		if ok {
 			at := make([]int, m)

@@ -146,10 +146,12 @@ func usesWordMarkers(lines []string) bool {
 func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bool, d *diags) (*looseHunk, int) {
 	hdr := lines[i]
 	h := &looseHunk{line: i + 1}
+	wantOld, wantNew := -1, -1
 	if m := reHunkNums.FindStringSubmatch(hdr); m != nil {
 		h.oldStart, _ = strconv.Atoi(m[1])
 		h.newStart, _ = strconv.Atoi(m[3])
 		h.hasPos = true
+		wantOld, wantNew = count(m[2]), count(m[4])
 	}
 	i++
 	blanks := 0
@@ -204,7 +206,30 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 	}
 	// Blank lines at the end of a hunk body are separators, not context.
 	h.lines = h.lines[:len(h.lines)-blanks]
+	if wantOld >= 0 {
+		o, n := 0, 0
+		for _, l := range h.lines {
+			if l.kind != patch.LineInsert {
+				o++
+			}
+			if l.kind != patch.LineDelete {
+				n++
+			}
+		}
+		if o != wantOld || n != wantNew {
+			h.diags = append(h.diags, "recount")
+		}
+	}
 	return h, i
+}
+
+// count reads a hunk-header count, 1 when absent.
+func count(s string) int {
+	if s == "" {
+		return 1
+	}
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 func cutWord(l string) string {

@@ -32,17 +32,8 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 			firstErr = &Error{File: name, Hunk: i + 1, Reason: reason, Err: kind}
 		}
 	}
-	seen := map[string]int{}
 	for i, h := range hunks {
 		reports[i] = HunkReport{Hunk: i + 1, Repairs: dedupe(h.diags)}
-		key := hunkKey(h)
-		if j, ok := seen[key]; ok {
-			// A model that repeats a hunk means it once.
-			reports[i].Status = "duplicate"
-			reports[i].Reason = fmt.Sprintf("same as hunk %d", j+1)
-			continue
-		}
-		seen[key] = i
 		pl := &placed{idx: i, h: h, es: entries(h)}
 		if err := locate(t, pl); err != "" {
 			kind := ErrRefused
@@ -58,6 +49,7 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 		ps = append(ps, pl)
 	}
 	if firstErr == nil {
+		ps = repeated(ps, reports)
 		disambiguate(t, ps)
 		for _, pl := range ps {
 			if len(pl.cands) > 1 {
@@ -121,17 +113,52 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 	return out, eol, reports, nil
 }
 
-// hunkKey identifies a repeated hunk: same lines and same line numbers.
-// Identical changes at different line numbers are different hunks.
-func hunkKey(h *looseHunk) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d %d\n", h.oldStart, h.newStart)
-	for _, l := range h.lines {
-		b.WriteByte(byte(l.kind))
-		b.WriteString(l.texts[0])
-		b.WriteByte('\n')
+// repeated handles hunks that are the same change. If they fit as many
+// places as there are copies, the patch means each place once, in order; if
+// they fit one place, the model repeated itself and one copy is kept.
+func repeated(ps []*placed, reports []HunkReport) []*placed {
+	groups := map[string][]*placed{}
+	var order []string
+	for _, pl := range ps {
+		k := bodyKey(pl.h)
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], pl)
 	}
-	return b.String()
+	drop := map[*placed]bool{}
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < 2 {
+			continue
+		}
+		same := true
+		for _, pl := range g[1:] {
+			same = same && samePlaces(pl.cands, g[0].cands)
+		}
+		if !same {
+			continue
+		}
+		switch cands := g[0].cands; {
+		case len(cands) == len(g):
+			for i, pl := range g {
+				pl.cands, pl.p = []place{cands[i]}, cands[i]
+			}
+		case len(cands) == 1:
+			for _, pl := range g[1:] {
+				drop[pl] = true
+				reports[pl.idx].Status = "duplicate"
+				reports[pl.idx].Reason = fmt.Sprintf("repeats hunk %d", g[0].idx+1)
+			}
+		}
+	}
+	out := ps[:0]
+	for _, pl := range ps {
+		if !drop[pl] {
+			out = append(out, pl)
+		}
+	}
+	return out
 }
 
 // locate finds the places a hunk fits, tier by tier. It returns a reason
@@ -155,16 +182,20 @@ func locate(t *text, pl *placed) string {
 		return ""
 	}
 	for lv := 0; lv < numLevels; lv++ {
-		if cs := contiguous(t, es, lv); len(cs) > 0 {
-			pl.cands = cs
-			pl.p = cs[0]
-			return ""
+		// A line's literal reading before the one that assumes it lost its
+		// context space: the extra readings must not create extra places.
+		for _, alt := range []bool{false, true} {
+			if cs := contiguous(t, es, lv, alt); len(cs) > 0 {
+				pl.cands = cs
+				pl.p = cs[0]
+				return ""
+			}
 		}
 	}
 	// Before loosening further: is the change already there?
 	if newSideFits(t, pl.h) {
 		pl.already = true
-		return "already applied: the hunk's new lines are in the file and its old lines are not"
+		return "the hunk's new lines are in the file and its old lines are not"
 	}
 	if missingRemoved(t, es) {
 		return "a line the hunk removes is not in the file"
@@ -223,7 +254,7 @@ func newSideFits(t *text, h *looseHunk) bool {
 		return false
 	}
 	for lv := 0; lv < numLevels; lv++ {
-		if cs := contiguous(t, ns, lv); len(cs) > 0 {
+		if cs := contiguous(t, ns, lv, true); len(cs) > 0 {
 			return len(cs) == 1
 		}
 	}
@@ -234,31 +265,6 @@ func newSideFits(t *text, h *looseHunk) bool {
 // the order of the hunks that fit one place, by V4A anchors, then by an
 // exact line-number hint.
 func disambiguate(t *text, ps []*placed) {
-	// Hunks that are the same change and fit the same places, as many places
-	// as hunks: the patch means each place once, in order.
-	groups := map[string][]*placed{}
-	for _, pl := range ps {
-		if len(pl.cands) > 1 {
-			k := bodyKey(pl.h)
-			groups[k] = append(groups[k], pl)
-		}
-	}
-	for _, g := range groups {
-		if len(g) < 2 || len(g[0].cands) != len(g) {
-			continue
-		}
-		same := true
-		for _, pl := range g[1:] {
-			same = same && samePlaces(pl.cands, g[0].cands)
-		}
-		if same {
-			cands := g[0].cands
-			for i, pl := range g {
-				pl.cands = []place{cands[i]}
-				pl.p = cands[i]
-			}
-		}
-	}
 	for pass := 0; pass < 2; pass++ {
 		for k, pl := range ps {
 			if len(pl.cands) < 2 {

@@ -106,7 +106,10 @@ type FileReport struct {
 type Result struct {
 	Status string       `json:"status"`
 	Format patch.Format `json:"format"`
-	Files  []FileReport `json:"files"`
+	// Extracted says where in the input the edit was found, when it was
+	// taken out of surrounding text.
+	Extracted string       `json:"extracted,omitempty"`
+	Files     []FileReport `json:"files"`
 	// Patch is the canonical form of the edit: a unified diff with exact
 	// context and line numbers. Nil unless Status is applied.
 	Patch *patch.Patch `json:"-"`
