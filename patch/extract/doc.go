@@ -29,7 +29,9 @@
 //     closing tag is prose.
 //   - Heredocs: a shell line such as "apply_patch <<'EOF'" or
 //     "python3 apply_patch.py <<EOF" whose delimiter line ("EOF") follows.
-//     Without the delimiter line it is prose.
+//     The delimiter is quoted or an upper-case word, so that C++'s
+//     "cout << x" is not taken for one. Without the delimiter line it is
+//     prose.
 //   - V4A envelopes: "*** Begin Patch" (alone on its line, or after an
 //     opening quote as in apply_patch "*** Begin Patch) to "*** End Patch".
 //     An envelope written as a JSON string with \n escapes on one line, as in

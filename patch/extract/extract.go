@@ -41,7 +41,8 @@ type Candidate struct {
 	// path, or "json" for a JSON-escaped V4A envelope.
 	Lang string
 	// StartLine and EndLine are the 1-based first and last input lines,
-	// wrapper lines (fences, tags) included.
+	// wrapper lines (fences, tags) included; a search-replace block starts
+	// at its SEARCH marker, below its path line.
 	StartLine, EndLine int
 	// Text is the candidate without its wrapper lines.
 	Text string
@@ -121,7 +122,7 @@ func Extract(text string) (*Result, error) {
 // behind.
 var endTokens = []string{
 	"</s>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>",
-	"<|end_of_text|>", "<end_of_turn>", "<｜end▁of▁sentence｜>", "[/INST]",
+	"<|end_of_text|>", "<end_of_turn>", "<｜end▁of▁sentence｜>",
 }
 
 // stripEndTokens removes end-of-text tokens, and what follows them, from the

@@ -3,6 +3,7 @@ package extract
 import (
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/patchbench/patchbench/patch"
@@ -32,9 +33,10 @@ var (
 	}
 
 	// A shell command with a heredoc: a command word (not a diff line, not a
-	// marker), then <<, <<-, and a delimiter, bare or quoted. "<<<" is a
+	// marker), then <<, <<-, and a delimiter, quoted or an upper-case word
+	// (EOF, PATCH): that keeps C++'s "cout << endl" out. "<<<" is a
 	// here-string and does not match.
-	reHeredoc = regexp.MustCompile(`^[ \t]*[^\s+\-<>@#*=~` + "`" + `][^<]*<<-?[ \t]*(?:'([A-Za-z_][\w.-]*)'|"([A-Za-z_][\w.-]*)"|([A-Za-z_]\w*))`)
+	reHeredoc = regexp.MustCompile(`^[ \t]*[^\s+\-<>@#*=~` + "`" + `][^<]*<<-?[ \t]*(?:'([A-Za-z_][\w.-]*)'|"([A-Za-z_][\w.-]*)"|([A-Z_][A-Z0-9_]*)\b)`)
 )
 
 // diffLangs are fence info words that announce an edit.
@@ -55,6 +57,28 @@ type region struct {
 	// search-replace block at the top of a fence finds its path above it.
 	parent *region
 	at     int
+
+	// trimmed maps each line, trimmed of spaces, to the indexes where it
+	// occurs, built on first use so that heredoc delimiters are found in
+	// one pass over the region.
+	trimmed map[string][]int
+}
+
+// find returns the first index after i of a line that is text once
+// trimmed, or -1.
+func (r *region) find(text string, i int) int {
+	if r.trimmed == nil {
+		r.trimmed = map[string][]int{}
+		for k, l := range r.lines {
+			t := strings.TrimSpace(l)
+			r.trimmed[t] = append(r.trimmed[t], k)
+		}
+	}
+	idx := r.trimmed[text]
+	if k := sort.SearchInts(idx, i+1); k < len(idx) {
+		return idx[k]
+	}
+	return -1
 }
 
 type scanner struct {
@@ -288,13 +312,7 @@ func (s *scanner) heredoc(r *region, i int) int {
 		return i
 	}
 	delim := m[1] + m[2] + m[3]
-	end := -1
-	for j := i + 1; j < len(r.lines); j++ {
-		if strings.TrimSpace(r.lines[j]) == delim {
-			end = j
-			break
-		}
-	}
+	end := r.find(delim, i)
 	if end < 0 {
 		return i
 	}
