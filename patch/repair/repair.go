@@ -35,6 +35,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/extract"
 )
 
 // Options controls Repair.
@@ -157,12 +158,18 @@ func (d *diags) add(line int, code, msg string) {
 // each file and hunk, and nothing must be written.
 func Repair(text string, opts Options) (*Result, error) {
 	res := &Result{Status: StatusRefused}
+	// Take the edit out of prose, fences and tags first.
+	ex, err := extract.Extract(text)
+	if err != nil {
+		return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+	}
+	if ex.Text != text && ex.Text != text+"\n" {
+		res.Extracted = ex.Source
+	}
+	text = ex.Text
 	f := opts.Format
 	if f == "" {
-		var ok bool
-		if f, ok = patch.Detect(text); !ok {
-			return res, &Error{Reason: "the text holds no edit in any known format", Err: ErrNoEdit}
-		}
+		f = ex.Format
 	}
 	res.Format = f
 	var d diags
