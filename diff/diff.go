@@ -1,7 +1,80 @@
 // Package diff computes line diffs.
 //
 // The result of every algorithm is an edit script: a sorted list of [Edit]
-// values, each replacing a range of old lines by a range of new lines.
+// values, each replacing a range of old lines by a range of new lines. The
+// changed-line count of a script (deleted plus inserted lines, see
+// [Changed]) is what the algorithms try to keep small.
+//
+// # Preparation
+//
+// [Lines] first matches the common prefix and suffix of the two inputs by
+// direct comparison, then interns the remaining lines: every distinct line
+// gets a small integer, so the algorithms compare integers, never strings.
+// Interning takes O(N) expected time and space, where N is the total number
+// of lines.
+//
+// # Myers
+//
+// [Myers] is Eugene Myers' O(ND) algorithm ("An O(ND) Difference Algorithm
+// and Its Variations", 1986) in its linear-space form: the search runs
+// forward from the start and backward from the end at the same time until
+// the two meet on a "middle snake", and the halves on either side of it are
+// solved recursively. Time is O((N+M)·D) for inputs of N and M lines whose
+// minimal script changes D lines (O(N+M+D²) expected for ordinary edits),
+// space O(N+M).
+//
+// Before the search, lines that occur in only one of the inputs are set
+// aside, as GNU diff's discard_confusing_lines and git's xdl_cleanup_records
+// do: they are changed in every script, so leaving them out loses nothing
+// and shrinks the problem, often to a fraction of its size.
+//
+// The result is a minimal script unless the inputs are both large and very
+// different: a search that has spent more than a cost bound (√(N+M)
+// rounded up to a power of two, at least 4096, like GNU diff's
+// TOO_EXPENSIVE) settles for the split point that has got furthest, which
+// bounds the time by O((N+M)·√(N+M)) at worst while keeping the script
+// minimal or close to it in practice.
+//
+// # Histogram
+//
+// [Histogram] is git's histogram diff (xdiff/xhistogram.c, after JGit). In
+// a region of the inputs it finds the longest run of common lines anchored
+// on a line that occurs fewest times in the old side, keeps that run, and
+// recurses on the regions before and after it. Lines that occur more than
+// 64 times in a region never anchor; a region whose common lines are all
+// that frequent is diffed with Myers, as git does. Anchoring on rare lines
+// keeps moved and rewritten blocks readable. Each level of the recursion
+// takes time linear in its region, so ordinary inputs take O(N log N); the
+// worst case is quadratic, like git's. Space is O(N+M).
+//
+// Plain histogram diff can be far from minimal when lines recur many times:
+// if the old file repeats a block, the anchor may pair a run of the new file
+// with the wrong copy, and everything between the two copies becomes
+// changed (git turns a 2,000-line diff into a 240,000-line one this way).
+// This package guards against that in two ways:
+//
+//   - Among anchor candidates that git would rank equal (same occurrence
+//     count, same length), it picks the one closest to the region's
+//     diagonal, so a repeated block pairs with the copy in the same place.
+//   - After the histogram pass it compares the script's size with a lower
+//     bound that holds for every script: the sum over distinct lines of the
+//     difference between their occurrence counts in the two inputs. When
+//     the script exceeds the bound by more than a small slack (none for
+//     inputs under 20,000 lines, 1/32 of the bound above that), it computes
+//     the Myers script too and returns whichever is smaller. The histogram
+//     result is therefore never larger than the Myers one on small inputs,
+//     and never larger than the Myers one plus about 3% on large ones;
+//     ordinary edits stay under the bound, so they pay nothing extra.
+//
+// # Compaction
+//
+// Both algorithms end with git's change compaction (xdl_change_compact with
+// the indent heuristic, git's default): a block of inserted or deleted lines
+// that could equally sit a few lines higher or lower is slid to line up with
+// a change on the other side, or else to the position git's indentation
+// scoring prefers (between functions rather than inside them, ending at a
+// blank line). Sliding never changes the number of changed lines. It takes
+// O(N) time.
 package diff
 
 import "fmt"
@@ -28,7 +101,8 @@ func (a Algorithm) String() string {
 	return fmt.Sprintf("Algorithm(%d)", int(a))
 }
 
-// ParseAlgorithm returns the algorithm named s.
+// ParseAlgorithm returns the algorithm named s. The empty string names the
+// default, Histogram.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	switch s {
 	case "histogram", "":
@@ -48,14 +122,19 @@ type Edit struct {
 
 // Lines returns the edit script that turns a into b. Edits are sorted, never
 // overlap and never touch: between two edits there is at least one common
-// line.
+// line. Lines are compared as whole strings; callers that care whether the
+// last line ends in a newline should make the two forms differ (for example
+// by appending "\n" to a last line that lacks one). An alg other than Myers
+// selects Histogram.
 func Lines(a, b []string, alg Algorithm) []Edit {
-	return myers(a, b)
+	return diffLines(a, b, alg, minCostLimit)
 }
 
-// myers is a plain O(ND) Myers diff, kept simple as a reference.
-func myers(a, b []string) []Edit {
-	// Common prefix and suffix cost nothing to match.
+// diffLines is Lines with the Myers cost bound at least minLimit; tests
+// lower it to exercise the give-up path on small inputs.
+func diffLines(a, b []string, alg Algorithm, minLimit int) []Edit {
+	// A common prefix and suffix are matched by every algorithm; cutting
+	// them off first is cheap and keeps interning to the changed middle.
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
@@ -64,90 +143,52 @@ func myers(a, b []string) []Edit {
 	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	x0, y0 := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	n, m := len(x0), len(y0)
-	if n == 0 && m == 0 {
+	if pre+suf == len(a) && pre+suf == len(b) {
 		return nil
 	}
-	max := n + m
-	off := max + 1
-	v := make([]int, 2*max+3)
-	var trace [][]int
-	var dEnd int
-outer:
-	for d := 0; d <= max; d++ {
-		snap := make([]int, 2*d+3)
-		copy(snap, v[off-d-1:off+d+2])
-		trace = append(trace, snap)
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = v[off+k+1]
-			} else {
-				x = v[off+k-1] + 1
-			}
-			y := x - k
-			for x < n && y < m && x0[x] == y0[y] {
-				x++
-				y++
-			}
-			v[off+k] = x
-			if x >= n && y >= m {
-				dEnd = d
-				break outer
-			}
-		}
+	d := newDiffer(a, b, pre, suf)
+	d.minLimit = minLimit
+	switch {
+	case d.n == 0:
+		d.markB(0, d.m)
+	case d.m == 0:
+		d.markA(0, d.n)
+	case alg == Myers:
+		d.myers(0, d.n, 0, d.m)
+	default:
+		d.histogramGuarded()
 	}
-	// Walk back through the snapshots, marking deleted and inserted lines.
-	delA := make([]bool, n)
-	insB := make([]bool, m)
-	x, y := n, m
-	for d := dEnd; d > 0; d-- {
-		snap := trace[d]
-		get := func(k int) int { return snap[k+d+1] }
-		k := x - y
-		var pk int
-		if k == -d || (k != d && get(k-1) < get(k+1)) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := get(pk)
-		py := px - pk
-		// The point right after the non-diagonal move from (px, py).
-		sx, sy := px+1, py
-		if pk == k+1 {
-			sx, sy = px, py+1
-		}
-		for x > sx && y > sy {
-			x--
-			y--
-		}
-		if pk == k+1 {
-			insB[py] = true
-		} else {
-			delA[px] = true
-		}
-		x, y = px, py
-	}
-	return fromMarks(delA, insB, pre)
+	compact(a, d.ca, d.cb)
+	compact(b, d.cb, d.ca)
+	return script(d.ca, d.cb)
 }
 
-// fromMarks turns per-line deletion and insertion marks into edits, offsetting
-// both sides by pre.
-func fromMarks(delA, insB []bool, pre int) []Edit {
+// Changed returns the number of old lines the script deletes and of new
+// lines it inserts. Their sum is the size of the script that the algorithms
+// keep small, and what a unified diff shows as - and + lines.
+func Changed(script []Edit) (deleted, inserted int) {
+	for _, e := range script {
+		deleted += e.OldEnd - e.OldStart
+		inserted += e.NewEnd - e.NewStart
+	}
+	return deleted, inserted
+}
+
+// script turns per-line change marks into edits.
+func script(ca, cb []bool) []Edit {
 	var out []Edit
+	n, m := len(ca), len(cb)
 	i, j := 0, 0
-	for i < len(delA) || j < len(insB) {
-		if (i < len(delA) && delA[i]) || (j < len(insB) && insB[j]) {
-			e := Edit{OldStart: i + pre, NewStart: j + pre}
-			for i < len(delA) && delA[i] {
+	for i < n || j < m {
+		if (i < n && ca[i]) || (j < m && cb[j]) {
+			e := Edit{OldStart: i, NewStart: j}
+			for i < n && ca[i] {
 				i++
 			}
-			for j < len(insB) && insB[j] {
+			for j < m && cb[j] {
 				j++
 			}
-			e.OldEnd, e.NewEnd = i+pre, j+pre
+			e.OldEnd, e.NewEnd = i, j
 			out = append(out, e)
 			continue
 		}

@@ -1,0 +1,270 @@
+package diff
+
+import "math"
+
+// myers diffs the middle ranges a[a0:a1] and b[b0:b1] and marks the changed
+// lines.
+func (d *differ) myers(a0, a1, b0, b1 int) {
+	// Lines that never occur on the other side are changed in every script:
+	// mark them now and search only among the rest.
+	if cap(d.xa) < a1-a0 {
+		d.xa, d.ia = make([]int32, 0, a1-a0), make([]int32, 0, a1-a0)
+	}
+	if cap(d.xb) < b1-b0 {
+		d.xb, d.ib = make([]int32, 0, b1-b0), make([]int32, 0, b1-b0)
+	}
+	xa, ia, xb, ib := d.xa[:0], d.ia[:0], d.xb[:0], d.ib[:0]
+	if a0 == 0 && a1 == d.n && b0 == 0 && b1 == d.m {
+		for i, id := range d.a {
+			if d.cntB[id] > 0 {
+				xa = append(xa, id)
+				ia = append(ia, int32(i))
+			} else {
+				d.ca[d.pre+i] = true
+			}
+		}
+		for i, id := range d.b {
+			if d.cntA[id] > 0 {
+				xb = append(xb, id)
+				ib = append(ib, int32(i))
+			} else {
+				d.cb[d.pre+i] = true
+			}
+		}
+	} else {
+		// A region of a larger problem: the whole-input counts do not
+		// apply, so note which ids each side holds. Stamps save clearing.
+		if d.seen == nil {
+			d.seen = make([]int32, 2*d.nid)
+		}
+		d.stamp++
+		st := d.stamp
+		seenA, seenB := d.seen[:d.nid], d.seen[d.nid:]
+		for _, id := range d.a[a0:a1] {
+			seenA[id] = st
+		}
+		for _, id := range d.b[b0:b1] {
+			seenB[id] = st
+		}
+		for i := a0; i < a1; i++ {
+			if id := d.a[i]; seenB[id] == st {
+				xa = append(xa, id)
+				ia = append(ia, int32(i))
+			} else {
+				d.ca[d.pre+i] = true
+			}
+		}
+		for i := b0; i < b1; i++ {
+			if id := d.b[i]; seenA[id] == st {
+				xb = append(xb, id)
+				ib = append(ib, int32(i))
+			} else {
+				d.cb[d.pre+i] = true
+			}
+		}
+	}
+	d.xa, d.ia, d.xb, d.ib = xa, ia, xb, ib
+	if len(xa) == 0 || len(xb) == 0 {
+		// Nothing in common: the set-aside lines are everything, or the
+		// rest is all on one side.
+		for _, i := range ia {
+			d.ca[d.pre+int(i)] = true
+		}
+		for _, i := range ib {
+			d.cb[d.pre+int(i)] = true
+		}
+		return
+	}
+	nv := len(xa) + len(xb) + 3
+	if cap(d.fd) < nv {
+		d.fd = make([]int32, nv)
+		d.bd = make([]int32, nv)
+	}
+	r := myersRun{
+		d:     d,
+		a:     xa,
+		b:     xb,
+		ia:    ia,
+		ib:    ib,
+		fd:    d.fd[:nv],
+		bd:    d.bd[:nv],
+		off:   len(xb) + 1,
+		limit: costLimit(len(xa)+len(xb), d.minLimit),
+	}
+	r.compare(0, len(xa), 0, len(xb), false)
+}
+
+// minCostLimit is the least cost bound of a Myers search, as in GNU diff:
+// inputs of a few thousand lines always get a minimal script.
+const minCostLimit = 4096
+
+// costLimit returns the search cost after which a middle-snake search
+// settles for the best split found so far: about √size (a power of two),
+// but at least minLimit.
+func costLimit(size, minLimit int) int {
+	l := 1
+	for s := size + 3; s != 0; s >>= 2 {
+		l <<= 1
+	}
+	return max(l, minLimit)
+}
+
+// myersRun is the linear-space Myers search over the reduced sequences a
+// and b, whose lines sit at middle positions ia and ib.
+type myersRun struct {
+	d      *differ
+	a, b   []int32
+	ia, ib []int32
+	// fd[k+off] and bd[k+off] hold the furthest x reached on diagonal
+	// k = x-y by the forward and the backward search.
+	fd, bd []int32
+	off    int
+	limit  int
+}
+
+// compare marks the changes between a[x0:x1] and b[y0:y1]. With minimal
+// set it never gives up on the cost bound: the caller knows the cost of
+// the box is small.
+func (r *myersRun) compare(x0, x1, y0, y1 int, minimal bool) {
+	a, b := r.a, r.b
+	for {
+		for x0 < x1 && y0 < y1 && a[x0] == b[y0] {
+			x0++
+			y0++
+		}
+		for x1 > x0 && y1 > y0 && a[x1-1] == b[y1-1] {
+			x1--
+			y1--
+		}
+		switch {
+		case x0 == x1:
+			for _, j := range r.ib[y0:y1] {
+				r.d.cb[r.d.pre+int(j)] = true
+			}
+			return
+		case y0 == y1:
+			for _, i := range r.ia[x0:x1] {
+				r.d.ca[r.d.pre+int(i)] = true
+			}
+			return
+		}
+		xm, ym, loMin, hiMin := r.split(x0, x1, y0, y1, minimal)
+		// Recurse into the upper box, loop on the lower one.
+		r.compare(x0, xm, y0, ym, loMin)
+		x0, y0, minimal = xm, ym, hiMin
+	}
+}
+
+// split finds a point (xm, ym) on a minimal path through the box
+// a[x0:x1] × b[y0:y1], searching forward from the top-left corner and
+// backward from the bottom-right one until the two searches overlap. If the
+// cost passes r.limit first (and !minimal), it returns the point that one of
+// the searches has driven furthest instead; loMin and hiMin tell which of
+// the two sub-boxes is then known to be cheap enough to solve exactly.
+func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, hiMin bool) {
+	a, b, fd, bd, off := r.a, r.b, r.fd, r.bd, r.off
+	dmin, dmax := x0-y1, x1-y0 // diagonals of the box
+	fmid, bmid := x0-y0, x1-y1 // diagonals the two searches start on
+	fmin, fmax, bmin, bmax := fmid, fmid, bmid, bmid
+	// The searches meet on the same step parity: the forward search
+	// detects an overlap when the corners' diagonals differ by an odd
+	// number, the backward one otherwise.
+	odd := (fmid-bmid)&1 != 0
+	fd[off+fmid] = int32(x0)
+	bd[off+bmid] = int32(x1)
+	for c := 1; ; c++ {
+		// Widen the forward diagonal range by one, or step back inside
+		// the box; the sentinel keeps the edge diagonals from reading
+		// stale values.
+		if fmin > dmin {
+			fmin--
+			fd[off+fmin-1] = -1
+		} else {
+			fmin++
+		}
+		if fmax < dmax {
+			fmax++
+			fd[off+fmax+1] = -1
+		} else {
+			fmax--
+		}
+		for k := fmax; k >= fmin; k -= 2 {
+			lo, hi := int(fd[off+k-1]), int(fd[off+k+1])
+			x := hi // down from diagonal k+1: an insertion
+			if lo >= hi {
+				x = lo + 1 // right from diagonal k-1: a deletion
+			}
+			y := x - k
+			for x < x1 && y < y1 && a[x] == b[y] {
+				x++
+				y++
+			}
+			fd[off+k] = int32(x)
+			if odd && bmin <= k && k <= bmax && int(bd[off+k]) <= x {
+				return x, y, true, true
+			}
+		}
+
+		if bmin > dmin {
+			bmin--
+			bd[off+bmin-1] = math.MaxInt32
+		} else {
+			bmin++
+		}
+		if bmax < dmax {
+			bmax++
+			bd[off+bmax+1] = math.MaxInt32
+		} else {
+			bmax--
+		}
+		for k := bmax; k >= bmin; k -= 2 {
+			lo, hi := int(bd[off+k-1]), int(bd[off+k+1])
+			x := lo // up from diagonal k-1: an insertion
+			if lo >= hi {
+				x = hi - 1 // left from diagonal k+1: a deletion
+			}
+			y := x - k
+			for x > x0 && y > y0 && a[x-1] == b[y-1] {
+				x--
+				y--
+			}
+			bd[off+k] = int32(x)
+			if !odd && fmin <= k && k <= fmax && x <= int(fd[off+k]) {
+				return x, y, true, true
+			}
+		}
+
+		if minimal || c < r.limit {
+			continue
+		}
+		// Too expensive: split where a search got furthest, measured by
+		// x+y from its corner. The part it covered cost at most c, so
+		// that sub-box can be solved exactly.
+		fbest, fx := -1, 0
+		for k := fmax; k >= fmin; k -= 2 {
+			x := min(int(fd[off+k]), x1)
+			y := x - k
+			if y > y1 {
+				x, y = y1+k, y1
+			}
+			if x+y > fbest {
+				fbest, fx = x+y, x
+			}
+		}
+		bbest, bx := math.MaxInt, 0
+		for k := bmax; k >= bmin; k -= 2 {
+			x := max(int(bd[off+k]), x0)
+			y := x - k
+			if y < y0 {
+				x, y = y0+k, y0
+			}
+			if x+y < bbest {
+				bbest, bx = x+y, x
+			}
+		}
+		if (x1+y1)-bbest < fbest-(x0+y0) {
+			return fx, fbest - fx, true, false
+		}
+		return bx, bbest - bx, false, true
+	}
+}

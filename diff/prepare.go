@@ -1,0 +1,200 @@
+package diff
+
+import "hash/maphash"
+
+// differ holds one diff problem: the changed middles of the two inputs as
+// interned line ids, and the change marks that the algorithms set.
+type differ struct {
+	pre  int     // length of the common prefix, where the middles start
+	a, b []int32 // ids of the middle lines: equal lines, equal ids
+	n, m int     // len(a), len(b)
+	nid  int     // number of distinct ids
+
+	cntA, cntB []int32 // occurrences of each id in a and in b
+	ca, cb     []bool  // change marks over the whole inputs
+	minLimit   int     // least cost bound of a Myers search
+
+	// Scratch space reused by every Myers call: a call from the histogram
+	// fallback must not allocate afresh each time.
+	seen           []int32 // per id, the stamp of the last region that held it
+	stamp          int32
+	xa, xb, ia, ib []int32
+	fd, bd         []int32
+}
+
+// newDiffer interns la[pre:len(la)-suf] and lb[pre:len(lb)-suf].
+func newDiffer(la, lb []string, pre, suf int) *differ {
+	ma, mb := la[pre:len(la)-suf], lb[pre:len(lb)-suf]
+	n, m := len(ma), len(mb)
+	d := &differ{
+		pre: pre,
+		n:   n,
+		m:   m,
+		ca:  make([]bool, len(la)),
+		cb:  make([]bool, len(lb)),
+	}
+	ids := make([]int32, n+m)
+	d.a, d.b = ids[:n:n], ids[n:]
+	t := newTable(ma, mb)
+	for i, s := range ma {
+		d.a[i] = t.id(s, i, true)
+	}
+	na := len(t.rep) // ids below na occur in a
+	cnt := make([]int32, na)
+	for i, id := range d.a {
+		if cnt[id] == 0 {
+			t.rep[id] = int32(i) // back to the first occurrence
+		}
+		cnt[id]++
+	}
+	// Most lines of b usually sit a fixed offset away from their copy in
+	// a, the offset changing only where lines were inserted or deleted.
+	// Trying the line at the current offset first saves most hash lookups;
+	// a line that occurs once in a tells the new offset.
+	off := 0
+	for j, s := range mb {
+		if i := j + off; i >= 0 && i < n && ma[i] == s {
+			d.b[j] = d.a[i]
+			continue
+		}
+		id := t.id(s, n+j, false)
+		d.b[j] = id
+		if int(id) < na && cnt[id] == 1 {
+			off = int(t.rep[id]) - j
+		}
+	}
+	d.nid = len(t.rep)
+	counts := make([]int32, 2*d.nid)
+	d.cntA, d.cntB = counts[:d.nid:d.nid], counts[d.nid:]
+	copy(d.cntA, cnt)
+	for _, id := range d.b {
+		d.cntB[id]++
+	}
+	return d
+}
+
+// table interns lines: equal lines get equal ids, numbered from 0 in order
+// of first appearance. It is an open-addressing hash table whose entries
+// hold no pointers, so it costs the garbage collector nothing, and whose
+// slots keep part of the hash so that most mismatches never touch a line.
+type table struct {
+	seed   maphash.Seed
+	slots  []uint64 // tag<<32 | id+1, 0 when free
+	mask   uint64
+	rep    []int32 // per id, the position of one of its lines: ma[p] or mb[p-n]
+	ma, mb []string
+}
+
+func newTable(ma, mb []string) *table {
+	// Source files repeat many lines (blank lines, braces), so a has far
+	// fewer distinct lines than lines; a table no larger than needed
+	// stays in cache. Linear probing tolerates a high load: the next slot
+	// is usually in the same cache line.
+	size := 64
+	for size < len(ma)/2 {
+		size <<= 1
+	}
+	return &table{
+		seed:  maphash.MakeSeed(),
+		slots: make([]uint64, size),
+		mask:  uint64(size - 1),
+		rep:   make([]int32, 0, len(ma)/2),
+		ma:    ma,
+		mb:    mb,
+	}
+}
+
+// id returns the id of s, which sits at position p (see table.rep). With
+// latest set, a line already seen moves the id's representative to p:
+// the next comparison with it then touches memory that is still in cache.
+func (t *table) id(s string, p int, latest bool) int32 {
+	h := maphash.String(t.seed, s)
+	tag := h >> 32
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := t.slots[i]
+		if e == 0 {
+			id := int32(len(t.rep))
+			t.slots[i] = tag<<32 | uint64(id+1)
+			t.rep = append(t.rep, int32(p))
+			if 4*len(t.rep) > 3*len(t.slots) {
+				t.grow()
+			}
+			return id
+		}
+		if e>>32 == tag {
+			id := int32(uint32(e)) - 1
+			if t.line(id) == s {
+				if latest {
+					t.rep[id] = int32(p)
+				}
+				return id
+			}
+		}
+	}
+}
+
+// line returns the first line that got id.
+func (t *table) line(id int32) string {
+	if p := int(t.rep[id]); p < len(t.ma) {
+		return t.ma[p]
+	}
+	return t.mb[int(t.rep[id])-len(t.ma)]
+}
+
+// grow doubles the table, keeping its load under three quarters.
+func (t *table) grow() {
+	t.slots = make([]uint64, 2*len(t.slots))
+	t.mask = uint64(len(t.slots) - 1)
+	for id := range t.rep {
+		h := maphash.String(t.seed, t.line(int32(id)))
+		i := h & t.mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = h>>32<<32 | uint64(id+1)
+	}
+}
+
+// markA marks middle lines a[i:j] changed.
+func (d *differ) markA(i, j int) {
+	for ; i < j; i++ {
+		d.ca[d.pre+i] = true
+	}
+}
+
+// markB marks middle lines b[i:j] changed.
+func (d *differ) markB(i, j int) {
+	for ; i < j; i++ {
+		d.cb[d.pre+i] = true
+	}
+}
+
+// cost returns the number of changed middle lines.
+func (d *differ) cost() int {
+	c := 0
+	for _, x := range d.ca[d.pre : d.pre+d.n] {
+		if x {
+			c++
+		}
+	}
+	for _, x := range d.cb[d.pre : d.pre+d.m] {
+		if x {
+			c++
+		}
+	}
+	return c
+}
+
+// lowerBound returns a size no script can beat: a line that occurs k times
+// more often on one side than on the other is changed at least k times.
+func (d *differ) lowerBound() int {
+	lb := 0
+	for id := range d.nid {
+		if x := int(d.cntA[id]) - int(d.cntB[id]); x > 0 {
+			lb += x
+		} else {
+			lb -= x
+		}
+	}
+	return lb
+}
