@@ -227,8 +227,8 @@ func TestConcurrentWriters(t *testing.T) {
 	for g := range 64 {
 		wg.Go(func() {
 			c := clients[g%2]
-			for i := range 40 {
-				req := request("openai/m", (g*7+i)%100)
+			for i := range 10 {
+				req := request("openai/m", (g*7+i)%50)
 				resp, err := c.Complete(context.Background(), req)
 				if err != nil {
 					errs <- err
