@@ -28,6 +28,10 @@ type looseHunk struct {
 	atEnd              bool
 	oldNoEOL, newNoEOL bool
 	markers            bool // "\ No newline" markers were present
+	// appends: a hunk with no old lines and no position adds at the end of
+	// the file (search-replace's empty SEARCH). Elsewhere such a hunk has
+	// nowhere to go.
+	appends bool
 	line               int  // patch line of the header
 	diags              []string
 }
@@ -291,7 +295,7 @@ func fromStrict(p *patch.Patch) []*looseFile {
 	for _, fp := range p.Files {
 		f := &looseFile{oldName: fp.OldPath, newName: fp.NewPath, op: fp.Op}
 		for _, h := range fp.Hunks {
-			lh := &looseHunk{anchors: h.Anchors, atEnd: h.AtEnd, line: h.PatchLine, oldNoEOL: h.OldNoEOL, newNoEOL: h.NewNoEOL, markers: !h.KeepEOL}
+			lh := &looseHunk{anchors: h.Anchors, atEnd: h.AtEnd, line: h.PatchLine, oldNoEOL: h.OldNoEOL, newNoEOL: h.NewNoEOL, markers: !h.KeepEOL, appends: true}
 			if h.HasPos {
 				lh.oldStart, lh.newStart, lh.hasPos = h.OldStart, h.NewStart, true
 			}

@@ -170,8 +170,10 @@ func locate(t *text, pl *placed) string {
 		switch {
 		case len(t.lines) == 0:
 			pl.p = place{tier: TierExact}
-		case !pl.h.hasPos:
+		case !pl.h.hasPos && pl.h.appends:
 			pl.p = place{start: len(t.lines), end: len(t.lines), tier: TierExact}
+		case !pl.h.hasPos:
+			return "the hunk only adds lines and has neither context nor a line number: nowhere to put them"
 		case pl.h.oldStart <= len(t.lines):
 			// "@@ -N,0 +M,K @@" inserts after line N.
 			pl.p = place{start: pl.h.oldStart, end: pl.h.oldStart, tier: TierExact}
@@ -186,6 +188,9 @@ func locate(t *text, pl *placed) string {
 		// context space: the extra readings must not create extra places.
 		for _, alt := range []bool{false, true} {
 			if cs := contiguous(t, es, lv, alt); len(cs) > 0 {
+				if (lv > levelExact || alt) && !anySignificant(es) {
+					return "the hunk's context is only blank lines and punctuation, which match the file only loosely"
+				}
 				pl.cands = cs
 				pl.p = cs[0]
 				return ""
@@ -207,6 +212,15 @@ func locate(t *text, pl *placed) string {
 		return ""
 	}
 	return "context not found: the hunk's lines do not fit the file anywhere"
+}
+
+func anySignificant(es []entry) bool {
+	for _, e := range es {
+		if e.signif && !e.elision {
+			return true
+		}
+	}
+	return false
 }
 
 // missingRemoved reports whether some removed line is nowhere in the file.
