@@ -2,7 +2,9 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -22,10 +24,15 @@ type Limits struct {
 // bursts stay short. A request larger than a bucket still goes through: it
 // waits as long as the bucket needs to pay it off. A Limiter is safe for
 // concurrent use; waiters are served in the order they arrive.
+//
+// A Limiter also holds back every request while a server's Retry-After
+// runs (see [Limiter.Pause]), so that one 429 slows all workers down
+// instead of each of them finding out for itself.
 type Limiter struct {
 	mu       sync.Mutex
 	requests bucket
 	tokens   bucket
+	pause    time.Time // no request starts before this
 }
 
 // bucket is a token bucket whose level may go negative: a reservation is
@@ -83,16 +90,22 @@ func NewLimiter(l Limits) *Limiter {
 	return &Limiter{requests: newBucket(l.RequestsPerMinute), tokens: newBucket(l.TokensPerMinute)}
 }
 
-func (l *Limiter) unlimited() bool {
-	return l == nil || (l.requests.perSecond == 0 && l.tokens.perSecond == 0)
-}
-
 // reserve takes one request and the given tokens at now and returns the
 // wait before the request may be sent.
 func (l *Limiter) reserve(now time.Time, tokens int) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return max(l.requests.take(now, 1), l.tokens.take(now, float64(tokens)))
+	return max(l.requests.take(now, 1), l.tokens.take(now, float64(tokens)), l.pause.Sub(now))
+}
+
+// Pause holds back all requests until the given time; an earlier pause
+// than the current one changes nothing.
+func (l *Limiter) Pause(until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until.After(l.pause) {
+		l.pause = until
+	}
 }
 
 func (l *Limiter) cancel(now time.Time, tokens int) {
@@ -106,9 +119,6 @@ func (l *Limiter) cancel(now time.Time, tokens int) {
 // sent, or ctx is done; then it takes back the reservation and returns the
 // context's error.
 func (l *Limiter) Wait(ctx context.Context, tokens int) error {
-	if l.unlimited() {
-		return ctx.Err()
-	}
 	d := l.reserve(time.Now(), tokens)
 	if d <= 0 {
 		return nil
@@ -126,7 +136,7 @@ func (l *Limiter) Wait(ctx context.Context, tokens int) error {
 
 // Adjust corrects a request's token charge once its real usage is known.
 func (l *Limiter) Adjust(estimated, actual int) {
-	if l.unlimited() || l.tokens.perSecond == 0 {
+	if l.tokens.perSecond == 0 {
 		return
 	}
 	l.mu.Lock()
@@ -136,11 +146,10 @@ func (l *Limiter) Adjust(estimated, actual int) {
 	l.tokens.level = min(l.tokens.capacity, l.tokens.level+float64(estimated-actual))
 }
 
-// WithRateLimit returns a Client that waits for l before every call to c.
+// WithRateLimit returns a Client that waits for l before every call to c,
+// corrects l with the usage each call reports, and pauses l for as long as
+// a 429 response's Retry-After asks.
 func WithRateLimit(c Client, l *Limiter) Client {
-	if l.unlimited() {
-		return c
-	}
 	return ClientFunc(func(ctx context.Context, req Request) (Response, error) {
 		est := estimateTokens(req)
 		if err := l.Wait(ctx, est); err != nil {
@@ -149,6 +158,10 @@ func WithRateLimit(c Client, l *Limiter) Client {
 		resp, err := c.Complete(ctx, req)
 		if err == nil && resp.InputTokens+resp.OutputTokens > 0 {
 			l.Adjust(est, resp.InputTokens+resp.OutputTokens)
+		}
+		var e *Error
+		if errors.As(err, &e) && e.StatusCode == http.StatusTooManyRequests && e.RetryAfter > 0 {
+			l.Pause(time.Now().Add(e.RetryAfter))
 		}
 		return resp, err
 	})

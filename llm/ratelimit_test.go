@@ -121,12 +121,44 @@ func TestLimiterConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-func TestUnlimitedLimiterPassesThrough(t *testing.T) {
-	c := ClientFunc(func(context.Context, Request) (Response, error) { return Response{Text: "x"}, nil })
-	if got := WithRateLimit(c, NewLimiter(Limits{})); got == nil {
-		t.Fatal("nil client")
+func TestUnlimitedLimiter(t *testing.T) {
+	l := NewLimiter(Limits{})
+	t0 := time.Unix(1000, 0)
+	for range 1000 {
+		if d := l.reserve(t0, 1e9); d != 0 {
+			t.Fatalf("unlimited limiter waits %v", d)
+		}
 	}
-	if err := NewLimiter(Limits{}).Wait(context.Background(), 1e9); err != nil {
-		t.Fatal(err)
+}
+
+func TestLimiterPause(t *testing.T) {
+	l := NewLimiter(Limits{})
+	t0 := time.Unix(1000, 0)
+	l.Pause(t0.Add(2 * time.Second))
+	l.Pause(t0.Add(time.Second)) // shorter: no effect
+	if d := l.reserve(t0, 1); d != 2*time.Second {
+		t.Errorf("wait during pause = %v, want 2s", d)
+	}
+	if d := l.reserve(t0.Add(3*time.Second), 1); d != 0 {
+		t.Errorf("wait after pause = %v, want 0", d)
+	}
+}
+
+func TestRateLimitPausesOn429(t *testing.T) {
+	l := NewLimiter(Limits{})
+	c := WithRateLimit(ClientFunc(func(context.Context, Request) (Response, error) {
+		return Response{}, &Error{StatusCode: 429, RetryAfter: time.Hour, Temporary: true, msg: "429"}
+	}), l)
+	before := time.Now()
+	if _, err := c.Complete(context.Background(), Request{}); err == nil {
+		t.Fatal("no error")
+	}
+	if d := l.reserve(before, 0); d < 59*time.Minute {
+		t.Errorf("limiter not paused by Retry-After: wait %v", d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Complete(ctx, Request{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("error = %v, want context.Canceled", err)
 	}
 }
