@@ -37,9 +37,10 @@ const noEOLMarker = `\ No newline at end of file`
 // A block's path is the nearest line before it, after the previous block,
 // that is neither blank nor a fence line (three or more '`' or '~' after
 // optional spaces, as in "```" or "```python"), with surrounding whitespace
-// removed. A block with no such line keeps the path of the block before it;
-// blocks before any path line have an empty path and the caller names the
-// file. Every other line outside blocks is ignored.
+// removed; it must not read as a marker once trimmed. A block with no such
+// line keeps the path of the block before it; blocks before any path line
+// have an empty path and the caller names the file. Every other line
+// outside blocks is ignored.
 //
 // Blocks with the same path form one [FilePatch] (Op Modify), with hunks in
 // block order; file patches are in order of first appearance. Each block is
@@ -69,6 +70,11 @@ func ParseSearchReplace(text string) (*Patch, error) {
 		case isSearchMarker(l):
 			for j := i - 1; j >= gap; j-- {
 				if t := strings.TrimSpace(lines[j]); t != "" && !isFence(t) {
+					if isSRMarker(t) {
+						// An indented marker: no path, and a printer
+						// could not write it back.
+						return nil, srErrorf(j+1, "indented marker %q before a block", t)
+					}
 					path = t
 					break
 				}
@@ -287,10 +293,11 @@ func splitNoEOLContext(ls []Line, oldNoEOL, newNoEOL bool) []Line {
 // (OldNoEOL or NewNoEOL, unless KeepEOL): with both flags set the marker is
 // still needed, because it is what ties the hunk to the end of the file.
 //
-// Deletions, renames, copies, mode changes, binary changes, V4A anchors and
-// AtEnd, insertions at a line number, file patches without a path after the
-// first, and lines that read as block markers cannot be expressed: the error
-// wraps [ErrNotExpressible].
+// Deletions, renames, copies, mode changes, binary changes, modifications
+// whose old and new names differ (apply patches whichever file exists), V4A
+// anchors and AtEnd, insertions at a line number, file patches without a
+// path after the first, and lines that read as block markers cannot be
+// expressed: the error wraps [ErrNotExpressible].
 func printSearchReplace(b *strings.Builder, p *Patch) error {
 	for fi, fp := range p.Files {
 		path, err := srPath(fp, fi)
@@ -352,8 +359,10 @@ func srPath(fp *FilePatch, fi int) (string, error) {
 		return "", fmt.Errorf("delete %s: %w", path, ErrNotExpressible)
 	case fp.Op == Copy:
 		return "", fmt.Errorf("copy %s to %s: %w", fp.OldPath, fp.NewPath, ErrNotExpressible)
-	case fp.Op == Rename || (fp.OldPath != "" && fp.NewPath != "" && fp.OldPath != fp.NewPath):
+	case fp.Op == Rename:
 		return "", fmt.Errorf("rename %s to %s: %w", fp.OldPath, fp.NewPath, ErrNotExpressible)
+	case differentNames(fp):
+		return "", fmt.Errorf("modify %s or %s (whichever exists): %w", fp.OldPath, fp.NewPath, ErrNotExpressible)
 	case fp.OldMode != 0 && fp.NewMode != 0 && fp.OldMode != fp.NewMode:
 		return "", fmt.Errorf("mode change of %s: %w", path, ErrNotExpressible)
 	case path == "" && fi > 0:
@@ -363,6 +372,13 @@ func srPath(fp *FilePatch, fi int) (string, error) {
 		return "", fmt.Errorf("path %q does not fit on a path line: %w", path, ErrNotExpressible)
 	}
 	return path, nil
+}
+
+// differentNames reports a modification whose old and new names differ
+// without a rename, as in "--- a/x.orig" / "+++ b/x": apply patches
+// whichever file exists, which neither search-replace nor V4A can say.
+func differentNames(fp *FilePatch) bool {
+	return fp.Op == Modify && fp.OldPath != "" && fp.NewPath != "" && fp.OldPath != fp.NewPath
 }
 
 // writeSRBlock writes one block, preceded by its path line unless path is

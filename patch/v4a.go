@@ -332,9 +332,10 @@ func (p *v4aParser) finish(h *Hunk, marks []v4aMark) error {
 // after the last old (new) line of a hunk with OldNoEOL (NewNoEOL) unless
 // KeepEOL is set.
 //
-// Copies, mode changes, binary changes, file patches without a path, empty
-// hunks, insertions at a line number, and updates with no hunks cannot be
-// expressed: the error wraps [ErrNotExpressible].
+// Copies, mode changes, binary changes, modifications whose old and new
+// names differ (apply patches whichever file exists), file patches without a
+// path, empty hunks, insertions at a line number, and updates with no hunks
+// cannot be expressed: the error wraps [ErrNotExpressible].
 func printV4A(b *strings.Builder, p *Patch) error {
 	b.WriteString(v4aBegin + "\n")
 	for _, fp := range p.Files {
@@ -355,6 +356,8 @@ func writeV4AFile(b *strings.Builder, fp *FilePatch) error {
 		return fmt.Errorf("copy %s to %s: %w", fp.OldPath, fp.NewPath, ErrNotExpressible)
 	case fp.OldMode != 0 && fp.NewMode != 0 && fp.OldMode != fp.NewMode:
 		return fmt.Errorf("mode change of %s: %w", path, ErrNotExpressible)
+	case differentNames(fp):
+		return fmt.Errorf("modify %s or %s (whichever exists): %w", fp.OldPath, fp.NewPath, ErrNotExpressible)
 	}
 	for _, s := range []string{fp.OldPath, fp.NewPath} {
 		if s != strings.TrimSpace(s) || strings.Contains(s, "\n") {

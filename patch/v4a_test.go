@@ -208,6 +208,8 @@ func TestPrintV4AErrors(t *testing.T) {
 	}{
 		{"copy", &Patch{Files: []*FilePatch{{OldPath: "a", NewPath: "b", Op: Copy}}},
 			"print v4a: copy a to b: cannot be expressed in this format"},
+		{"different names", &Patch{Files: []*FilePatch{{OldPath: "a.orig", NewPath: "a", Hunks: []*Hunk{{Lines: ls("-x")}}}}},
+			"print v4a: modify a.orig or a (whichever exists): cannot be expressed in this format"},
 		{"mode", &Patch{Files: []*FilePatch{{OldPath: "a", NewPath: "a", OldMode: 0o100644, NewMode: 0o100755, Hunks: []*Hunk{{Lines: ls("-x")}}}}},
 			"print v4a: mode change of a: cannot be expressed in this format"},
 		{"binary", &Patch{Files: []*FilePatch{{OldPath: "a", NewPath: "a", Binary: true}}},
