@@ -364,3 +364,61 @@ func renderPatch(t *testing.T, p *Patch) string {
 	}
 	return b.String()
 }
+
+// TestDevConversions converts the real diffs of the Diff-XYZ dev set to
+// search-replace and v4a and applies the printouts: each must do exactly
+// what the parsed diff does once its line numbers are dropped (the two
+// formats have none), and almost always give the commit's new file.
+func TestDevConversions(t *testing.T) {
+	total, exact := 0, 0
+	readJSONL(t, "../../shared/data/diffxyz-dev.jsonl.gz", func(line []byte) {
+		var r struct {
+			ID    string `json:"id"`
+			Old   string `json:"old_code"`
+			New   string `json:"new_code"`
+			UDiff string `json:"udiff"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		p, err := ParseUDiff(r.UDiff, DefaultParseOptions)
+		if err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+			return
+		}
+		ref := *p.Files[0]
+		ref.Hunks = nil
+		for _, h := range p.Files[0].Hunks {
+			c := *h
+			c.HasPos = false
+			ref.Hunks = append(ref.Hunks, &c)
+		}
+		want, _, wantErr := ApplyFile(r.Old, &ref, ApplyOptions{})
+		total++
+		if wantErr == nil && want == r.New {
+			exact++
+		}
+		for _, f := range []Format{SearchReplace, V4A} {
+			out, err := Print(p, f)
+			if err != nil {
+				t.Errorf("%s: %v", r.ID, err)
+				continue
+			}
+			q, err := Parse(out, f, DefaultParseOptions)
+			if err != nil {
+				t.Errorf("%s: %s printout does not parse: %v", r.ID, f, err)
+				continue
+			}
+			got, _, err := ApplyFile(r.Old, q.Files[0], ApplyOptions{})
+			if (err == nil) != (wantErr == nil) || got != want {
+				t.Errorf("%s: %s printout applies differently: error %v, want %v", r.ID, f, err, wantErr)
+			}
+		}
+	})
+	// Without line numbers a hunk goes to the first place its lines fit,
+	// which is not always where git put it.
+	t.Logf("%d of %d diffs give the new file without line numbers", exact, total)
+	if exact < total*98/100 {
+		t.Errorf("only %d of %d diffs give the new file without line numbers", exact, total)
+	}
+}
