@@ -52,6 +52,18 @@ func (p Price) Cost(inputTokens, outputTokens int) float64 {
 	return (float64(inputTokens)*p.InputPerMillion + float64(outputTokens)*p.OutputPerMillion) / 1e6
 }
 
+// String describes o without its API key.
+func (o Options) String() string {
+	key := "unset"
+	if o.APIKey != "" {
+		key = "[redacted]"
+	}
+	return fmt.Sprintf("{BaseURL:%q APIKey:%s Timeout:%v Retry:%+v Limits:%+v}", o.BaseURL, key, o.Timeout, o.Retry, o.Limits)
+}
+
+// GoString is String, so that %#v does not show the API key either.
+func (o Options) GoString() string { return o.String() }
+
 // resolved is Options after defaults and the environment are applied.
 type resolved struct {
 	baseURL    string
@@ -80,9 +92,10 @@ func NewHTTPClient(maxConns int) *http.Client {
 //   - "replay/PATH": answers read from the JSONL file PATH (see [Replay]).
 //   - "reference": the answers of opts.Oracle.
 //
-// Network clients are wrapped with opts.Limits and then opts.Retry, so each
-// attempt, retries included, waits for the rate limiter. The SDKs' own
-// retries are off. Wrap the result with the llm/cache package for a
+// Network clients are wrapped with a [Limiter] for opts.Limits and then
+// with opts.Retry, so each attempt, retries included, waits for the rate
+// limiter, and a 429's Retry-After holds back every request of the client.
+// The SDKs' own retries are off. Wrap the result with the llm/cache package for a
 // response cache.
 func New(ctx context.Context, model string, opts Options) (Client, error) {
 	if err := ctx.Err(); err != nil {

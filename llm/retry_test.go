@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -122,5 +123,14 @@ func TestRedact(t *testing.T) {
 	}
 	if got := redact("nothing", ""); got != "nothing" {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestOptionsHideKey(t *testing.T) {
+	o := Options{APIKey: "sk-hidden-1234", BaseURL: "http://x"}
+	for _, s := range []string{fmt.Sprint(o), fmt.Sprintf("%+v", o), fmt.Sprintf("%#v", o), fmt.Sprintf("%v", &o)} {
+		if strings.Contains(s, "sk-hidden") {
+			t.Errorf("options print the key: %s", s)
+		}
 	}
 }
