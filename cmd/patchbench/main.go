@@ -61,6 +61,7 @@ func newRootCommand(sio stdio) *cobra.Command {
 		newApplyCommand(sio),
 		newDiffCommand(sio),
 		newConvertCommand(sio),
+		newApplybenchCommand(sio),
 	)
 	return root
 }

@@ -188,7 +188,7 @@ func locate(t *text, pl *placed) string {
 		// context space: the extra readings must not create extra places.
 		for _, alt := range []bool{false, true} {
 			if cs := contiguous(t, es, lv, alt); len(cs) > 0 {
-				if (lv > levelExact || alt) && !anySignificant(es) {
+				if lv == levelSpace && !anySignificant(es) {
 					return "the hunk's context is only blank lines and punctuation, which match the file only loosely"
 				}
 				pl.cands = cs
