@@ -125,8 +125,9 @@ var endTokens = []string{
 	"<|end_of_text|>", "<end_of_turn>", "<｜end▁of▁sentence｜>",
 }
 
-// stripEndTokens removes end-of-text tokens, and what follows them, from the
-// end of text, repeatedly.
+// stripEndTokens removes end-of-text tokens (and the whitespace after them)
+// from the end of text, repeatedly. Tokens elsewhere are left alone: "</s>"
+// is also HTML.
 func stripEndTokens(text string) string {
 	for {
 		t := strings.TrimRight(text, " \t\r\n")

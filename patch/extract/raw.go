@@ -153,15 +153,14 @@ func diffEnd(lines []string, start, hi int, v4a bool) int {
 			i++
 			end = i
 			continue
-		case inCounts:
-			// Within a hunk's counts, "--- x" is a deleted line, as
-			// git reads it.
 		case strings.HasPrefix(l, "diff --git "):
 			h, inHeader = hunkCounts{}, true
 			i++
 			end = i
 			continue
-		case isFilePair(lines, i, hi):
+		case isFilePair(lines, i, hi) && !inCounts:
+			// Within a hunk's counts "--- x" is a deleted line, as git
+			// reads it.
 			h, inHeader = hunkCounts{}, true
 			i += 2
 			end = i
@@ -189,6 +188,11 @@ func diffEnd(lines []string, start, hi int, v4a bool) int {
 		j := i
 		for j < hi && !isBody(bare(lines[j]), v4a) && !isHeaderStart(lines, j, hi, v4a) {
 			j++
+		}
+		if j == i {
+			// Every header start was handled above; should one slip
+			// through, end the diff rather than loop.
+			return end
 		}
 		// Lines the header's counts still expect are context lines that
 		// lost their leading space, or empty context lines; at the end of
