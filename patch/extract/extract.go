@@ -168,13 +168,13 @@ func markThink(cands []*cand, lines []string) {
 		}
 	}
 	// An unclosed <think> is left alone: a truncated answer's reasoning may
-	// be all there is.
+	// be all there is. Both lists are in line order.
+	k := 0
 	for _, c := range cands {
-		for _, sp := range spans {
-			if c.StartLine >= sp.a && c.StartLine <= sp.b {
-				c.inThink = true
-			}
+		for k < len(spans) && spans[k].b < c.StartLine {
+			k++
 		}
+		c.inThink = k < len(spans) && c.StartLine >= spans[k].a
 	}
 }
 
@@ -381,15 +381,12 @@ func source(chosen []*cand, dups int) string {
 			spans     []string
 		}
 		var groups []*group
+		byName := map[string]*group{}
 		for _, c := range chosen {
-			var g *group
-			for _, h := range groups {
-				if h.adj == c.adj && h.noun == c.noun {
-					g = h
-				}
-			}
+			g := byName[c.adj+" "+c.noun]
 			if g == nil {
 				g = &group{adj: c.adj, noun: c.noun}
+				byName[c.adj+" "+c.noun] = g
 				groups = append(groups, g)
 			}
 			g.spans = append(g.spans, c.span())
