@@ -2,7 +2,6 @@ package patch
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -44,28 +43,52 @@ func Print(p *Patch, f Format) (string, error) {
 	return b.String(), nil
 }
 
-var (
-	reNumberedHeader = regexp.MustCompile(`(?m)^@@ -\d+(,\d+)? \+\d+(,\d+)? @@`)
-	reBareHeader     = regexp.MustCompile(`(?m)^@@ (\.\.\. )?@@`)
-	reWordMarker     = regexp.MustCompile(`(?m)^(ADD|DEL|CON)( |$)`)
-	reV4A            = regexp.MustCompile(`(?m)^\*\*\* (Begin Patch|Update File: |Add File: |Delete File: )`)
-	reSearch         = regexp.MustCompile(`(?m)^<{5,9} ?SEARCH\s*$`)
-)
-
 // Detect guesses the format of text from its markers. It reports false when
-// text looks like no edit format at all.
+// text looks like no edit format at all. It reads each line once, without
+// regular expressions, since it runs on every model response.
 func Detect(text string) (Format, bool) {
+	var v4a, sr, words, numbered, hunk bool
+	for len(text) > 0 {
+		var l string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i], text[i+1:]
+		} else {
+			l, text = text, ""
+		}
+		l = strings.TrimSuffix(l, "\r")
+		switch {
+		case strings.HasPrefix(l, "*** "):
+			for _, p := range []string{"*** Begin Patch", "*** Update File: ", "*** Add File: ", "*** Delete File: "} {
+				if strings.HasPrefix(l, p) {
+					v4a = true
+				}
+			}
+		case strings.HasPrefix(l, "<<<<<"):
+			sr = sr || isSearchMarker(l)
+		case strings.HasPrefix(l, "@@"):
+			hunk = true
+			numbered = numbered || isNumberedHeader(l)
+		case strings.HasPrefix(l, "ADD") || strings.HasPrefix(l, "DEL") || strings.HasPrefix(l, "CON"):
+			words = words || len(l) == 3 || l[3] == ' '
+		}
+	}
 	switch {
-	case reV4A.MatchString(text):
+	case v4a:
 		return V4A, true
-	case reSearch.MatchString(text):
+	case sr:
 		return SearchReplace, true
-	case reWordMarker.MatchString(text) && (reNumberedHeader.MatchString(text) || reBareHeader.MatchString(text) || strings.Contains(text, "\n@@")):
+	case words && hunk:
 		return UDiffL, true
-	case reNumberedHeader.MatchString(text):
+	case numbered:
 		return UDiff, true
-	case reBareHeader.MatchString(text), strings.HasPrefix(text, "@@"), strings.Contains(text, "\n@@"):
+	case hunk:
 		return UDiffH, true
 	}
 	return "", false
+}
+
+// isNumberedHeader matches "@@ -A[,B] +C[,D] @@".
+func isNumberedHeader(l string) bool {
+	h, err := parseHunkHeader(l)
+	return err == nil && h.HasPos
 }

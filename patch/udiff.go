@@ -418,6 +418,9 @@ func stripPath(name string, n int) (string, error) {
 			s = s[1:]
 		}
 	}
+	if s == "" {
+		return "", fmt.Errorf("no file name left in %q after stripping %d components", name, n)
+	}
 	return s, nil
 }
 

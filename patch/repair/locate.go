@@ -57,16 +57,45 @@ func newText(content string) *text {
 		}
 	}
 	t.crlf = len(t.lines) > 0 && cr*2 > len(t.lines)
-	for lv := 0; lv < numLevels; lv++ {
-		t.norm[lv] = make([]string, len(t.lines))
-		t.index[lv] = make(map[string][]int, len(t.lines))
+	return t
+}
+
+// normLevel returns the file's lines normalised at level lv, computing them
+// the first time: most hunks never need the looser levels.
+func (t *text) normLevel(lv int) []string {
+	if t.norm[lv] == nil && lv == levelExact && !t.crlf && !anyCR(t.lines) {
+		t.norm[lv] = t.lines
+	}
+	if t.norm[lv] == nil {
+		n := make([]string, len(t.lines))
 		for i, l := range t.lines {
-			n := normalize(lv, l)
-			t.norm[lv][i] = n
-			t.index[lv][n] = append(t.index[lv][n], i)
+			n[i] = normalize(lv, l)
+		}
+		t.norm[lv] = n
+	}
+	return t.norm[lv]
+}
+
+func anyCR(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasSuffix(l, "\r") {
+			return true
 		}
 	}
-	return t
+	return false
+}
+
+// indexLevel maps each normalised line at level lv to where it occurs.
+func (t *text) indexLevel(lv int) map[string][]int {
+	if t.index[lv] == nil {
+		n := t.normLevel(lv)
+		idx := make(map[string][]int, len(n))
+		for i, l := range n {
+			idx[l] = append(idx[l], i)
+		}
+		t.index[lv] = idx
+	}
+	return t.index[lv]
 }
 
 // entry is one old-side line of a hunk (context or deleted).
@@ -84,22 +113,39 @@ func (e *entry) matches(t *text, lv, j int) bool {
 
 // matchesAlt is matches, using only the most likely reading unless alt.
 func (e *entry) matchesAlt(t *text, lv, j int, alt bool) bool {
-	rs := e.norm[lv]
+	rs := e.normAt(lv)
 	if !alt && len(rs) > 1 {
 		rs = rs[:1]
 	}
+	f := t.normLevel(lv)[j]
 	for _, r := range rs {
-		if t.norm[lv][j] == r {
+		if f == r {
 			return true
 		}
 	}
 	return false
 }
 
+// normAt returns the entry's readings normalised at level lv, computed the
+// first time they are needed; equal readings are kept once.
+func (e *entry) normAt(lv int) []string {
+	if e.norm[lv] == nil {
+		rs := make([]string, 0, len(e.raw))
+		for _, r := range e.raw {
+			n := normalize(lv, r)
+			if len(rs) == 0 || rs[len(rs)-1] != n {
+				rs = append(rs, n)
+			}
+		}
+		e.norm[lv] = rs
+	}
+	return e.norm[lv]
+}
+
 // reading returns which reading of e matched file line j at level lv.
 func (e *entry) reading(t *text, lv, j int) int {
-	for k, r := range e.norm[lv] {
-		if t.norm[lv][j] == r {
+	for k, r := range e.normAt(lv) {
+		if t.normLevel(lv)[j] == r {
 			return k
 		}
 	}
@@ -113,16 +159,6 @@ func entries(h *looseHunk) []entry {
 			continue
 		}
 		e := entry{kind: l.kind, raw: l.texts, elision: l.elision}
-		for lv := 0; lv < numLevels; lv++ {
-			seen := map[string]bool{}
-			for _, r := range l.texts {
-				n := normalize(lv, r)
-				if !seen[n] {
-					seen[n] = true
-					e.norm[lv] = append(e.norm[lv], n)
-				}
-			}
-		}
 		e.signif = significant(l.texts[0])
 		es = append(es, e)
 	}
@@ -161,23 +197,10 @@ func contiguous(t *text, es []entry, lv int, alt bool) []place {
 	if m == 0 {
 		return nil
 	}
-	// Start from the file lines that match the first entry.
-	cands := map[int]bool{}
-	first := es[0].norm[lv]
-	if !alt && len(first) > 1 {
-		first = first[:1]
-	}
-	for _, r := range first {
-		for _, j := range t.index[lv][r] {
-			cands[j] = true
-		}
-	}
-	for j := range cands {
-		if j+m > len(t.lines) {
-			continue
-		}
+	fl := t.normLevel(lv)
+	for j := 0; j+m <= len(fl); j++ {
 		ok := true
-		for i := 1; i < m && ok; i++ {
+		for i := 0; i < m && ok; i++ {
 			ok = es[i].matchesAlt(t, lv, j+i, alt)
 		}
 		if ok {

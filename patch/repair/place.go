@@ -225,13 +225,14 @@ func anySignificant(es []entry) bool {
 
 // missingRemoved reports whether some removed line is nowhere in the file.
 func missingRemoved(t *text, es []entry) bool {
-	for _, e := range es {
+	for i := range es {
+		e := &es[i]
 		if e.kind != patch.LineDelete || e.elision {
 			continue
 		}
 		found := false
-		for _, r := range e.norm[levelSpace] {
-			if len(t.index[levelSpace][r]) > 0 {
+		for _, r := range e.normAt(levelSpace) {
+			if len(t.indexLevel(levelSpace)[r]) > 0 {
 				found = true
 				break
 			}
@@ -256,13 +257,7 @@ func newSideFits(t *text, h *looseHunk) bool {
 		if l.kind == patch.LineInsert {
 			changes = true
 		}
-		e := entry{kind: patch.LineContext, raw: l.texts}
-		for lv := 0; lv < numLevels; lv++ {
-			for _, r := range l.texts {
-				e.norm[lv] = append(e.norm[lv], normalize(lv, r))
-			}
-		}
-		ns = append(ns, e)
+		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts})
 	}
 	if !changes || len(ns) == 0 {
 		return false

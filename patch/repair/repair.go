@@ -111,12 +111,21 @@ type Result struct {
 	// taken out of surrounding text.
 	Extracted string       `json:"extracted,omitempty"`
 	Files     []FileReport `json:"files"`
-	// Patch is the canonical form of the edit: a unified diff with exact
-	// context and line numbers. Nil unless Status is applied.
-	Patch *patch.Patch `json:"-"`
 	// Results are the new file contents, ready for patch.WriteResults. Nil
 	// unless Status is applied.
 	Results []patch.FileResult `json:"-"`
+
+	orig map[string]string // the files as read, for Canonical
+}
+
+// Canonical returns the edit as a well-formed patch with exact context and
+// line numbers, made anew from the old and new contents, which git apply
+// accepts. It is nil unless Status is applied.
+func (r *Result) Canonical() *patch.Patch {
+	if r.Status != StatusApplied {
+		return nil
+	}
+	return canonical(r.Results, r.orig)
 }
 
 // Errors returned with a Result whose Status is not applied.
@@ -158,18 +167,27 @@ func (d *diags) add(line int, code, msg string) {
 // each file and hunk, and nothing must be written.
 func Repair(text string, opts Options) (*Result, error) {
 	res := &Result{Status: StatusRefused}
-	// Take the edit out of prose, fences and tags first.
-	ex, err := extract.Extract(text)
-	if err != nil {
-		return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
-	}
-	if ex.Text != text && ex.Text != text+"\n" {
-		res.Extracted = ex.Source
-	}
-	text = ex.Text
 	f := opts.Format
-	if f == "" {
-		f = ex.Format
+	if bare(text) {
+		// A patch and nothing else: extraction could only lose lines that
+		// lost their context space and look like prose.
+		if f == "" {
+			var ok bool
+			if f, ok = patch.Detect(text); !ok {
+				return res, &Error{Reason: "the text holds no edit in any known format", Err: ErrNoEdit}
+			}
+		}
+	} else {
+		// Take the edit out of prose, fences and tags.
+		ex, err := extract.Extract(text)
+		if err != nil {
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+		}
+		res.Extracted = ex.Source
+		text = ex.Text
+		if f == "" {
+			f = ex.Format
+		}
 	}
 	res.Format = f
 	var d diags
@@ -219,8 +237,19 @@ func Repair(text string, opts Options) (*Result, error) {
 		return res, firstErr
 	}
 	res.Status = StatusApplied
-	res.Patch = canonical(res.Results, &ov)
+	res.orig = ov.orig
 	return res, nil
+}
+
+// bare reports whether text starts as a patch does, with nothing before it.
+func bare(text string) bool {
+	s := strings.TrimLeft(text, " \t\r\n")
+	for _, p := range []string{"diff --git ", "--- ", "@@ ", "@@\n", "Index: ", "*** Begin Patch"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func allAlready(frs []FileReport) bool {
@@ -534,12 +563,12 @@ func findByContent(lf *looseFile, opts Options, ov *overlay, width int) (string,
 }
 
 // canonical makes the unified diff of the final contents.
-func canonical(results []patch.FileResult, ov *overlay) *patch.Patch {
+func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch {
 	p := &patch.Patch{}
 	for _, r := range results {
 		old := ""
 		if r.OldPath != "" {
-			old = ov.orig[r.OldPath]
+			old = orig[r.OldPath]
 		}
 		fp := patch.Make(r.OldPath, r.Path, old, string(r.Content), patch.DefaultMakeOptions())
 		fp.Op = r.Op
