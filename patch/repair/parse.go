@@ -32,8 +32,8 @@ type looseHunk struct {
 	// the file (search-replace's empty SEARCH). Elsewhere such a hunk has
 	// nowhere to go.
 	appends bool
-	line               int  // patch line of the header
-	diags              []string
+	line    int // patch line of the header
+	diags   []string
 }
 
 type looseLine struct {
