@@ -189,6 +189,15 @@ func applyPatch(o applyOptions, name string, sio stdio, rep *applyReport) ([]pat
 		return results, nil
 	}
 
+	res, err := tolerant(o, name, sio, rep)
+	if err != nil {
+		return nil, err
+	}
+	return res.Results, nil
+}
+
+// tolerant runs the repair pipeline on the patch in name.
+func tolerant(o applyOptions, name string, sio stdio, rep *applyReport) (*repair.Result, error) {
 	text, err := readInput(sio, name)
 	if err != nil {
 		return nil, err
@@ -219,7 +228,7 @@ func applyPatch(o applyOptions, name string, sio stdio, rep *applyReport) ([]pat
 		}
 		return nil, failed(err)
 	}
-	return res.Results, nil
+	return res, nil
 }
 
 // listFiles lists the regular files under dir, for patches that name no

@@ -255,7 +255,7 @@ func fuzzy(t *text, es []entry, budget int) []place {
 					best, mv = c, mvMatch
 				}
 			}
-			if e.kind == patch.LineContext {
+			if e.kind == patch.LineContext || e.elision {
 				dc := int32(1)
 				if e.elision {
 					dc = 0

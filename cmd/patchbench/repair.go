@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
+)
+
+func newRepairCommand(sio stdio) *cobra.Command {
+	var o applyOptions
+	cmd := &cobra.Command{
+		Use:   "repair [flags] PATCH|-",
+		Short: "Print the canonical unified diff of an edit, repaired against the files",
+		Long: `Repair an edit in any format, as apply does, and print it as a canonical
+unified diff (exact context, correct counts and line numbers, git file
+headers) that git apply accepts. Nothing is written to the files.
+
+Exit status: 0 repaired; 1 refused or already applied; 2 usage or input error.`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.stripSet = cmd.Flags().Changed("strip")
+			return runRepair(o, args[0], sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.dir, "directory", "C", ".", "read the files from `DIR`")
+	f.StringVar(&o.target, "target", "", "the file a single-file patch, or one without file headers, applies to (relative to DIR unless absolute)")
+	f.BoolVarP(&o.reverse, "reverse", "R", false, "repair the reverse of the patch")
+	f.StringVar(&o.format, "format", "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
+	f.IntVarP(&o.strip, "strip", "p", 1, "remove `N` leading path components from file names (default: decided per file)")
+	f.BoolVar(&o.json, "json", false, "print the repair report as JSON instead of the diff")
+	return cmd
+}
+
+func runRepair(o applyOptions, name string, sio stdio) error {
+	o.dir, o.target = targetDir(o.dir, o.target)
+	rep := applyReport{Mode: "tolerant", Reverse: o.reverse, Files: []repair.FileReport{}}
+	res, err := tolerant(o, name, sio, &rep)
+	if err != nil {
+		rep.Error = err.Error()
+		if o.json {
+			if werr := writeJSON(sio, rep); werr != nil {
+				return werr
+			}
+		}
+		return err
+	}
+	rep.Status = repair.StatusApplied
+	if o.json {
+		return writeJSON(sio, rep)
+	}
+	text, err := patch.Print(res.Canonical(), patch.UDiff)
+	if err != nil {
+		return failed(err)
+	}
+	_, err = fmt.Fprint(sio.out, text)
+	return err
+}
