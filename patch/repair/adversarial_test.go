@@ -1,0 +1,131 @@
+package repair_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
+)
+
+const twice = `package p
+
+func a() int {
+	x := 1
+	return x
+}
+
+func b() int {
+	x := 1
+	return x
+}
+`
+
+// An edit whose context fits two places is refused, naming both.
+func TestAmbiguousRefusedNamingBoth(t *testing.T) {
+	edit := "--- a/p.go\n+++ b/p.go\n@@ @@\n\tx := 1\n-\treturn x\n+\treturn x + 1\n }\n"
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"p.go": twice}})
+	if !errors.Is(err, repair.ErrRefused) {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if !strings.Contains(err.Error(), "4") || !strings.Contains(err.Error(), "9") {
+		t.Errorf("error %q does not name lines 4 and 9", err)
+	}
+	got := res.Files[0].Hunks[0].Candidates
+	if len(got) != 2 || got[0] != 4 || got[1] != 9 {
+		t.Errorf("candidates = %v, want [4 9]", got)
+	}
+	if res.Results != nil {
+		t.Error("a refused repair returned contents")
+	}
+}
+
+// The same edit with a line number pointing exactly at one place applies
+// there, since the patch says where.
+func TestExactLineNumberDecides(t *testing.T) {
+	edit := "--- a/p.go\n+++ b/p.go\n@@ -9,3 +9,3 @@\n \tx := 1\n-\treturn x\n+\treturn x + 1\n }\n"
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"p.go": twice}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(twice, "\treturn x\n}\n", "\treturn x + 1\n}\n", 2)
+	want = strings.Replace(want, "\treturn x + 1\n}\n", "\treturn x\n}\n", 1)
+	if got := string(res.Results[0].Content); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A line the hunk removes that is not in the file is refused, even though
+// the rest of the hunk fits.
+func TestRemovedLineMissingRefused(t *testing.T) {
+	edit := "--- a/p.go\n+++ b/p.go\n@@ -3,4 +3,4 @@\n func a() int {\n \tx := 1\n-\treturn y\n+\treturn x * 2\n }\n"
+	_, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"p.go": twice}})
+	if !errors.Is(err, repair.ErrRefused) || !strings.Contains(err.Error(), "removes") {
+		t.Fatalf("err = %v, want a refusal about the removed line", err)
+	}
+}
+
+// A patch that is already applied is reported as such and not reversed.
+func TestAlreadyAppliedReported(t *testing.T) {
+	after := strings.Replace(twice, "func a() int {\n\tx := 1", "func a() int {\n\tx := 2", 1)
+	edit := "--- a/p.go\n+++ b/p.go\n@@ -3,3 +3,3 @@\n func a() int {\n-\tx := 1\n+\tx := 2\n \treturn x\n"
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"p.go": after}})
+	if !errors.Is(err, repair.ErrAlreadyApplied) {
+		t.Fatalf("err = %v, want already applied", err)
+	}
+	if res.Status != repair.StatusAlreadyApplied || res.Files[0].Hunks[0].Status != repair.StatusAlreadyApplied {
+		t.Errorf("status = %s / %s, want already_applied", res.Status, res.Files[0].Hunks[0].Status)
+	}
+	if res.Results != nil {
+		t.Error("an already-applied patch returned contents")
+	}
+}
+
+// When one file of a multi-file patch fails, no file gets new content.
+func TestMultiFileAllOrNothing(t *testing.T) {
+	fs := patch.MapFS{"a.go": "one\ntwo\nthree\n", "b.go": "red\ngreen\nblue\n"}
+	edit := "--- a/a.go\n+++ b/a.go\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n" +
+		"--- a/b.go\n+++ b/b.go\n@@ -1,3 +1,3 @@\n red\n-yellow\n+YELLOW\n blue\n"
+	res, err := repair.Repair(edit, repair.Options{FS: fs})
+	if !errors.Is(err, repair.ErrRefused) {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if res.Results != nil {
+		t.Errorf("results returned for a failed patch: %v", res.Results)
+	}
+	if res.Files[0].Status != repair.StatusApplied || res.Files[1].Status != repair.StatusRefused {
+		t.Errorf("file statuses = %s, %s; want applied (in memory), refused", res.Files[0].Status, res.Files[1].Status)
+	}
+}
+
+// An elision marker stands for kept code: whatever it covers survives, as
+// context or as a removed line.
+func TestElisionNeverDeletes(t *testing.T) {
+	file := "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    return a\n"
+	for _, marker := range []string{" ", "-"} {
+		edit := "--- a/f.py\n+++ b/f.py\n@@ @@\n def f():\n-    a = 1\n+    a = 10\n" +
+			marker + "    # ... existing code ...\n     return a\n"
+		res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"f.py": file}})
+		if err != nil {
+			t.Fatalf("marker line %q: %v", marker, err)
+		}
+		want := strings.Replace(file, "a = 1\n", "a = 10\n", 1)
+		if got := string(res.Results[0].Content); got != want {
+			t.Errorf("marker line %q: got\n%s\nwant\n%s", marker, got, want)
+		}
+	}
+}
+
+// A hunk repeated by the model is applied once.
+func TestRepeatedHunkAppliedOnce(t *testing.T) {
+	h := "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+	edit := "--- a/a.go\n+++ b/a.go\n" + h + h
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"a.go": "one\ntwo\nthree\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Results[0].Content); got != "one\nTWO\nthree\n" {
+		t.Errorf("got %q", got)
+	}
+}
