@@ -74,9 +74,12 @@
 //     a blank line followed by prose ends the diff.
 //
 // So "This should fix it." after a blank line is never part of the diff,
-// and neither is trailing prose at the end of the text. A prose line
-// directly under a diff with no blank line between, followed by more diff
-// lines, is taken as a context line.
+// and neither is trailing prose at the end of the text. A non-diff line
+// directly under a hunk line, followed by more diff lines, is taken as a
+// context line unless the hunk's counts are already met. The price: in a
+// hunk without counts, a context line that lost its leading space right
+// after a blank line ends the diff. Fences and tags have no such ambiguity;
+// their content is kept whole.
 //
 // # Choosing
 //
@@ -95,7 +98,10 @@
 // order, and merged into one text: several fences for several files, blocks
 // spread over prose. An edit whose text repeats one already taken (ignoring
 // trailing whitespace) is dropped. Code fences without edit markers, such as
-// the full new file shown beside the diff, are never taken.
+// the full new file shown beside the diff, are never taken. Two different
+// edits of one file, such as a first attempt and its correction, are both
+// kept: which one the model meant is not extraction's call, and Candidates
+// lists both.
 //
 // When nothing is an edit, Extract returns an error wrapping [ErrNoEdit]
 // together with a Result whose Candidates say what was seen; empty input
