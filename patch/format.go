@@ -47,7 +47,7 @@ func Print(p *Patch, f Format) (string, error) {
 // text looks like no edit format at all. It reads each line once, without
 // regular expressions, since it runs on every model response.
 func Detect(text string) (Format, bool) {
-	var v4a, sr, words, numbered, hunk bool
+	var v4a, sr, words, numbered, hunk, git bool
 	for len(text) > 0 {
 		var l string
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -65,6 +65,8 @@ func Detect(text string) (Format, bool) {
 			}
 		case strings.HasPrefix(l, "<<<<<"):
 			sr = sr || isSearchMarker(l)
+		case strings.HasPrefix(l, "diff --git "):
+			git = true
 		case strings.HasPrefix(l, "@@"):
 			hunk = true
 			numbered = numbered || isNumberedHeader(l)
@@ -83,6 +85,10 @@ func Detect(text string) (Format, bool) {
 		return UDiff, true
 	case hunk:
 		return UDiffH, true
+	case git:
+		// Only file headers: a creation of an empty file, a mode change or
+		// a pure rename.
+		return UDiff, true
 	}
 	return "", false
 }

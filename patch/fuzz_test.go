@@ -122,7 +122,11 @@ func FuzzDetect(f *testing.F) {
 				if err != nil {
 					continue
 				}
-				if got, ok := Detect(out); !ok || got != fmtOut {
+				got, ok := Detect(out)
+				if ok && got == UDiff && (fmtOut == UDiffH || fmtOut == UDiffL) && !hasHunks(p) {
+					continue // headers alone read the same in every unified flavour
+				}
+				if !ok || got != fmtOut {
 					t.Errorf("Detect(Print(Parse(text, %s), %s)) = %q, %v\n%s", fmtIn, fmtOut, got, ok, out)
 				}
 			}

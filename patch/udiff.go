@@ -284,6 +284,13 @@ headers:
 		fp.OldPath = ""
 	case Delete:
 		fp.NewPath = ""
+	case Rename, Copy:
+		if fp.OldPath == "" || fp.NewPath == "" {
+			return p.errf(start, "%s needs both a from and a to name", fp.Op)
+		}
+	}
+	if fp.Path() == "" {
+		return p.errf(start, "cannot tell the file names from %q", p.lines[start-1])
 	}
 	p.out.Files = append(p.out.Files, fp)
 	return nil
@@ -393,9 +400,10 @@ func (p *udiffParser) headerName(s string) (string, error) {
 			return "", fmt.Errorf("unterminated quoted name %s", s)
 		}
 		name = n
+	} else if n, _, tab := strings.Cut(s, "\t"); tab {
+		name = n
 	} else {
-		name, _, _ = strings.Cut(s, "\t")
-		name = strings.TrimRight(name, " ")
+		name = strings.TrimRight(s, " ")
 	}
 	if name == "/dev/null" {
 		return "", nil
@@ -647,7 +655,9 @@ func unquote(s string) string {
 
 // quoteName quotes a path the way git does when it holds unusual bytes.
 func quoteName(s string) string {
-	needs := false
+	// Blanks at either end of a name or of a component would be lost when
+	// the name is read back.
+	needs := s != strings.TrimSpace(s) || strings.Contains(s, "/ ") || strings.Contains(s, " /")
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
 			needs = true
@@ -663,6 +673,8 @@ func quoteName(s string) string {
 		switch c := s[i]; c {
 		case '\n':
 			b.WriteString(`\n`)
+		case ' ':
+			b.WriteByte(' ')
 		case '\t':
 			b.WriteString(`\t`)
 		case '"', '\\':
@@ -692,14 +704,28 @@ func printUnified(b *strings.Builder, p *Patch, f Format) error {
 			fmt.Fprintf(b, "Binary files %s and %s differ\n", sideName("a/", fp.OldPath), sideName("b/", fp.NewPath))
 			continue
 		}
-		if len(fp.Hunks) == 0 {
+		hunks := nonEmpty(fp.Hunks)
+		if len(hunks) == 0 && len(fp.Hunks) > 0 && fp.Op == Modify {
+			// Search-replace's empty SEARCH and REPLACE: create the file
+			// empty if it is missing. A unified diff must say which.
+			return fmt.Errorf("print %s: %s: %w: an edit that creates the file only if it is missing", f, fp.Path(), ErrNotExpressible)
+		}
+		if len(hunks) == 0 {
 			continue
 		}
 		fmt.Fprintf(b, "--- %s\n+++ %s\n", sideName("a/", fp.OldPath), sideName("b/", fp.NewPath))
-		for hi, h := range fp.Hunks {
+		for hi, h := range hunks {
+			if f == UDiffH {
+				if err := checkPositionless(h); err != nil {
+					return fmt.Errorf("print %s: hunk %d of %s: %w", f, hi+1, fp.Path(), err)
+				}
+			}
 			switch {
 			case f == UDiffH:
 				b.WriteString("@@ ... @@")
+			case !h.HasPos && fp.Op == Create && len(fp.Hunks) == 1 && len(h.Old()) == 0:
+				// A new file's only hunk starts at its first line.
+				fmt.Fprintf(b, "@@ -0,0 +%s @@", formatRange(1, len(h.New())))
 			case !h.HasPos:
 				return fmt.Errorf("print %s: hunk %d of %s has no line numbers", f, hi+1, fp.Path())
 			default:
@@ -712,6 +738,34 @@ func printUnified(b *strings.Builder, p *Patch, f Format) error {
 			}
 			b.WriteByte('\n')
 			writeHunkBody(b, h, m)
+		}
+	}
+	return nil
+}
+
+// nonEmpty drops hunks without lines: they change nothing, and a bare
+// header would not parse back.
+func nonEmpty(hs []*Hunk) []*Hunk {
+	out := hs[:0:0]
+	for _, h := range hs {
+		if len(h.Lines) > 0 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// checkPositionless refuses what udiff-h cannot say: a hunk is found only
+// by its lines, so V4A anchors and end-of-file pins would be lost, and a
+// removed "-- x" followed by an added "++ y" would read as a file header.
+func checkPositionless(h *Hunk) error {
+	if len(h.Anchors) > 0 || h.AtEnd {
+		return fmt.Errorf("%w: anchors and end-of-file markers have no udiff-h form", ErrNotExpressible)
+	}
+	for i := 0; i+1 < len(h.Lines); i++ {
+		a, c := h.Lines[i], h.Lines[i+1]
+		if a.Kind == LineDelete && strings.HasPrefix(a.Text, "-- ") && c.Kind == LineInsert && strings.HasPrefix(c.Text, "++ ") {
+			return fmt.Errorf("%w: lines %q and %q would read as file headers", ErrNotExpressible, "-"+a.Text, "+"+c.Text)
 		}
 	}
 	return nil
@@ -748,7 +802,13 @@ func sideName(prefix, path string) string {
 	if path == "" {
 		return "/dev/null"
 	}
-	return quoteName(prefix + path)
+	q := quoteName(prefix + path)
+	if strings.ContainsAny(q, " \t") && !strings.HasPrefix(q, `"`) {
+		// As git does: a tab ends a name with spaces, which would
+		// otherwise be lost as trailing blanks.
+		q += "\t"
+	}
+	return q
 }
 
 func writeGitHeader(b *strings.Builder, fp *FilePatch) {
