@@ -70,7 +70,7 @@ func TestFaultsThenSuccess(t *testing.T) {
 			defer srv.Close()
 			// The timeout must cut the slow attempt short but no other,
 			// even on a loaded machine.
-			c := newClient(t, w.model, srv, llm.Options{Timeout: time.Second, Retry: llm.RetryPolicy{MaxAttempts: 10}})
+			c := newClient(t, w.model, srv, llm.Options{Timeout: 2 * time.Second, Retry: llm.RetryPolicy{MaxAttempts: 10}})
 			start := time.Now()
 			resp, err := c.Complete(context.Background(), hello(w.model))
 			if err != nil {
@@ -379,5 +379,56 @@ func TestPrice(t *testing.T) {
 	}
 	if want := float64(resp.InputTokens + 2*resp.OutputTokens); resp.Cost != want {
 		t.Errorf("cost = %v, want %v for %d in, %d out", resp.Cost, want, resp.InputTokens, resp.OutputTokens)
+	}
+}
+
+// Many workers, every conversation failing four ways before it succeeds:
+// each request completes once, with its own answer, and no conversation is
+// sent more often than its script needs. (Timeouts are left out here: on a
+// loaded machine a generous timeout could still cut a healthy attempt short
+// and make the count depend on timing.)
+func TestConcurrentFaults(t *testing.T) {
+	faults := []llmtest.Fault{
+		{Status: 429, RetryAfterMS: 50},
+		{Status: 500},
+		{Truncate: true},
+		{Drop: true},
+	}
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(llmtest.Config{Faults: faults})
+			defer srv.Close()
+			c := newClient(t, w.model, srv, llm.Options{Timeout: time.Minute, Retry: llm.RetryPolicy{MaxAttempts: 10}})
+			const n = 48
+			errs := make(chan error, n)
+			for i := range n {
+				go func() {
+					req := llm.Request{Model: w.model, Messages: []llm.Message{{Role: "user", Content: fmt.Sprintf("case %d", i)}}}
+					resp, err := c.Complete(context.Background(), req)
+					if err == nil && resp.Text != "echo: "+req.Messages[0].Content {
+						err = fmt.Errorf("case %d: got %q", i, resp.Text)
+					}
+					errs <- err
+				}()
+			}
+			for range n {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			per := map[string]int{}
+			for _, call := range srv.Calls() {
+				per[call.Messages[0].Content]++
+			}
+			if len(per) != n {
+				t.Errorf("server saw %d conversations, want %d", len(per), n)
+			}
+			for conv, k := range per {
+				if k != len(faults)+1 {
+					t.Errorf("%s: %d attempts, want %d", conv, k, len(faults)+1)
+				}
+			}
+		})
 	}
 }
