@@ -78,7 +78,7 @@ type HunkReport struct {
 	// lines start; Offset is Line minus the line number the patch gave (0
 	// when it gave none).
 	Line   int `json:"line,omitempty"`
-	Offset int `json:"offset"`
+	Offset int `json:"offset,omitempty"`
 	// Repairs names what had to be assumed, such as "recount" or
 	// "context-space".
 	Repairs []string `json:"repairs,omitempty"`
@@ -96,7 +96,7 @@ type HunkReport struct {
 type FileReport struct {
 	Path    string       `json:"path,omitempty"`
 	OldPath string       `json:"old_path,omitempty"`
-	Op      string       `json:"op"`
+	Op      string       `json:"op,omitempty"`
 	Status  string       `json:"status"`
 	Repairs []string     `json:"repairs,omitempty"`
 	Hunks   []HunkReport `json:"hunks,omitempty"`
@@ -363,12 +363,12 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 	case !prefixed:
 		strips = []int{0, 1, 2}
 	}
-	out := make([]string, 2)
-	for si, s := range strips {
+	var first []string // the conventional reading, used when no file exists
+	for _, s := range strips {
+		out := make([]string, 2)
 		ok := true
 		for k, n := range names {
 			if n == "/dev/null" || n == "" {
-				out[k] = ""
 				continue
 			}
 			p, perr := strip(n, s)
@@ -381,24 +381,51 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 		if !ok {
 			continue
 		}
-		probe := out[0]
 		if lf.op == patch.Create {
-			probe = ""
+			out[0] = ""
 		}
-		if probe == "" || ov.exists(probe) || si == len(strips)-1 {
+		if lf.op == patch.Delete {
+			out[1] = ""
+		}
+		for _, p := range out {
+			if p != "" && !safePath(p) {
+				return "", "", nil, fmt.Errorf("unsafe path %q: patch paths must be relative and stay inside the directory", p)
+			}
+		}
+		if first == nil {
+			first = out
 			if !prefixed && s == 0 {
-				repairs = append(repairs, "no-ab-prefix")
+				repairs = []string{"no-ab-prefix"}
 			}
-			if lf.op == patch.Create {
-				out[0] = ""
-			}
-			if lf.op == patch.Delete {
-				out[1] = ""
+		}
+		probe := out[0]
+		if probe == "" {
+			probe = out[1]
+		}
+		if lf.op != patch.Create && ov.exists(probe) {
+			if !prefixed && s == 0 {
+				repairs = []string{"no-ab-prefix"}
 			}
 			return out[0], out[1], repairs, nil
 		}
 	}
-	return "", "", nil, fmt.Errorf("cannot find %s under the directory", lf.oldName)
+	if first == nil {
+		return "", "", nil, fmt.Errorf("cannot read a file name from %q", lf.oldName)
+	}
+	return first[0], first[1], repairs, nil
+}
+
+// safePath reports whether a patch path stays inside the directory.
+func safePath(p string) bool {
+	if strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 func strip(name string, n int) (string, error) {
