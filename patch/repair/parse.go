@@ -44,7 +44,9 @@ type looseLine struct {
 	// elision: the line is a marker such as "..." standing for unchanged
 	// code; it may match any number of file lines and never deletes them.
 	elision bool
-	line    int // patch line
+	// bare: a context line with no marker at all.
+	bare bool
+	line int // patch line
 }
 
 var reHunkNums = regexp.MustCompile(`-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?`)
@@ -195,7 +197,7 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 			// space: the file decides.
 			ll.kind, ll.texts = patch.LineContext, []string{l[1:], l}
 		default:
-			ll.kind, ll.texts = patch.LineContext, []string{l}
+			ll.kind, ll.texts, ll.bare = patch.LineContext, []string{l}, l != ""
 			if l != "" {
 				h.diags = append(h.diags, "context-space")
 			}

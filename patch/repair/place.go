@@ -35,7 +35,17 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 	for i, h := range hunks {
 		reports[i] = HunkReport{Hunk: i + 1, Repairs: dedupe(h.diags)}
 		pl := &placed{idx: i, h: h, es: entries(h)}
-		if err := locate(t, pl); err != "" {
+		err := locate(t, pl)
+		if trimmed := trailingText(h); err != "" && !pl.already && trimmed != nil {
+			// Prose after a bare diff reads as context lines without their
+			// space: try again without the unmarked tail.
+			alt := &placed{idx: i, h: trimmed, es: entries(trimmed)}
+			if locate(t, alt) == "" {
+				pl, err = alt, ""
+				reports[i].Repairs = appendOnce(reports[i].Repairs, "trailing-text-dropped")
+			}
+		}
+		if err != "" {
 			kind := ErrRefused
 			if pl.already {
 				kind = ErrAlreadyApplied
@@ -159,6 +169,39 @@ func repeated(ps []*placed, reports []HunkReport) []*placed {
 		}
 	}
 	return out
+}
+
+// trailingText returns h without the unmarked lines after its last change,
+// when there are such lines after a blank one; nil otherwise.
+func trailingText(h *looseHunk) *looseHunk {
+	last := -1
+	for i, l := range h.lines {
+		if l.kind != patch.LineContext {
+			last = i
+		}
+	}
+	cut := -1
+	for i := len(h.lines) - 1; i > last; i-- {
+		l := h.lines[i]
+		if l.texts[0] == "" {
+			cut = i
+			continue
+		}
+		if !l.bare {
+			break
+		}
+	}
+	if cut < 0 || last < 0 {
+		return nil
+	}
+	for _, l := range h.lines[cut:] {
+		if l.texts[0] != "" && !l.bare {
+			return nil
+		}
+	}
+	c := *h
+	c.lines = h.lines[:cut]
+	return &c
 }
 
 // locate finds the places a hunk fits, tier by tier. It returns a reason
