@@ -129,3 +129,43 @@ func TestRepeatedHunkAppliedOnce(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// Added lines follow the file's indentation when the hunk re-indented the
+// file's lines: tabs written as four spaces come back as tabs.
+func TestReindentAddedLines(t *testing.T) {
+	file := "package p\n\nfunc f() {\n\tif x {\n\t\treturn\n\t}\n}\n"
+	edit := "--- a/p.go\n+++ b/p.go\n@@ -4,3 +4,4 @@\n     if x {\n+        log()\n         return\n     }\n"
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"p.go": file}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "package p\n\nfunc f() {\n\tif x {\n\t\tlog()\n\t\treturn\n\t}\n}\n"
+	if got := string(res.Results[0].Content); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if r := res.Files[0].Hunks[0].Repairs; !contains(r, "reindent") {
+		t.Errorf("repairs %v lack reindent", r)
+	}
+}
+
+// Line-number prefixes copied from a numbered view are removed.
+func TestLineNumberPrefixes(t *testing.T) {
+	file := "a\nb\nc\nd\n"
+	edit := "--- a/f\n+++ b/f\n@@ @@\n 2 | b\n-3 | c\n+3 | C\n 4 | d\n"
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"f": file}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Results[0].Content); got != "a\nb\nC\nd\n" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -212,6 +212,9 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 	}
 	// Blank lines at the end of a hunk body are separators, not context.
 	h.lines = h.lines[:len(h.lines)-blanks]
+	if stripLineNumbers(h) {
+		h.diags = append(h.diags, "line-number-prefix")
+	}
 	if wantOld >= 0 {
 		o, n := 0, 0
 		for _, l := range h.lines {
@@ -227,6 +230,37 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 		}
 	}
 	return h, i
+}
+
+var reLineNumber = regexp.MustCompile(`^\s*\d{1,7}\s*(?:\||│|:)\s?`)
+
+// stripLineNumbers removes "12 | " prefixes that a model copied from a
+// numbered view of the file, when nearly every line of the hunk has one.
+func stripLineNumbers(h *looseHunk) bool {
+	n, with := 0, 0
+	for _, l := range h.lines {
+		if l.texts[0] == "" {
+			continue
+		}
+		n++
+		if reLineNumber.MatchString(l.texts[0]) {
+			with++
+		}
+	}
+	if n < 2 || with*5 < n*4 {
+		return false
+	}
+	for i := range h.lines {
+		l := &h.lines[i]
+		for k, r := range l.texts {
+			l.texts[k] = reLineNumber.ReplaceAllString(r, "")
+		}
+		if len(l.texts) == 2 && l.texts[0] == l.texts[1] {
+			l.texts = l.texts[:1]
+		}
+		l.elision = l.kind != patch.LineInsert && isElision(l.texts[0])
+	}
+	return true
 }
 
 // count reads a hunk-header count, 1 when absent.

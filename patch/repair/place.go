@@ -447,10 +447,22 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		cursor = to
 		return ""
 	}
+	ind := learnIndent(t, pl)
+	converted := false // the last old-side line was re-indented in the hunk
 	for li, l := range pl.h.lines {
 		if l.kind == patch.LineInsert {
-			pending = append(pending, fixEOL(t, l.texts[0]))
+			text := l.texts[0]
+			if converted {
+				if c, ok := ind.convert(text); ok {
+					text = c
+					r.Repairs = appendOnce(r.Repairs, "reindent")
+				}
+			}
+			pending = append(pending, fixEOL(t, text))
 			continue
+		}
+		if at := pl.p.at[ei]; at >= 0 {
+			converted = leading(l.texts[0]) != leading(t.lines[at]) && strings.TrimLeft(l.texts[0], " \t") == strings.TrimLeft(t.lines[at], " \t")
 		}
 		e := &pl.es[ei]
 		at := pl.p.at[ei]
@@ -504,6 +516,70 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		r.Repairs = appendOnce(r.Repairs, "context-dropped")
 	}
 	return out, ""
+}
+
+// indent is a consistent re-indentation between a hunk and its file: the
+// hunk wrote each file tab as unit spaces (toTabs), or each file run of unit
+// spaces as a tab.
+type indent struct {
+	unit   int
+	toTabs bool
+}
+
+func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
+
+// learnIndent finds the re-indentation, if every re-indented old-side line
+// of the hunk agrees on one.
+func learnIndent(t *text, pl *placed) *indent {
+	var got *indent
+	ei := 0
+	for _, l := range pl.h.lines {
+		if l.kind == patch.LineInsert {
+			continue
+		}
+		at := pl.p.at[ei]
+		ei++
+		if at < 0 {
+			continue
+		}
+		hw, fw := leading(l.texts[0]), leading(t.lines[at])
+		if hw == fw || strings.TrimLeft(l.texts[0], " \t") != strings.TrimLeft(t.lines[at], " \t") {
+			continue
+		}
+		var cand indent
+		switch {
+		case strings.Trim(hw, " ") == "" && strings.Trim(fw, "\t") == "" && len(fw) > 0 && len(hw)%len(fw) == 0:
+			cand = indent{unit: len(hw) / len(fw), toTabs: true}
+		case strings.Trim(hw, "\t") == "" && strings.Trim(fw, " ") == "" && len(hw) > 0 && len(fw)%len(hw) == 0:
+			cand = indent{unit: len(fw) / len(hw)}
+		default:
+			return nil
+		}
+		if cand.unit < 2 || (got != nil && *got != cand) {
+			return nil
+		}
+		got = &cand
+	}
+	return got
+}
+
+// convert re-indents an added line written in the hunk's style into the
+// file's.
+func (in *indent) convert(s string) (string, bool) {
+	if in == nil {
+		return s, false
+	}
+	w := leading(s)
+	if in.toTabs {
+		if w == "" || strings.Trim(w, " ") != "" {
+			return s, false
+		}
+		return strings.Repeat("\t", len(w)/in.unit) + strings.Repeat(" ", len(w)%in.unit) + s[len(w):], true
+	}
+	if w == "" || strings.Trim(w, "\t") != "" {
+		return s, false
+	}
+	return strings.Repeat(" ", len(w)*in.unit) + s[len(w):], true
 }
 
 // ctxRunAfter counts the context lines from l on (l included when it is
