@@ -1,0 +1,514 @@
+package swe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/patchbench/patchbench/repo"
+	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/sandbox"
+)
+
+// Config is a run's settings. It is saved as run.json in the run directory,
+// so that "swe rerun" evaluates with the same inputs.
+type Config struct {
+	Dataset     string `json:"dataset"`
+	Predictions string `json:"predictions"`
+	// Repos is the --repos directory (see repo.Store); CloneFrom is where
+	// missing repositories are cloned from (empty: GitHub).
+	Repos     string `json:"repos"`
+	CloneFrom string `json:"clone_from,omitempty"`
+	RunID     string `json:"run_id"`
+	Out       string `json:"out"`
+	Workers   int    `json:"workers"`
+	NoTests   bool   `json:"no_tests"`
+	// Sandbox is auto, bwrap, docker or none (see [NewSandbox]).
+	Sandbox  string        `json:"sandbox,omitempty"`
+	TestCmd  string        `json:"test_cmd,omitempty"`
+	Image    string        `json:"image,omitempty"`
+	Timeout  time.Duration `json:"timeout,omitempty"`
+	Env      []string      `json:"env,omitempty"`
+	Writable []string      `json:"writable,omitempty"`
+	// Memory limits the test command's address space in bytes; zero means
+	// no limit.
+	Memory  uint64 `json:"memory,omitempty"`
+	WorkDir string `json:"work_dir,omitempty"`
+
+	// Resume continues an interrupted run in Out.
+	Resume bool `json:"-"`
+	// Progress says where progress goes.
+	Progress runner.Progress `json:"-"`
+	// Log receives notes such as the sandbox chosen; nil discards them.
+	Log io.Writer `json:"-"`
+}
+
+// DefaultTimeout is the test command's timeout when Config.Timeout is zero,
+// as in SWE-bench's harness.
+const DefaultTimeout = 30 * time.Minute
+
+// Summary is what a run or a rerun did.
+type Summary struct {
+	// Counts maps each status to its number of instances; Before holds the
+	// counts before a rerun.
+	Counts, Before map[string]int
+	// Instances is the number of instances in the run.
+	Instances int
+	// Evaluated is the number of instances evaluated by this call.
+	Evaluated int
+	// Sandbox names the test runner used, empty with NoTests.
+	Sandbox string
+	// Infra is the number of instances whose status is an infrastructure
+	// failure.
+	Infra int
+}
+
+// abs makes the run's paths absolute, so run.json works from anywhere.
+func (c *Config) abs() error {
+	for _, p := range []*string{&c.Dataset, &c.Predictions, &c.Repos, &c.Out, &c.WorkDir} {
+		if *p == "" {
+			continue
+		}
+		a, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = a
+	}
+	if c.CloneFrom != "" && !strings.Contains(c.CloneFrom, "://") {
+		if a, err := filepath.Abs(c.CloneFrom); err == nil {
+			if _, serr := os.Stat(a); serr == nil {
+				c.CloneFrom = a
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, format, args...)
+	}
+}
+
+// inputs are the loaded dataset and predictions.
+type inputs struct {
+	dataset   []Instance
+	byID      map[string]Instance
+	preds     []Prediction
+	predsByID map[string]Prediction
+}
+
+func loadInputs(c *Config) (*inputs, error) {
+	ds, err := LoadDataset(c.Dataset)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	preds, err := LoadPredictions(c.Predictions)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	in := &inputs{dataset: ds, preds: preds, byID: map[string]Instance{}, predsByID: map[string]Prediction{}}
+	for _, inst := range ds {
+		in.byID[inst.InstanceID] = inst
+	}
+	var missing []string
+	for _, p := range preds {
+		in.predsByID[p.InstanceID] = p
+		if _, ok := in.byID[p.InstanceID]; !ok {
+			missing = append(missing, p.InstanceID)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, inputErr("%d predictions are for instances not in the dataset %s: %s", len(missing), c.Dataset, listSome(missing))
+	}
+	return in, nil
+}
+
+// cases turns predictions into runner cases, keyed by instance id.
+func (in *inputs) cases(ids map[string]bool) []runner.Case {
+	var cs []runner.Case
+	for _, p := range in.preds {
+		if ids != nil && !ids[p.InstanceID] {
+			continue
+		}
+		cs = append(cs, runner.Case{ID: p.InstanceID, Key: p.InstanceID, Data: p})
+	}
+	return cs
+}
+
+// NewSandbox returns the test runner named by kind: "bwrap" (bubblewrap,
+// an error if it does not work here), "docker" (an error unless an engine
+// answers), "none" (unsandboxed), or "auto" / "" (bubblewrap if it works,
+// else Docker if image is set and an engine answers, else unsandboxed).
+func NewSandbox(ctx context.Context, kind, image string) (sandbox.Runner, error) {
+	switch kind {
+	case "bwrap":
+		return sandbox.NewBwrap(ctx)
+	case "docker":
+		if image == "" {
+			return nil, inputErr("--sandbox docker needs --image")
+		}
+		return sandbox.NewDocker(ctx)
+	case "none":
+		return sandbox.Plain{}, nil
+	case "auto", "":
+		if b, err := sandbox.NewBwrap(ctx); err == nil {
+			return b, nil
+		}
+		if image != "" {
+			if d, err := sandbox.NewDocker(ctx); err == nil {
+				return d, nil
+			}
+		}
+		return sandbox.Plain{}, nil
+	}
+	return nil, inputErr("unknown sandbox %q (want auto, bwrap, docker or none)", kind)
+}
+
+// evaluator evaluates single instances.
+type evaluator struct {
+	cfg   *Config
+	in    *inputs
+	store *repo.Store
+	test  *TestConfig
+}
+
+func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error) {
+	e := &evaluator{cfg: c, in: in}
+	if !c.NoTests {
+		var missing []string
+		for _, p := range in.preds {
+			if in.byID[p.InstanceID].TestCmd == "" && c.TestCmd == "" {
+				missing = append(missing, p.InstanceID)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, inputErr("no test command for %d instances (%s): the dataset rows have no test_cmd; give --test-cmd or --no-tests", len(missing), listSome(missing))
+		}
+		r, err := NewSandbox(ctx, c.Sandbox, c.Image)
+		if err != nil {
+			return nil, fmt.Errorf("swe: sandbox: %w", err)
+		}
+		if r.Name() == "unsandboxed" {
+			c.logf("warning: bubblewrap is not usable here; tests run unsandboxed\n")
+		}
+		timeout := c.Timeout
+		if timeout == 0 {
+			timeout = DefaultTimeout
+		}
+		e.test = &TestConfig{
+			Runner: r, Command: c.TestCmd, Image: c.Image, Timeout: timeout,
+			Env: c.Env, Writable: c.Writable, WorkDir: c.WorkDir,
+			Limits: sandbox.Limits{AddressSpace: c.Memory, FileSize: 4 << 30},
+		}
+	}
+	e.store = repo.NewStore(c.Repos)
+	e.store.BaseURL = c.CloneFrom
+	return e, nil
+}
+
+func (e *evaluator) close() { e.store.Close() }
+
+// eval evaluates one instance. It returns an error only when ctx ended, so
+// that the runner does not record the instance and a resumed run takes it up.
+func (e *evaluator) eval(ctx context.Context, c runner.Case) (runner.Result, error) {
+	pred := c.Data.(Prediction)
+	inst := e.in.byID[pred.InstanceID]
+	res := evaluate(ctx, e, inst, pred)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction) Result {
+	res := Result{InstanceID: inst.InstanceID, Repo: inst.Repo, Model: pred.Model, PatchIsNone: pred.ModelPatch == nil, Repairs: []string{}, Files: []FileOutcome{}}
+	dir := filepath.Join(e.cfg.Out, "instances", SafeID(inst.InstanceID))
+	os.Remove(filepath.Join(dir, "test_output.txt"))
+	if strings.TrimSpace(deref(pred.ModelPatch)) == "" && strings.TrimSpace(pred.FullOutput) == "" {
+		// Nothing to read: no repository needed.
+		po := Patch(pred, nil)
+		res.Status, res.Reason = po.Status, po.Reason
+		return res
+	}
+	r, err := e.store.Get(ctx, inst.Repo)
+	if err != nil {
+		res.Status, res.Reason = StatusInfraError, err.Error()
+		return res
+	}
+	commit, err := r.ResolveCommit(ctx, inst.BaseCommit)
+	if err != nil {
+		res.Status, res.Reason = StatusInfraError, err.Error()
+		return res
+	}
+	po := Patch(pred, NewBaseFS(ctx, r, commit))
+	if ctx.Err() != nil {
+		return res
+	}
+	res.Status, res.Reason, res.Source, res.Format, res.Extracted = po.Status, po.Reason, po.Source, string(po.Format), po.Extracted
+	if po.Repairs != nil {
+		res.Repairs = po.Repairs
+	}
+	res.Files = po.Files
+	for _, f := range po.Files {
+		if f.Created {
+			res.CreatedFiles = append(res.CreatedFiles, f.Path)
+		}
+		if f.Test {
+			p := f.Path
+			if p == "" {
+				p = f.OldPath
+			}
+			res.TestFiles = append(res.TestFiles, p)
+		}
+	}
+	if po.Status != StatusApplied && po.Status != StatusAppliedRepaired {
+		return res
+	}
+	res.PatchStatus, res.RepairedPatch = po.Status, po.Repaired
+	if e.test == nil {
+		return res
+	}
+	to := runTests(ctx, r, commit, inst, po.Results, e.test)
+	res.Status, res.Reason, res.Test = to.status, to.reason, to.run
+	if to.log != nil {
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			writeAtomic(filepath.Join(dir, "test_output.txt"), to.log, false)
+		}
+	}
+	return res
+}
+
+// Eval evaluates the predictions of c and writes the run directory c.Out.
+// Errors wrapping [ErrInput] are about the inputs; others are about the run.
+// Instances whose evaluation failed are counted in the Summary, not errors.
+func Eval(ctx context.Context, c Config) (*Summary, error) {
+	if err := c.abs(); err != nil {
+		return nil, err
+	}
+	if c.Out == "" || c.Repos == "" || c.Dataset == "" || c.Predictions == "" {
+		return nil, inputErr("--dataset, --predictions, --repos and --out are required")
+	}
+	in, err := loadInputs(&c)
+	if err != nil {
+		return nil, err
+	}
+	results := filepath.Join(c.Out, "results.jsonl")
+	if !c.Resume {
+		if st, err := os.Stat(results); err == nil && st.Size() > 0 {
+			return nil, inputErr("%s already holds results: give --resume to continue that run, or another --out", results)
+		}
+	}
+	e, err := newEvaluator(ctx, &c, in)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	if err := os.MkdirAll(c.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("swe: %w", err)
+	}
+	if err := saveConfig(c); err != nil {
+		return nil, err
+	}
+	sum, runErr := runner.Run(ctx, in.cases(nil), e.eval, runner.Options{
+		Out: results, Workers: c.Workers, Resume: c.Resume, Progress: c.Progress,
+	})
+	s := &Summary{Evaluated: sum.Done}
+	if e.test != nil {
+		s.Sandbox = e.test.Runner.Name()
+	}
+	rows, err := ReadResults(results)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return s, fmt.Errorf("swe: %w", err)
+	}
+	if err := WriteOutputs(c.Out, c.RunID, in, rows); err != nil {
+		return s, err
+	}
+	s.Counts, s.Instances, s.Infra = countStatuses(rows)
+	if runErr != nil {
+		return s, fmt.Errorf("swe: %w", runErr)
+	}
+	return s, nil
+}
+
+func countStatuses(rows []Row) (map[string]int, int, int) {
+	m := map[string]int{}
+	infra := 0
+	for _, r := range rows {
+		st := r.FinalStatus()
+		m[st]++
+		if IsInfra(st) {
+			infra++
+		}
+	}
+	return m, len(rows), infra
+}
+
+func saveConfig(c Config) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(c.Out, "run.json"), append(b, '\n'), true)
+}
+
+// LoadConfig reads the run.json of run directory dir.
+func LoadConfig(dir string) (Config, error) {
+	var c Config
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return c, inputErr("%s is not a swe run directory: %v", dir, err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, inputErr("%s: %v", filepath.Join(dir, "run.json"), err)
+	}
+	return c, nil
+}
+
+// Rerun types.
+const (
+	RerunMalformed   = "malformed"
+	RerunApplyFailed = "apply-failed"
+	RerunInfra       = "infra"
+	RerunAll         = "all"
+)
+
+// RerunSelects reports whether an instance whose final status is status is
+// re-evaluated by a rerun of type typ: malformed selects malformed;
+// apply-failed selects apply_failed; infra selects test_error, test_timeout
+// and infra_error; all selects all of these. empty_patch is never selected
+// (there is nothing to re-read), nor are instances that applied.
+func RerunSelects(typ, status string) bool {
+	switch typ {
+	case RerunMalformed:
+		return status == StatusMalformed
+	case RerunApplyFailed:
+		return status == StatusApplyFailed
+	case RerunInfra:
+		return IsInfra(status)
+	case RerunAll:
+		return status == StatusMalformed || status == StatusApplyFailed || IsInfra(status)
+	}
+	return false
+}
+
+// RerunOptions control [Rerun].
+type RerunOptions struct {
+	// From is the run directory of an earlier run.
+	From string
+	// Type is malformed, apply-failed, infra or all.
+	Type string
+	// DryRun selects the instances and evaluates none.
+	DryRun bool
+	// Override changes settings of the earlier run (workers, test options)
+	// before it is rerun; nil keeps them.
+	Override func(*Config)
+	Progress runner.Progress
+	Log      io.Writer
+}
+
+// RerunSelection returns the rows of the run in dir that a rerun of type
+// typ re-evaluates, sorted by instance id.
+func RerunSelection(dir, typ string) ([]Row, error) {
+	switch typ {
+	case RerunMalformed, RerunApplyFailed, RerunInfra, RerunAll:
+	default:
+		return nil, inputErr("unknown rerun type %q (want malformed, apply-failed, infra or all)", typ)
+	}
+	rows, err := ReadResults(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		return nil, inputErr("%s is not a swe run directory: %v", dir, err)
+	}
+	var sel []Row
+	for _, r := range rows {
+		if RerunSelects(typ, r.FinalStatus()) {
+			sel = append(sel, r)
+		}
+	}
+	sort.Slice(sel, func(i, j int) bool { return sel[i].InstanceID < sel[j].InstanceID })
+	return sel, nil
+}
+
+// Rerun re-evaluates the instances of one kind from an earlier run with the
+// current repair, merges the new rows into that run's results.jsonl (an
+// atomic rewrite) and rewrites its reports. With DryRun it only returns the
+// selection (in Summary.Evaluated, and the rows through RerunSelection).
+func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
+	sel, err := RerunSelection(o.From, o.Type)
+	if err != nil {
+		return nil, err
+	}
+	c, err := LoadConfig(o.From)
+	if err != nil {
+		return nil, err
+	}
+	if o.Override != nil {
+		o.Override(&c)
+	}
+	c.Out, _ = filepath.Abs(o.From)
+	c.Progress, c.Log = o.Progress, o.Log
+	resultsPath := filepath.Join(c.Out, "results.jsonl")
+	rows, err := ReadResults(resultsPath)
+	if err != nil {
+		return nil, fmt.Errorf("swe: %w", err)
+	}
+	s := &Summary{Evaluated: len(sel)}
+	s.Before, s.Instances, _ = countStatuses(rows)
+	if o.DryRun || len(sel) == 0 {
+		s.Counts = s.Before
+		return s, nil
+	}
+	in, err := loadInputs(&c)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, r := range sel {
+		ids[r.Key] = true
+	}
+	e, err := newEvaluator(ctx, &c, in)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	if e.test != nil {
+		s.Sandbox = e.test.Runner.Name()
+	}
+	tmp := filepath.Join(c.Out, "results.rerun.jsonl")
+	os.Remove(tmp)
+	defer os.Remove(tmp)
+	sum, runErr := runner.Run(ctx, in.cases(ids), e.eval, runner.Options{Out: tmp, Workers: c.Workers, Progress: c.Progress})
+	s.Evaluated = sum.Done
+	fresh, err := ReadResults(tmp)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return s, fmt.Errorf("swe: %w", err)
+	}
+	byKey := map[string]Row{}
+	for _, r := range fresh {
+		byKey[r.Key] = r
+	}
+	for i, r := range rows {
+		if n, ok := byKey[r.Key]; ok {
+			rows[i] = n
+		}
+	}
+	if err := writeRows(resultsPath, rows); err != nil {
+		return s, err
+	}
+	if err := WriteOutputs(c.Out, c.RunID, in, rows); err != nil {
+		return s, err
+	}
+	s.Counts, _, s.Infra = countStatuses(rows)
+	if runErr != nil {
+		return s, fmt.Errorf("swe: %w", runErr)
+	}
+	return s, nil
+}

@@ -1,0 +1,293 @@
+package swe
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Instance is one dataset row in SWE-bench's schema. Only the fields the
+// evaluation uses are kept.
+type Instance struct {
+	InstanceID string
+	Repo       string // "owner/name"
+	BaseCommit string
+	// Patch is the gold patch; TestPatch adds or changes the tests.
+	Patch, TestPatch string
+	// FailToPass and PassToPass are test ids in the test runner's notation
+	// ("tests/test_x.py::test_y" for pytest, "TestX" for go test).
+	FailToPass, PassToPass []string
+	// TestCmd is the instance's own test command, from a test_cmd or
+	// test_command field, when the dataset has one.
+	TestCmd string
+	Version string
+}
+
+// Prediction is one row of a predictions file in SWE-bench's schema.
+type Prediction struct {
+	InstanceID string `json:"instance_id"`
+	Model      string `json:"model_name_or_path"`
+	// ModelPatch is nil when the file has null, which SWE-bench reports as
+	// patch_is_None.
+	ModelPatch *string `json:"model_patch"`
+	// FullOutput is the model's raw answer, searched for an edit when
+	// model_patch holds none.
+	FullOutput string `json:"full_output,omitempty"`
+}
+
+// LoadDataset reads a dataset in SWE-bench's schema: JSON Lines, a JSON
+// array, or Parquet (as on Hugging Face); ".gz" JSON is decompressed.
+// FAIL_TO_PASS and PASS_TO_PASS may be lists or JSON-encoded strings of
+// lists. Rows must have instance_id, repo and base_commit, and ids must be
+// unique.
+func LoadDataset(path string) ([]Instance, error) {
+	var rows []map[string]any
+	var err error
+	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		rows, err = readParquet(path)
+	} else {
+		rows, err = readJSONRows(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Instance, 0, len(rows))
+	seen := map[string]bool{}
+	for i, m := range rows {
+		inst, err := instanceOf(m)
+		if err != nil {
+			return nil, fmt.Errorf("swe: dataset %s: row %d: %w", path, i+1, err)
+		}
+		if seen[inst.InstanceID] {
+			return nil, fmt.Errorf("swe: dataset %s: row %d: duplicate instance_id %q", path, i+1, inst.InstanceID)
+		}
+		seen[inst.InstanceID] = true
+		out = append(out, inst)
+	}
+	return out, nil
+}
+
+// LoadPredictions reads predictions in SWE-bench's schema: JSON Lines,
+// a JSON array, or a JSON object keyed by instance id (as SWE-bench accepts).
+// instance_id is required and must be unique.
+func LoadPredictions(path string) ([]Prediction, error) {
+	rows, err := readJSONRows(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Prediction, 0, len(rows))
+	seen := map[string]bool{}
+	for i, m := range rows {
+		p := Prediction{
+			InstanceID: str(m["instance_id"]),
+			Model:      str(m["model_name_or_path"]),
+			FullOutput: str(m["full_output"]),
+		}
+		if v, ok := m["model_patch"]; ok && v != nil {
+			s := str(v)
+			p.ModelPatch = &s
+		}
+		if p.InstanceID == "" {
+			return nil, fmt.Errorf("swe: predictions %s: row %d: no instance_id", path, i+1)
+		}
+		if seen[p.InstanceID] {
+			return nil, fmt.Errorf("swe: predictions %s: row %d: duplicate instance_id %q", path, i+1, p.InstanceID)
+		}
+		seen[p.InstanceID] = true
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// readJSONRows reads JSON objects from a JSON Lines file, a JSON array, or
+// a single object whose values are all objects (a map keyed by id).
+func readJSONRows(path string) ([]map[string]any, error) {
+	b, err := readMaybeGzip(path)
+	if err != nil {
+		return nil, err
+	}
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var rows []map[string]any
+		if err := json.Unmarshal(trimmed, &rows); err != nil {
+			return nil, fmt.Errorf("swe: %s: %w", path, err)
+		}
+		return rows, nil
+	}
+	var rows []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	for {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			line := 1 + bytes.Count(trimmed[:min(int(dec.InputOffset()), len(trimmed))], []byte("\n"))
+			return nil, fmt.Errorf("swe: %s: line %d: %w", path, line, err)
+		}
+		rows = append(rows, m)
+	}
+	if len(rows) == 1 && rows[0]["instance_id"] == nil {
+		// {"id": {...}, "id2": {...}}: SWE-bench's dict form.
+		var keyed []map[string]any
+		for k, v := range rows[0] {
+			o, ok := v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("swe: %s: an object without instance_id", path)
+			}
+			if o["instance_id"] == nil {
+				o["instance_id"] = k
+			}
+			keyed = append(keyed, o)
+		}
+		sortRows(keyed)
+		return keyed, nil
+	}
+	return rows, nil
+}
+
+func sortRows(rows []map[string]any) {
+	for i := 1; i < len(rows); i++ {
+		for j := i; j > 0 && str(rows[j]["instance_id"]) < str(rows[j-1]["instance_id"]); j-- {
+			rows[j], rows[j-1] = rows[j-1], rows[j]
+		}
+	}
+}
+
+func readMaybeGzip(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("swe: %w", err)
+	}
+	if len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("swe: %s: %w", path, err)
+		}
+		if b, err = io.ReadAll(zr); err != nil {
+			return nil, fmt.Errorf("swe: %s: %w", path, err)
+		}
+	}
+	return b, nil
+}
+
+func readParquet(path string) ([]map[string]any, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("swe: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("swe: %w", err)
+	}
+	rows, err := parquet.Read[map[string]any](f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("swe: parquet %s: %w", path, err)
+	}
+	return rows, nil
+}
+
+// instanceOf converts a generic row.
+func instanceOf(m map[string]any) (Instance, error) {
+	inst := Instance{
+		InstanceID: str(m["instance_id"]),
+		Repo:       str(m["repo"]),
+		BaseCommit: str(m["base_commit"]),
+		Patch:      str(m["patch"]),
+		TestPatch:  str(m["test_patch"]),
+		Version:    str(m["version"]),
+		TestCmd:    str(m["test_cmd"]),
+	}
+	if inst.TestCmd == "" {
+		inst.TestCmd = str(m["test_command"])
+	}
+	var err error
+	if inst.FailToPass, err = stringList(m["FAIL_TO_PASS"]); err != nil {
+		return inst, fmt.Errorf("%s: FAIL_TO_PASS: %w", inst.InstanceID, err)
+	}
+	if inst.PassToPass, err = stringList(m["PASS_TO_PASS"]); err != nil {
+		return inst, fmt.Errorf("%s: PASS_TO_PASS: %w", inst.InstanceID, err)
+	}
+	switch {
+	case inst.InstanceID == "":
+		return inst, errors.New("no instance_id")
+	case inst.Repo == "":
+		return inst, fmt.Errorf("%s: no repo", inst.InstanceID)
+	case inst.BaseCommit == "":
+		return inst, fmt.Errorf("%s: no base_commit", inst.InstanceID)
+	}
+	return inst, nil
+}
+
+// str returns a string field; other scalars are formatted, nil is empty.
+func str(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case float64, bool, int, int64, int32:
+		return fmt.Sprint(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// stringList accepts a list of strings, a JSON-encoded list in a string, or
+// nothing.
+func stringList(v any) ([]string, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string, []byte:
+		s := strings.TrimSpace(str(x))
+		if s == "" {
+			return nil, nil
+		}
+		var out []string
+		if err := json.Unmarshal([]byte(s), &out); err != nil {
+			return nil, fmt.Errorf("not a JSON list of strings: %w", err)
+		}
+		return out, nil
+	case []string:
+		return x, nil
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("list element %v is not a string", e)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unexpected %T", v)
+}
+
+// bufferedLines is used by readers of results files.
+func scanLines(r io.Reader, fn func(line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		if err := fn(sc.Bytes()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}

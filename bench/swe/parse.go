@@ -1,0 +1,171 @@
+package swe
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Test statuses, as SWE-bench's log parsers name them.
+const (
+	TestPassed  = "PASSED"
+	TestFailed  = "FAILED"
+	TestSkipped = "SKIPPED"
+	TestError   = "ERROR"
+	TestXFail   = "XFAIL"
+	TestXPass   = "XPASS"
+)
+
+var (
+	// pytest -rA short summary: "PASSED tests/x.py::test_y", "FAILED
+	// tests/x.py::test_y - AssertionError", "ERROR tests/x.py - ...".
+	pytestSummary = regexp.MustCompile(`^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$`)
+	// pytest -v: "tests/x.py::test_y PASSED [ 50%]".
+	pytestVerbose = regexp.MustCompile(`^(\S+::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: +\[ *\d+%\])?\s*$`)
+	// go test -v: "--- PASS: TestX (0.00s)", indented for subtests.
+	goTest = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
+	// go test package lines: "ok  \tpkg\t0.1s", "FAIL\tpkg [build failed]".
+	goPackage = regexp.MustCompile(`^(?:ok|FAIL|\?) *\t\S`)
+	// Django's runner with -v 2: "test_x (module.Class) ... ok".
+	djangoTest = regexp.MustCompile(`^(\w+ \([\w.]+\))(?: \S.*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)\b`)
+)
+
+// ParseTestOutput reads a test log and returns the status of each test it
+// reports, and whether the log holds any output of a known test runner
+// (test lines, or go test's per-package summary lines, which are there even
+// when a package does not build). It understands:
+//
+//   - pytest with -rA: the short summary lines "PASSED id", "FAILED id -
+//     message", "ERROR id", "SKIPPED ...", "XFAIL id", "XPASS id"; and with -v
+//     the lines "id PASSED [ 50%]";
+//   - go test -v: "--- PASS: TestX", "--- FAIL: TestX", "--- SKIP: TestX",
+//     subtests as "TestX/sub";
+//   - Django's test runner at verbosity 2: "test_x (module.Class) ... ok".
+//
+// A test reported more than once keeps its worst status (a failure in one
+// package or one parametrization is not undone by a pass in another).
+func ParseTestOutput(log string) (map[string]string, bool) {
+	st := map[string]string{}
+	known := false
+	set := func(id, s string) {
+		known = true
+		if old, ok := st[id]; ok && rank(old) >= rank(s) {
+			return
+		}
+		st[id] = s
+	}
+	for _, line := range strings.Split(log, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if m := pytestSummary.FindStringSubmatch(line); m != nil {
+			if m[1] == TestSkipped {
+				// "SKIPPED [1] tests/x.py:12: reason" names no test id.
+				known = true
+				continue
+			}
+			id := m[2]
+			if m[1] == TestFailed || m[1] == TestError {
+				id = cutMessage(id)
+			}
+			set(id, m[1])
+			continue
+		}
+		if m := pytestVerbose.FindStringSubmatch(line); m != nil {
+			set(m[1], m[2])
+			continue
+		}
+		if m := goTest.FindStringSubmatch(line); m != nil {
+			set(m[2], map[string]string{"PASS": TestPassed, "FAIL": TestFailed, "SKIP": TestSkipped}[m[1]])
+			continue
+		}
+		if m := djangoTest.FindStringSubmatch(line); m != nil {
+			s := map[string]string{"ok": TestPassed, "FAIL": TestFailed, "ERROR": TestError, "skipped": TestSkipped,
+				"expected failure": TestXFail, "unexpected success": TestXPass}[m[2]]
+			set(m[1], s)
+			continue
+		}
+		if goPackage.MatchString(line) {
+			known = true
+		}
+	}
+	return st, known
+}
+
+// rank orders statuses from best to worst, for tests reported twice.
+func rank(s string) int {
+	switch s {
+	case TestPassed, TestXFail:
+		return 1
+	case TestSkipped:
+		return 0
+	case TestXPass:
+		return 2
+	case TestFailed:
+		return 3
+	case TestError:
+		return 4
+	}
+	return 0
+}
+
+// cutMessage removes pytest's " - message" after a failed test id, leaving
+// " - " inside a parametrization's brackets alone.
+func cutMessage(s string) string {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			if depth > 0 {
+				depth--
+			}
+		case ' ':
+			if depth == 0 && strings.HasPrefix(s[i:], " - ") {
+				return s[:i]
+			}
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// TestsStatus is SWE-bench's tests_status: for each group of tests, those
+// that succeeded and those that failed.
+type TestsStatus struct {
+	FailToPass TestGroup `json:"FAIL_TO_PASS"`
+	PassToPass TestGroup `json:"PASS_TO_PASS"`
+	FailToFail TestGroup `json:"FAIL_TO_FAIL"`
+	PassToFail TestGroup `json:"PASS_TO_FAIL"`
+}
+
+// TestGroup lists tests by outcome. Both lists are always present.
+type TestGroup struct {
+	Success []string `json:"success"`
+	Failure []string `json:"failure"`
+}
+
+// Grade sorts the FAIL_TO_PASS and PASS_TO_PASS tests of inst by the
+// statuses of a test log, as SWE-bench does: a test succeeds when it PASSED
+// or XFAILed, fails when it FAILED, ERRORed or is missing from the log, and is
+// in neither list when it was skipped. The instance is resolved when no test
+// of either group failed.
+func Grade(inst Instance, statuses map[string]string) (TestsStatus, bool) {
+	ts := TestsStatus{
+		FailToPass: group(inst.FailToPass, statuses),
+		PassToPass: group(inst.PassToPass, statuses),
+		FailToFail: TestGroup{Success: []string{}, Failure: []string{}},
+		PassToFail: TestGroup{Success: []string{}, Failure: []string{}},
+	}
+	return ts, len(ts.FailToPass.Failure) == 0 && len(ts.PassToPass.Failure) == 0
+}
+
+func group(tests []string, statuses map[string]string) TestGroup {
+	g := TestGroup{Success: []string{}, Failure: []string{}}
+	for _, t := range tests {
+		switch s, ok := statuses[t]; {
+		case ok && (s == TestPassed || s == TestXFail):
+			g.Success = append(g.Success, t)
+		case !ok || s == TestFailed || s == TestError:
+			g.Failure = append(g.Failure, t)
+		}
+	}
+	return g
+}

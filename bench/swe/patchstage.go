@@ -1,0 +1,275 @@
+package swe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
+	"github.com/patchbench/patchbench/repo"
+)
+
+// BaseFS is a [patch.FileSystem] over the files of one commit of a
+// repository, read through the repository's cat-file process. Reads are
+// cached, so the repair's repeated reads of a file cost one round trip. It is
+// not safe for concurrent use; make one per instance.
+type BaseFS struct {
+	ctx   context.Context
+	repo  *repo.Repo
+	rev   string
+	cache map[string]baseEntry
+}
+
+type baseEntry struct {
+	data []byte
+	err  error
+}
+
+// NewBaseFS returns the files of revision rev of r.
+func NewBaseFS(ctx context.Context, r *repo.Repo, rev string) *BaseFS {
+	return &BaseFS{ctx: ctx, repo: r, rev: rev, cache: map[string]baseEntry{}}
+}
+
+// ReadFile returns the content of name at the revision. A path absent there,
+// or one that cannot name a file of a repository (absolute, with "..", empty),
+// gives an error wrapping fs.ErrNotExist.
+func (b *BaseFS) ReadFile(name string) ([]byte, error) {
+	if e, ok := b.cache[name]; ok {
+		return e.data, e.err
+	}
+	var e baseEntry
+	if !validPath(name) {
+		e.err = &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+	} else {
+		e.data, e.err = b.repo.ReadFile(b.ctx, b.rev, name)
+	}
+	b.cache[name] = e
+	return e.data, e.err
+}
+
+// ListFiles lists every file at the revision, for patches that name no file.
+func (b *BaseFS) ListFiles() ([]string, error) {
+	return b.repo.ListFiles(b.ctx, b.rev)
+}
+
+func validPath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) || strings.Contains(p, "\\") {
+		return false
+	}
+	return path.Clean(p) == p && p != "." && !strings.HasPrefix(p, "../") && p != ".."
+}
+
+// PatchOutcome is the result of the patch stage for one instance.
+type PatchOutcome struct {
+	// Status is one of StatusEmptyPatch, StatusMalformed, StatusApplyFailed,
+	// StatusApplied, StatusAppliedRepaired.
+	Status string
+	// Source is where the edit was found: "model_patch" or "full_output".
+	Source    string
+	Format    patch.Format
+	Extracted string
+	Repairs   []string
+	Reason    string
+	Files     []FileOutcome
+	// Repaired is the canonical unified diff (status applied or
+	// applied_repaired only).
+	Repaired string
+	// Results are the new file contents (status applied or applied_repaired
+	// only).
+	Results []patch.FileResult
+}
+
+// FileOutcome is what happened to one file of the edit: repair's report plus
+// whether the file is created (absent at base) and whether it is a test file.
+type FileOutcome struct {
+	repair.FileReport
+	Created bool `json:"created,omitempty"`
+	Test    bool `json:"test,omitempty"`
+}
+
+// Patch runs the patch stage: it takes the edit from the prediction's
+// model_patch, or from its full_output when model_patch holds none, repairs it
+// and applies it in memory to fsys (the files at the base commit).
+//
+// Classification:
+//   - empty_patch: model_patch and full_output are both blank (or null);
+//   - malformed: there is text, but no edit in it (repair.ErrNoEdit);
+//   - apply_failed: an edit that does not fit the base files, with repair's
+//     reason; an edit whose every change is already in the files (repair's
+//     already_applied) is apply_failed with reason "already applied", and an
+//     edit that leaves every file as it was is apply_failed with reason "the
+//     edit changes nothing";
+//   - applied: the edit fits as written: taken from model_patch without
+//     extraction, no file-level repair (such as a missing a/ b/ prefix), and
+//     every hunk placed at the exact tier, at offset 0 from its header's line
+//     numbers, with no repair listed (such as recount or context-space);
+//   - applied_repaired: the edit fits after repairs, which are listed: the
+//     file and hunk repairs of package repair, the tier for hunks placed
+//     loosely ("whitespace", "indentation", "fuzzy"), "extracted" when
+//     the edit was taken out of surrounding text, and "full-output" when it
+//     came from full_output.
+func Patch(pred Prediction, fsys *BaseFS) PatchOutcome {
+	var out PatchOutcome
+	sources := []struct{ name, text string }{
+		{"model_patch", deref(pred.ModelPatch)},
+		{"full_output", pred.FullOutput},
+	}
+	blank := true
+	var noEdit []string
+	for _, s := range sources {
+		if strings.TrimSpace(s.text) == "" {
+			continue
+		}
+		blank = false
+		res, err := repair.Repair(s.text, repair.Options{FS: fsys, Files: fsys.ListFiles})
+		if errors.Is(err, repair.ErrNoEdit) {
+			why := trimRepairErr(err)
+			for _, prefix := range []string{"no edit found: ", "extract: ", "no edit found: "} {
+				why = strings.TrimPrefix(why, prefix)
+			}
+			noEdit = append(noEdit, fmt.Sprintf("%s: %s", s.name, why))
+			continue
+		}
+		out.Source, out.Format, out.Extracted = s.name, res.Format, res.Extracted
+		out.Files = fileOutcomes(res.Files)
+		if err != nil {
+			out.Status = StatusApplyFailed
+			out.Reason = trimRepairErr(err)
+			if res.Status == repair.StatusAlreadyApplied {
+				out.Reason = "already applied"
+			}
+			return out
+		}
+		canon := res.Canonical()
+		text, perr := patch.Print(canon, patch.UDiff)
+		if perr != nil {
+			out.Status, out.Reason = StatusApplyFailed, fmt.Sprintf("cannot print the repaired patch: %v", perr)
+			return out
+		}
+		if !changes(canon) {
+			out.Status, out.Reason = StatusApplyFailed, "the edit changes nothing"
+			return out
+		}
+		out.Repaired, out.Results = text, res.Results
+		out.Repairs = repairsOf(s.name, res)
+		out.Status = StatusApplied
+		if len(out.Repairs) > 0 {
+			out.Status = StatusAppliedRepaired
+		}
+		return out
+	}
+	if blank {
+		out.Status, out.Reason = StatusEmptyPatch, "model_patch and full_output are empty"
+		if pred.ModelPatch == nil && pred.FullOutput == "" {
+			out.Reason = "model_patch is null"
+		}
+		return out
+	}
+	out.Status, out.Reason = StatusMalformed, "no edit in "+strings.Join(noEdit, "; ")
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func trimRepairErr(err error) string {
+	return strings.TrimPrefix(err.Error(), "repair: ")
+}
+
+// changes reports whether p changes anything.
+func changes(p *patch.Patch) bool {
+	for _, fp := range p.Files {
+		if len(fp.Hunks) > 0 || fp.Op != patch.Modify || fp.OldMode != fp.NewMode {
+			return true
+		}
+	}
+	return false
+}
+
+func fileOutcomes(frs []repair.FileReport) []FileOutcome {
+	out := make([]FileOutcome, 0, len(frs))
+	for _, fr := range frs {
+		fo := FileOutcome{FileReport: fr}
+		fo.Created = fr.Op == patch.Create.String() && fr.Status == repair.StatusApplied
+		fo.Test = IsTestPath(fr.Path) || IsTestPath(fr.OldPath)
+		out = append(out, fo)
+	}
+	return out
+}
+
+// repairsOf lists the repairs an applied edit needed; none means it fits as
+// written.
+func repairsOf(source string, res *repair.Result) []string {
+	set := map[string]bool{}
+	if source != "model_patch" {
+		set["full-output"] = true
+	}
+	if res.Extracted != "" {
+		set["extracted"] = true
+	}
+	for _, fr := range res.Files {
+		for _, r := range fr.Repairs {
+			set[r] = true
+		}
+		for _, h := range fr.Hunks {
+			for _, r := range h.Repairs {
+				set[r] = true
+			}
+			if h.Tier != "" && h.Tier != repair.TierExact {
+				set[h.Tier] = true
+			}
+			if h.Offset != 0 {
+				set["line-numbers"] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// IsTestPath reports whether p looks like a test file: a path with a
+// directory named test, tests, testing, __tests__, spec or specs, or a file
+// named test_*.py, *_test.py, conftest.py, *_test.go, *Test.java, *Tests.java,
+// *Test.kt, *Tests.kt, *_test.rs, *.test.js (also .ts, .jsx, .tsx, .mjs),
+// *.spec.js (same extensions) or *_spec.rb.
+func IsTestPath(p string) bool {
+	if p == "" {
+		return false
+	}
+	parts := strings.Split(p, "/")
+	for _, d := range parts[:len(parts)-1] {
+		switch d {
+		case "test", "tests", "testing", "__tests__", "spec", "specs":
+			return true
+		}
+	}
+	base := parts[len(parts)-1]
+	ext := path.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	switch ext {
+	case ".py":
+		return strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "_test") || stem == "conftest"
+	case ".go", ".rs":
+		return strings.HasSuffix(stem, "_test")
+	case ".java", ".kt":
+		return strings.HasSuffix(stem, "Test") || strings.HasSuffix(stem, "Tests")
+	case ".js", ".ts", ".jsx", ".tsx", ".mjs":
+		return strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec")
+	case ".rb":
+		return strings.HasSuffix(stem, "_spec")
+	}
+	return false
+}

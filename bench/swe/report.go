@@ -1,0 +1,382 @@
+package swe
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// RunReport is SWE-bench's run report (schema_version 2) with patchbench's
+// counts added.
+//
+// The SWE-bench fields follow its harness: total_instances counts the
+// dataset; submitted, the predictions; an instance whose tests ran is
+// completed, and resolved or unresolved; an empty patch is empty_patch; a
+// malformed edit, one that does not apply, and an infrastructure failure are
+// errors (the official harness also reports a patch it cannot apply as an
+// error); dataset instances without a prediction are incomplete, and so are
+// applied instances of a run without the test stage (--no-tests), which were
+// not run to completion.
+type RunReport struct {
+	TotalInstances      int      `json:"total_instances"`
+	SubmittedInstances  int      `json:"submitted_instances"`
+	CompletedInstances  int      `json:"completed_instances"`
+	ResolvedInstances   int      `json:"resolved_instances"`
+	UnresolvedInstances int      `json:"unresolved_instances"`
+	EmptyPatchInstances int      `json:"empty_patch_instances"`
+	ErrorInstances      int      `json:"error_instances"`
+	CompletedIDs        []string `json:"completed_ids"`
+	IncompleteIDs       []string `json:"incomplete_ids"`
+	EmptyPatchIDs       []string `json:"empty_patch_ids"`
+	SubmittedIDs        []string `json:"submitted_ids"`
+	ResolvedIDs         []string `json:"resolved_ids"`
+	UnresolvedIDs       []string `json:"unresolved_ids"`
+	ErrorIDs            []string `json:"error_ids"`
+	SchemaVersion       int      `json:"schema_version"`
+
+	// RunID names the run.
+	RunID string `json:"run_id"`
+	// StatusCounts counts the instances of each patchbench status (every
+	// status is present); PatchStatusCounts counts applied and
+	// applied_repaired among the edits that applied, whatever their tests
+	// did.
+	StatusCounts      map[string]int `json:"status_counts"`
+	PatchStatusCounts map[string]int `json:"patch_status_counts"`
+	// CreatedFilesInstances and TestFilesInstances count the instances whose
+	// edit creates files absent at base, and touches test files.
+	CreatedFilesInstances int `json:"created_files_instances"`
+	TestFilesInstances    int `json:"test_files_instances"`
+}
+
+// InstanceReport is SWE-bench's per-instance report, the value under the
+// instance id in instances/ID/report.json. tests_status is always present;
+// its lists are empty when the tests did not run.
+type InstanceReport struct {
+	PatchIsNone              bool        `json:"patch_is_None"`
+	PatchExists              bool        `json:"patch_exists"`
+	PatchSuccessfullyApplied bool        `json:"patch_successfully_applied"`
+	Resolved                 bool        `json:"resolved"`
+	TestsStatus              TestsStatus `json:"tests_status"`
+}
+
+// ErrorAnalysis is errors.json: counts by status, by repository, by failure
+// class and by repair, and one entry per failed instance.
+type ErrorAnalysis struct {
+	RunID     string                    `json:"run_id"`
+	Instances int                       `json:"instances"`
+	ByStatus  map[string]int            `json:"by_status"`
+	ByRepo    map[string]map[string]int `json:"by_repo"`
+	// ByClass counts failed instances by a short class of their reason,
+	// such as "apply_failed: context not found".
+	ByClass map[string]int `json:"by_class"`
+	// Repairs counts, for each repair, the instances whose edit needed it.
+	Repairs      map[string]int `json:"repairs"`
+	CreatedFiles []string       `json:"created_files"`
+	TestFiles    []string       `json:"test_files"`
+	Failed       []FailedEntry  `json:"failed"`
+}
+
+// FailedEntry is one instance that did not end applied or resolved.
+type FailedEntry struct {
+	InstanceID string `json:"instance_id"`
+	Repo       string `json:"repo"`
+	Status     string `json:"status"`
+	Class      string `json:"class"`
+	Reason     string `json:"reason"`
+}
+
+// IsFailure reports whether status counts as a failed instance in the error
+// analysis: anything but applied, applied_repaired and resolved.
+func IsFailure(status string) bool {
+	return status != StatusApplied && status != StatusAppliedRepaired && status != StatusResolved
+}
+
+// WriteOutputs writes report.json, instances/ID/report.json and patch.diff,
+// errors.json, errors.md and predictions.repaired.jsonl for the rows of a
+// run into dir. Every file is written atomically.
+func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
+	sorted := append([]Row(nil), rows...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].InstanceID < sorted[j].InstanceID })
+
+	if err := writeJSON(filepath.Join(dir, "report.json"), makeRunReport(runID, in, sorted)); err != nil {
+		return err
+	}
+	var repaired bytes.Buffer
+	enc := json.NewEncoder(&repaired)
+	enc.SetEscapeHTML(false)
+	for _, r := range sorted {
+		idir := filepath.Join(dir, "instances", SafeID(r.InstanceID))
+		if err := os.MkdirAll(idir, 0o755); err != nil {
+			return fmt.Errorf("swe: %w", err)
+		}
+		if err := writeJSONFast(filepath.Join(idir, "report.json"), map[string]InstanceReport{r.InstanceID: instanceReport(r)}); err != nil {
+			return err
+		}
+		diff := filepath.Join(idir, "patch.diff")
+		if r.RepairedPatch == "" {
+			os.Remove(diff)
+			continue
+		}
+		if err := writeAtomic(diff, []byte(r.RepairedPatch), false); err != nil {
+			return err
+		}
+		model := r.Model
+		if model == "" {
+			model = in.predsByID[r.InstanceID].Model
+		}
+		enc.Encode(map[string]string{"instance_id": r.InstanceID, "model_name_or_path": model, "model_patch": r.RepairedPatch})
+	}
+	if err := writeAtomic(filepath.Join(dir, "predictions.repaired.jsonl"), repaired.Bytes(), true); err != nil {
+		return err
+	}
+	ea := makeErrorAnalysis(runID, sorted)
+	if err := writeJSON(filepath.Join(dir, "errors.json"), ea); err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	ea.WriteMarkdown(&md)
+	return writeAtomic(filepath.Join(dir, "errors.md"), md.Bytes(), true)
+}
+
+func instanceReport(r Row) InstanceReport {
+	ir := InstanceReport{
+		PatchIsNone:              r.PatchIsNone,
+		PatchExists:              r.Source != "",
+		PatchSuccessfullyApplied: r.PatchStatus != "",
+		Resolved:                 r.FinalStatus() == StatusResolved,
+	}
+	empty := TestGroup{Success: []string{}, Failure: []string{}}
+	ir.TestsStatus = TestsStatus{FailToPass: empty, PassToPass: empty, FailToFail: empty, PassToFail: empty}
+	if r.Test != nil && r.Test.Status != nil {
+		ir.TestsStatus = *r.Test.Status
+	}
+	return ir
+}
+
+func makeRunReport(runID string, in *inputs, rows []Row) RunReport {
+	rep := RunReport{
+		SchemaVersion: 2, RunID: runID,
+		CompletedIDs: []string{}, IncompleteIDs: []string{}, EmptyPatchIDs: []string{}, SubmittedIDs: []string{},
+		ResolvedIDs: []string{}, UnresolvedIDs: []string{}, ErrorIDs: []string{},
+		StatusCounts: map[string]int{}, PatchStatusCounts: map[string]int{StatusApplied: 0, StatusAppliedRepaired: 0},
+	}
+	for _, s := range Statuses {
+		rep.StatusCounts[s] = 0
+	}
+	byID := map[string]Row{}
+	for _, r := range rows {
+		byID[r.InstanceID] = r
+	}
+	ids := make([]string, 0, len(in.dataset))
+	for _, inst := range in.dataset {
+		ids = append(ids, inst.InstanceID)
+	}
+	sort.Strings(ids)
+	rep.TotalInstances = len(ids)
+	for _, id := range ids {
+		if _, ok := in.predsByID[id]; !ok {
+			rep.IncompleteIDs = append(rep.IncompleteIDs, id)
+			continue
+		}
+		rep.SubmittedIDs = append(rep.SubmittedIDs, id)
+		r, ok := byID[id]
+		if !ok {
+			rep.IncompleteIDs = append(rep.IncompleteIDs, id)
+			continue
+		}
+		st := r.FinalStatus()
+		rep.StatusCounts[st]++
+		if r.PatchStatus != "" {
+			rep.PatchStatusCounts[r.PatchStatus]++
+		}
+		if len(r.CreatedFiles) > 0 {
+			rep.CreatedFilesInstances++
+		}
+		if len(r.TestFiles) > 0 {
+			rep.TestFilesInstances++
+		}
+		switch st {
+		case StatusResolved:
+			rep.CompletedIDs = append(rep.CompletedIDs, id)
+			rep.ResolvedIDs = append(rep.ResolvedIDs, id)
+		case StatusUnresolved:
+			rep.CompletedIDs = append(rep.CompletedIDs, id)
+			rep.UnresolvedIDs = append(rep.UnresolvedIDs, id)
+		case StatusEmptyPatch:
+			rep.EmptyPatchIDs = append(rep.EmptyPatchIDs, id)
+		case StatusApplied, StatusAppliedRepaired:
+			rep.IncompleteIDs = append(rep.IncompleteIDs, id)
+		default:
+			rep.ErrorIDs = append(rep.ErrorIDs, id)
+		}
+	}
+	rep.SubmittedInstances = len(in.preds)
+	rep.CompletedInstances = len(rep.CompletedIDs)
+	rep.ResolvedInstances = len(rep.ResolvedIDs)
+	rep.UnresolvedInstances = len(rep.UnresolvedIDs)
+	rep.EmptyPatchInstances = len(rep.EmptyPatchIDs)
+	rep.ErrorInstances = len(rep.ErrorIDs)
+	return rep
+}
+
+func makeErrorAnalysis(runID string, rows []Row) *ErrorAnalysis {
+	ea := &ErrorAnalysis{
+		RunID: runID, Instances: len(rows),
+		ByStatus: map[string]int{}, ByRepo: map[string]map[string]int{}, ByClass: map[string]int{},
+		Repairs: map[string]int{}, CreatedFiles: []string{}, TestFiles: []string{}, Failed: []FailedEntry{},
+	}
+	for _, r := range rows {
+		st := r.FinalStatus()
+		ea.ByStatus[st]++
+		if ea.ByRepo[r.Repo] == nil {
+			ea.ByRepo[r.Repo] = map[string]int{}
+		}
+		ea.ByRepo[r.Repo][st]++
+		for _, rp := range r.Repairs {
+			ea.Repairs[rp]++
+		}
+		if len(r.CreatedFiles) > 0 {
+			ea.CreatedFiles = append(ea.CreatedFiles, r.InstanceID)
+		}
+		if len(r.TestFiles) > 0 {
+			ea.TestFiles = append(ea.TestFiles, r.InstanceID)
+		}
+		if !IsFailure(st) {
+			continue
+		}
+		reason := r.Reason
+		if r.Failed && r.Error != "" {
+			reason = r.Error
+		}
+		cl := reasonClass(st, reason)
+		ea.ByClass[cl]++
+		ea.Failed = append(ea.Failed, FailedEntry{InstanceID: r.InstanceID, Repo: r.Repo, Status: st, Class: cl, Reason: reason})
+	}
+	return ea
+}
+
+// reasonClass gives a failure a short class for counting: the status, and for
+// patch failures the kind of refusal.
+func reasonClass(status, reason string) string {
+	if status != StatusApplyFailed {
+		return status
+	}
+	r := strings.ToLower(reason)
+	for _, k := range []struct{ needle, class string }{
+		{"already applied", "already applied"},
+		{"changes nothing", "changes nothing"},
+		{"ambiguous", "ambiguous"},
+		{"overlaps", "overlapping hunks"},
+		{"names no file", "no file named"},
+		{"cannot find", "file not found"},
+		{"does not exist", "file not found"},
+		{"already exists", "file exists"},
+		{"binary", "binary"},
+		{"deletes the file", "bad deletion"},
+	} {
+		if strings.Contains(r, k.needle) {
+			return status + ": " + k.class
+		}
+	}
+	return status + ": context not found"
+}
+
+// WriteMarkdown writes the analysis as errors.md.
+func (ea *ErrorAnalysis) WriteMarkdown(b *bytes.Buffer) {
+	fmt.Fprintf(b, "# Error analysis: %s\n\n%d instances.\n\n", ea.RunID, ea.Instances)
+	b.WriteString("## By status\n\n| status | instances | share |\n| --- | ---: | ---: |\n")
+	for _, s := range Statuses {
+		if n := ea.ByStatus[s]; n > 0 {
+			fmt.Fprintf(b, "| %s | %d | %.1f%% |\n", s, n, 100*float64(n)/float64(max(ea.Instances, 1)))
+		}
+	}
+	var present []string
+	for _, s := range Statuses {
+		if ea.ByStatus[s] > 0 {
+			present = append(present, s)
+		}
+	}
+	repos := sortedKeys(ea.ByRepo)
+	b.WriteString("\n## By repository\n\n| repository |")
+	for _, s := range present {
+		fmt.Fprintf(b, " %s |", s)
+	}
+	b.WriteString(" total |\n| --- |")
+	for range present {
+		b.WriteString(" ---: |")
+	}
+	b.WriteString(" ---: |\n")
+	for _, repo := range repos {
+		fmt.Fprintf(b, "| %s |", repo)
+		total := 0
+		for _, s := range present {
+			fmt.Fprintf(b, " %d |", ea.ByRepo[repo][s])
+			total += ea.ByRepo[repo][s]
+		}
+		fmt.Fprintf(b, " %d |\n", total)
+	}
+	if len(ea.ByClass) > 0 {
+		b.WriteString("\n## Failures by class\n\n| class | instances |\n| --- | ---: |\n")
+		for _, k := range sortedByCount(ea.ByClass) {
+			fmt.Fprintf(b, "| %s | %d |\n", k, ea.ByClass[k])
+		}
+	}
+	if len(ea.Repairs) > 0 {
+		b.WriteString("\n## Repairs\n\nInstances whose edit needed each repair.\n\n| repair | instances |\n| --- | ---: |\n")
+		for _, k := range sortedByCount(ea.Repairs) {
+			fmt.Fprintf(b, "| %s | %d |\n", k, ea.Repairs[k])
+		}
+	}
+	fmt.Fprintf(b, "\nEdits that create files absent at base: %d. Edits that touch test files: %d.\n", len(ea.CreatedFiles), len(ea.TestFiles))
+	if len(ea.Failed) > 0 {
+		b.WriteString("\n## Failed instances\n\n")
+		for _, f := range ea.Failed {
+			fmt.Fprintf(b, "- `%s` (%s) %s: %s\n", f.InstanceID, f.Repo, f.Status, oneLine(f.Reason))
+		}
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedByCount(m map[string]int) []string {
+	keys := sortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	return keys
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("swe: encode %s: %w", path, err)
+	}
+	return writeAtomic(path, append(b, '\n'), true)
+}
+
+// writeJSONFast is writeJSON without the sync, for the many per-instance
+// files.
+func writeJSONFast(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("swe: encode %s: %w", path, err)
+	}
+	return writeAtomic(path, append(b, '\n'), false)
+}

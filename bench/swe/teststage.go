@@ -1,0 +1,259 @@
+package swe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/repo"
+	"github.com/patchbench/patchbench/sandbox"
+)
+
+// TestConfig says how the test stage runs tests.
+type TestConfig struct {
+	// Runner runs the test command (see package sandbox).
+	Runner sandbox.Runner
+	// Command is the test command template for instances whose dataset row
+	// has no test_cmd or test_command (see [ExpandTemplate]). It is run
+	// with /bin/sh -c in the worktree.
+	Command string
+	// Image is the container image template, for the Docker runner.
+	Image string
+	// Timeout bounds each test command; zero means none.
+	Timeout time.Duration
+	// Env holds extra KEY=value variables for the test command, on top of
+	// the sandbox's defaults and PYTHONDONTWRITEBYTECODE=1.
+	Env []string
+	// Writable lists more directories the command may write to (a shared
+	// GOCACHE, for example).
+	Writable []string
+	// Limits are the command's resource limits.
+	Limits sandbox.Limits
+	// WorkDir is where worktrees are made; empty means the system's
+	// temporary directory.
+	WorkDir string
+}
+
+// ExpandTemplate fills in a test command or image template for inst:
+//
+//	{tests}        the FAIL_TO_PASS and PASS_TO_PASS test ids, each
+//	               shell-quoted, separated by spaces
+//	{tests_regex}  one shell-quoted regular expression matching those test
+//	               names up to the first '/' exactly, for go test -run:
+//	               '^(TestA|TestB)$'
+//	{instance_id}, {repo}, {base_commit}, {version}
+func ExpandTemplate(tmpl string, inst Instance) string {
+	tests := append(append([]string{}, inst.FailToPass...), inst.PassToPass...)
+	quoted := make([]string, len(tests))
+	var names []string
+	seen := map[string]bool{}
+	for i, t := range tests {
+		quoted[i] = shellQuote(t)
+		n, _, _ := strings.Cut(t, "/")
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, regexp.QuoteMeta(n))
+		}
+	}
+	return strings.NewReplacer(
+		"{tests}", strings.Join(quoted, " "),
+		"{tests_regex}", shellQuote("^("+strings.Join(names, "|")+")$"),
+		"{instance_id}", inst.InstanceID,
+		"{repo}", inst.Repo,
+		"{base_commit}", inst.BaseCommit,
+		"{version}", inst.Version,
+	).Replace(tmpl)
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
+
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// testCommand returns the command for inst: its own, or the template.
+func (c *TestConfig) testCommand(inst Instance) string {
+	if inst.TestCmd != "" {
+		return ExpandTemplate(inst.TestCmd, inst)
+	}
+	if c.Command != "" {
+		return ExpandTemplate(c.Command, inst)
+	}
+	return ""
+}
+
+// testOutcome is the test stage's verdict.
+type testOutcome struct {
+	status, reason string
+	run            *TestRun
+	log            []byte
+}
+
+// runTests makes a worktree of r at commit, writes the patched files, resets
+// the files the test patch touches to their base content and applies the test
+// patch (as SWE-bench does), runs the test command in the sandbox, and grades
+// the log.
+func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, results []patch.FileResult, cfg *TestConfig) testOutcome {
+	cmdline := cfg.testCommand(inst)
+	if cmdline == "" {
+		return testOutcome{status: StatusTestError, reason: "no test command: the dataset row has no test_cmd and no --test-cmd was given"}
+	}
+	tmp, err := os.MkdirTemp(cfg.WorkDir, "patchbench-swe-"+SafeID(inst.InstanceID)+"-")
+	if err != nil {
+		return testOutcome{status: StatusInfraError, reason: fmt.Sprintf("make work directory: %v", err)}
+	}
+	defer os.RemoveAll(tmp)
+	wt, err := r.AddWorktree(ctx, commit, filepath.Join(tmp, "tree"))
+	if err != nil {
+		return testOutcome{status: StatusInfraError, reason: err.Error()}
+	}
+	defer wt.Remove(context.WithoutCancel(ctx))
+
+	if err := patch.WriteResults(wt.Dir, results); err != nil {
+		return testOutcome{status: StatusInfraError, reason: fmt.Sprintf("write the patched files into the worktree: %v", err)}
+	}
+	if strings.TrimSpace(inst.TestPatch) != "" {
+		if err := resetFiles(ctx, r, commit, wt.Dir, inst.TestPatch); err != nil {
+			return testOutcome{status: StatusTestError, reason: err.Error()}
+		}
+		if err := gitApply(ctx, wt.Dir, inst.TestPatch); err != nil {
+			return testOutcome{status: StatusTestError, reason: "the test patch does not apply: " + err.Error()}
+		}
+	}
+	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline}
+	c := sandbox.Command{
+		Dir:           wt.Dir,
+		Args:          []string{"/bin/sh", "-c", cmdline},
+		Env:           append([]string{"PYTHONDONTWRITEBYTECODE=1"}, cfg.Env...),
+		Timeout:       cfg.Timeout,
+		ExtraWritable: cfg.Writable,
+		Limits:        cfg.Limits,
+	}
+	if cfg.Image != "" {
+		c.Image = ExpandTemplate(cfg.Image, inst)
+	}
+	res, err := cfg.Runner.Run(ctx, c)
+	run.ExitCode, run.TimedOut, run.DurationMS = res.ExitCode, res.TimedOut, res.Duration.Milliseconds()
+	log := append(append([]byte{}, res.Stdout...), res.Stderr...)
+	out := testOutcome{run: run, log: log}
+	switch {
+	case err != nil:
+		out.status, out.reason = StatusTestError, fmt.Sprintf("%s sandbox: %v", cfg.Runner.Name(), err)
+		return out
+	case res.TimedOut:
+		out.status, out.reason = StatusTestTimeout, fmt.Sprintf("the test command ran past %s", cfg.Timeout)
+		return out
+	}
+	statuses, known := ParseTestOutput(string(res.Stdout) + "\n" + string(res.Stderr))
+	if !known && res.ExitCode != 0 {
+		out.status = StatusTestError
+		out.reason = fmt.Sprintf("no test results in the output (exit %d): %s", res.ExitCode, lastLine(log))
+		return out
+	}
+	ts, resolved := Grade(inst, statuses)
+	run.Status = &ts
+	if resolved {
+		out.status = StatusResolved
+	} else {
+		out.status = StatusUnresolved
+		var parts []string
+		if f := ts.FailToPass.Failure; len(f) > 0 {
+			parts = append(parts, "FAIL_TO_PASS failing: "+listSome(f))
+		}
+		if f := ts.PassToPass.Failure; len(f) > 0 {
+			parts = append(parts, "PASS_TO_PASS failing: "+listSome(f))
+		}
+		out.reason = strings.Join(parts, "; ")
+	}
+	return out
+}
+
+func listSome(s []string) string {
+	if len(s) > 5 {
+		return strings.Join(s[:5], ", ") + fmt.Sprintf(" and %d more", len(s)-5)
+	}
+	return strings.Join(s, ", ")
+}
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// resetFiles gives every file the test patch touches its content at the base
+// commit, removing those absent there, so that a prediction's edits to the
+// tests do not stop the test patch from applying (SWE-bench checks these
+// files out at the base commit).
+func resetFiles(ctx context.Context, r *repo.Repo, commit, dir, testPatch string) error {
+	p, err := patch.ParseUDiff(testPatch, patch.DefaultParseOptions)
+	if err != nil {
+		return fmt.Errorf("the test patch does not parse: %w", err)
+	}
+	paths := map[string]bool{}
+	for _, fp := range p.Files {
+		for _, q := range []string{fp.OldPath, fp.NewPath} {
+			if q != "" && validPath(q) {
+				paths[q] = true
+			}
+		}
+	}
+	sorted := make([]string, 0, len(paths))
+	for q := range paths {
+		sorted = append(sorted, q)
+	}
+	sort.Strings(sorted)
+	for _, q := range sorted {
+		target := filepath.Join(dir, filepath.FromSlash(q))
+		data, err := r.ReadFile(ctx, commit, q)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("reset %s: %w", q, err)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reset %s: %w", q, err)
+		}
+		if old, err := os.ReadFile(target); err == nil && bytes.Equal(old, data) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return fmt.Errorf("reset %s: %w", q, err)
+		}
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			return fmt.Errorf("reset %s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// gitApply applies a patch in dir with git apply.
+func gitApply(ctx context.Context, dir, text string) error {
+	cmd := exec.CommandContext(ctx, "git", "apply", "--whitespace=nowarn", "-")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(text)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("git apply: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
