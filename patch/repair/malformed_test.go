@@ -72,3 +72,24 @@ func mustRefuseCount(rows []testdata.Malformed) int {
 	}
 	return n
 }
+
+// TestWellFormedDev: git's own diff of every dev commit applies tolerantly
+// exactly as written, with no repair.
+func TestWellFormedDev(t *testing.T) {
+	rows := testdata.Load[testdata.Triple](t, "diffxyz-dev.jsonl.gz")
+	for _, r := range rows {
+		res, err := repair.Repair(r.UDiff, repair.Options{Target: r.Path, FS: patch.MapFS{r.Path: r.OldCode}})
+		if err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+			continue
+		}
+		if got := string(res.Results[0].Content); got != r.NewCode {
+			t.Errorf("%s: result differs from new_code", r.ID)
+		}
+		for _, h := range res.Files[0].Hunks {
+			if h.Tier != repair.TierExact || len(h.Repairs) > 0 || h.Offset != 0 {
+				t.Errorf("%s: hunk %d: tier %s, offset %d, repairs %v; want exact and none", r.ID, h.Hunk, h.Tier, h.Offset, h.Repairs)
+			}
+		}
+	}
+}

@@ -212,9 +212,6 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 	}
 	// Blank lines at the end of a hunk body are separators, not context.
 	h.lines = h.lines[:len(h.lines)-blanks]
-	if stripLineNumbers(h) {
-		h.diags = append(h.diags, "line-number-prefix")
-	}
 	if wantOld >= 0 {
 		o, n := 0, 0
 		for _, l := range h.lines {
@@ -234,9 +231,11 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 
 var reLineNumber = regexp.MustCompile(`^\s*\d{1,7}\s*(?:\||│|:)\s?`)
 
-// stripLineNumbers removes "12 | " prefixes that a model copied from a
-// numbered view of the file, when nearly every line of the hunk has one.
-func stripLineNumbers(h *looseHunk) bool {
+// withoutLineNumbers returns a copy of h without the "12 | " prefixes a
+// model copied from a numbered view of the file, when nearly every line has
+// one; nil otherwise. Code can look like that too (a dict keyed by
+// numbers), so the file decides: the copy is tried only when h fits nowhere.
+func withoutLineNumbers(h *looseHunk) *looseHunk {
 	n, with := 0, 0
 	for _, l := range h.lines {
 		if l.texts[0] == "" {
@@ -248,19 +247,23 @@ func stripLineNumbers(h *looseHunk) bool {
 		}
 	}
 	if n < 2 || with*5 < n*4 {
-		return false
+		return nil
 	}
-	for i := range h.lines {
-		l := &h.lines[i]
-		for k, r := range l.texts {
-			l.texts[k] = reLineNumber.ReplaceAllString(r, "")
+	c := *h
+	c.lines = make([]looseLine, len(h.lines))
+	for i, l := range h.lines {
+		texts := make([]string, 0, len(l.texts))
+		for _, r := range l.texts {
+			r = reLineNumber.ReplaceAllString(r, "")
+			if len(texts) == 0 || texts[len(texts)-1] != r {
+				texts = append(texts, r)
+			}
 		}
-		if len(l.texts) == 2 && l.texts[0] == l.texts[1] {
-			l.texts = l.texts[:1]
-		}
+		l.texts = texts
 		l.elision = l.kind != patch.LineInsert && isElision(l.texts[0])
+		c.lines[i] = l
 	}
-	return true
+	return &c
 }
 
 // count reads a hunk-header count, 1 when absent.

@@ -36,13 +36,20 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 		reports[i] = HunkReport{Hunk: i + 1, Repairs: dedupe(h.diags)}
 		pl := &placed{idx: i, h: h, es: entries(h)}
 		err := locate(t, pl)
-		if trimmed := trailingText(h); err != "" && !pl.already && trimmed != nil {
-			// Prose after a bare diff reads as context lines without their
-			// space: try again without the unmarked tail.
-			alt := &placed{idx: i, h: trimmed, es: entries(trimmed)}
-			if locate(t, alt) == "" {
-				pl, err = alt, ""
-				reports[i].Repairs = appendOnce(reports[i].Repairs, "trailing-text-dropped")
+		// Readings tried only when the hunk as written fits nowhere: prose
+		// after a bare diff (read as context lines without their space), and
+		// line-number prefixes copied from a numbered view of the file.
+		for _, alt := range []struct {
+			h      *looseHunk
+			repair string
+		}{{trailingText(h), "trailing-text-dropped"}, {withoutLineNumbers(h), "line-number-prefix"}} {
+			if err == "" || pl.already || alt.h == nil {
+				continue
+			}
+			a := &placed{idx: i, h: alt.h, es: entries(alt.h)}
+			if locate(t, a) == "" {
+				pl, err = a, ""
+				reports[i].Repairs = appendOnce(reports[i].Repairs, alt.repair)
 			}
 		}
 		if err != "" {
