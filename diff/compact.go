@@ -1,5 +1,7 @@
 package diff
 
+import "bytes"
+
 // Change compaction, after git's xdl_change_compact with the indent
 // heuristic (git's default since 2.14). A group is a maximal run of changed
 // lines on one side. If its first line equals the line after it, the group
@@ -8,70 +10,70 @@ package diff
 // line up with a change on the other side when it can, and otherwise to the
 // position that git's indentation scoring likes best.
 
-// group is ch[start:end], a run of changed lines; an empty group sits above
-// the unchanged line at start.
+// group is ch[start:end], a run of changed lines (marked 1); an empty group
+// sits above the unchanged line at start.
 type group struct{ start, end int }
 
 // firstGroup returns the (possibly empty) group at the top of ch.
-func firstGroup(ch []bool) group {
+func firstGroup(ch []byte) group {
 	g := group{}
-	for g.end < len(ch) && ch[g.end] {
+	for g.end < len(ch) && ch[g.end] != 0 {
 		g.end++
 	}
 	return g
 }
 
 // next moves g to the following group; it reports false at the end.
-func (g *group) next(ch []bool) bool {
+func (g *group) next(ch []byte) bool {
 	if g.end == len(ch) {
 		return false
 	}
 	g.start = g.end + 1
 	g.end = g.start
-	for g.end < len(ch) && ch[g.end] {
+	for g.end < len(ch) && ch[g.end] != 0 {
 		g.end++
 	}
 	return true
 }
 
 // prev moves g to the preceding group; it reports false at the top.
-func (g *group) prev(ch []bool) bool {
+func (g *group) prev(ch []byte) bool {
 	if g.start == 0 {
 		return false
 	}
 	g.end = g.start - 1
 	g.start = g.end
-	for g.start > 0 && ch[g.start-1] {
+	for g.start > 0 && ch[g.start-1] != 0 {
 		g.start--
 	}
 	return true
 }
 
 // slideDown moves g down one line, absorbing a group it runs into.
-func (g *group) slideDown(lines []string, ch []bool) bool {
+func (g *group) slideDown(lines []string, ch []byte) bool {
 	if g.end >= len(ch) || lines[g.start] != lines[g.end] {
 		return false
 	}
-	ch[g.start] = false
-	ch[g.end] = true
+	ch[g.start] = 0
+	ch[g.end] = 1
 	g.start++
 	g.end++
-	for g.end < len(ch) && ch[g.end] {
+	for g.end < len(ch) && ch[g.end] != 0 {
 		g.end++
 	}
 	return true
 }
 
 // slideUp moves g up one line, absorbing a group it runs into.
-func (g *group) slideUp(lines []string, ch []bool) bool {
+func (g *group) slideUp(lines []string, ch []byte) bool {
 	if g.start == 0 || lines[g.start-1] != lines[g.end-1] {
 		return false
 	}
 	g.start--
 	g.end--
-	ch[g.start] = true
-	ch[g.end] = false
-	for g.start > 0 && ch[g.start-1] {
+	ch[g.start] = 1
+	ch[g.end] = 0
+	for g.start > 0 && ch[g.start-1] != 0 {
 		g.start--
 	}
 	return true
@@ -80,7 +82,7 @@ func (g *group) slideUp(lines []string, ch []bool) bool {
 // compact slides the groups of lines (marked in ch) against the other
 // side's marks och. Unchanged lines pair up one to one, so the two sides'
 // groups advance in step.
-func compact(lines []string, ch, och []bool) {
+func compact(lines []string, ch, och []byte) {
 	g, og := firstGroup(ch), firstGroup(och)
 	for {
 		if g.end != g.start {
@@ -126,6 +128,25 @@ func compact(lines []string, ch, och []bool) {
 					mustStep(g.slideUp(lines, ch))
 					mustStep(og.prev(och))
 				}
+			}
+		}
+		if g.start == g.end && og.start == og.end && g.end < len(ch) && og.end < len(och) {
+			// Unchanged line pairs between empty groups need no work:
+			// jump to the last empty group before a change on either
+			// side.
+			i := bytes.IndexByte(ch[g.end+1:], 1)
+			if i < 0 {
+				i = len(ch) - g.end
+			}
+			j := bytes.IndexByte(och[og.end+1:], 1)
+			if j < 0 {
+				j = len(och) - og.end
+			}
+			if k := min(i, j) - 1; k > 0 {
+				g.start += k
+				g.end += k
+				og.start += k
+				og.end += k
 			}
 		}
 		if !g.next(ch) {

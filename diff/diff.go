@@ -47,24 +47,28 @@
 // takes time linear in its region, so ordinary inputs take O(N log N); the
 // worst case is quadratic, like git's. Space is O(N+M).
 //
-// Plain histogram diff can be far from minimal when lines recur many times:
-// if the old file repeats a block, the anchor may pair a run of the new file
-// with the wrong copy, and everything between the two copies becomes
-// changed (git turns a 2,000-line diff into a 240,000-line one this way).
-// This package guards against that in two ways:
+// Plain histogram diff can be far from minimal when lines recur many times
+// or a long block moves: if the old file repeats a block, an anchor may pair
+// a run of the new file with the wrong copy, and everything between the two
+// copies becomes changed (git turns a 2,000-line diff into a 240,000-line
+// one this way). This package guards against that in two ways:
 //
 //   - Among anchor candidates that git would rank equal (same occurrence
 //     count, same length), it picks the one closest to the region's
-//     diagonal, so a repeated block pairs with the copy in the same place.
-//   - After the histogram pass it compares the script's size with a lower
-//     bound that holds for every script: the sum over distinct lines of the
-//     difference between their occurrence counts in the two inputs. When
-//     the script exceeds the bound by more than a small slack (none for
-//     inputs under 20,000 lines, 1/32 of the bound above that), it computes
-//     the Myers script too and returns whichever is smaller. The histogram
-//     result is therefore never larger than the Myers one on small inputs,
-//     and never larger than the Myers one plus about 3% on large ones;
-//     ordinary edits stay under the bound, so they pay nothing extra.
+//     diagonal band, so a repeated block pairs with the copy in the same
+//     place. This alone avoids the collapse on repeated input.
+//   - After the histogram pass it may compute the Myers script too and
+//     return whichever is smaller. On inputs under 20,000 lines it does so
+//     whenever the histogram script exceeds a lower bound that holds for
+//     every script (the sum over distinct lines of the difference between
+//     their occurrence counts in the two inputs), so the histogram result
+//     is never larger than the Myers one there. On larger inputs, where a
+//     second diff would double the time, it does so when the histogram
+//     result shows the signature of a collapse: an anchor more than 64
+//     lines and more than 1/32 of the script off its region's diagonal
+//     band, or a script more than twice the lower bound. Ordinary edits,
+//     even of files full of repeated lines, show neither and are diffed
+//     once.
 //
 // # Compaction
 //
@@ -77,7 +81,10 @@
 // O(N) time.
 package diff
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+)
 
 // Algorithm selects a diff algorithm.
 type Algorithm int
@@ -175,25 +182,33 @@ func Changed(script []Edit) (deleted, inserted int) {
 }
 
 // script turns per-line change marks into edits.
-func script(ca, cb []bool) []Edit {
+func script(ca, cb []byte) []Edit {
 	var out []Edit
-	n, m := len(ca), len(cb)
 	i, j := 0, 0
-	for i < n || j < m {
-		if (i < n && ca[i]) || (j < m && cb[j]) {
-			e := Edit{OldStart: i, NewStart: j}
-			for i < n && ca[i] {
-				i++
-			}
-			for j < m && cb[j] {
-				j++
-			}
-			e.OldEnd, e.NewEnd = i, j
-			out = append(out, e)
-			continue
+	for {
+		// Skip the common lines up to the next change on either side.
+		x := bytes.IndexByte(ca[i:], 1)
+		if x < 0 {
+			x = len(ca) - i
 		}
-		i++
-		j++
+		y := bytes.IndexByte(cb[j:], 1)
+		if y < 0 {
+			y = len(cb) - j
+		}
+		k := min(x, y)
+		i += k
+		j += k
+		if i == len(ca) && j == len(cb) {
+			return out
+		}
+		e := Edit{OldStart: i, NewStart: j}
+		for i < len(ca) && ca[i] != 0 {
+			i++
+		}
+		for j < len(cb) && cb[j] != 0 {
+			j++
+		}
+		e.OldEnd, e.NewEnd = i, j
+		out = append(out, e)
 	}
-	return out
 }

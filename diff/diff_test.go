@@ -329,3 +329,33 @@ func FuzzLines(f *testing.F) {
 		}
 	})
 }
+
+// TestGuardLarge moves a block that outlasts every unchanged run of a
+// large file: git's histogram anchors on it and deletes and reinserts the
+// rest of the file. The guard must notice and return the Myers script.
+func TestGuardLarge(t *testing.T) {
+	var p, q []string
+	for i := range 2000 {
+		p = append(p, fmt.Sprintf("moved %d", i))
+	}
+	for i := range 20000 {
+		q = append(q, fmt.Sprintf("kept %d", i))
+	}
+	a := append(append([]string(nil), p...), q...)
+	var b []string
+	for i, l := range q {
+		if i%150 == 75 {
+			l += " edited"
+		}
+		b = append(b, l)
+	}
+	b = append(b, p...)
+	m := Lines(a, b, Myers)
+	h := Lines(a, b, Histogram)
+	checkScript(t, a, b, m)
+	checkScript(t, a, b, h)
+	if cost(h) > cost(m) {
+		t.Errorf("histogram changes %d lines, Myers %d", cost(h), cost(m))
+	}
+	t.Logf("histogram %d, Myers %d changed lines", cost(h), cost(m))
+}

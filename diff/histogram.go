@@ -6,27 +6,32 @@ import "slices"
 // this in the old side of a region never anchors it.
 const maxChain = 64
 
-// guardSize is the input size (in middle lines) below which the histogram
-// result must never be larger than the Myers one. Above it a slack of
-// 1/guardSlack of the lower bound is tolerated before Myers is run to
-// compare, so that ordinary edits to large files are not diffed twice.
+// The guard. Below guardSize middle lines, the histogram script is
+// compared with the Myers one whenever it exceeds the occurrence-count
+// lower bound, so it is never the larger of the two. On larger inputs a
+// second diff is only worth its time when the histogram result shows the
+// signature of a collapse: an anchor lying far off its region's diagonal
+// band (more than 1/guardShift of the script, and more than guardMinShift
+// lines), or a script more than twice the lower bound. Ordinary edits
+// show neither, so they are diffed once.
 const (
-	guardSize  = 20000
-	guardSlack = 32
+	guardSize     = 20000
+	guardShift    = 32
+	guardMinShift = 64
 )
 
 // histogramGuarded runs the histogram diff on the whole middle and falls
 // back to Myers when the histogram script may be much larger than needed;
 // see the package documentation.
 func (d *differ) histogramGuarded() {
-	d.histogram()
+	maxShift := d.histogram()
 	hc := d.cost()
 	lb := d.lowerBound()
-	slack := 0
-	if d.n+d.m >= guardSize {
-		slack = lb / guardSlack
-	}
-	if hc <= lb+slack {
+	if d.n+d.m < guardSize {
+		if hc <= lb {
+			return // minimal
+		}
+	} else if hc <= 2*lb+guardMinShift && (maxShift <= guardMinShift || maxShift*guardShift <= hc) {
 		return
 	}
 	ca, cb := d.ca[d.pre:d.pre+d.n], d.cb[d.pre:d.pre+d.m]
@@ -51,17 +56,32 @@ type histogram struct {
 	occStart []int32 // occurrences of id are occ[occStart[id]:occStart[id+1]]
 	occ      []int32 // positions in a
 
-	cache []regionCount // per id
-	stamp int32         // of the current region
+	cache  []regionCount // per id
+	stamp  int32         // of the current region
+	cursor []int32       // per id, see count
+
+	maxShift int // largest displacement of an anchor so far
+
+	runs  []diagRun
+	runOf []int32 // per position in b, the last run found through it, or -1
 }
 
-// histogram marks the changes between the middles.
-func (d *differ) histogram() {
+// diagRun is a maximal run of equal lines a[s:e+1] == b[s-d:e-d+1].
+type diagRun struct{ d, s, e int32 }
+
+// histogram marks the changes between the middles. It returns the largest
+// displacement of an anchor it used.
+func (d *differ) histogram() (maxShift int) {
 	h := histogram{
 		d:        d,
 		occStart: make([]int32, d.nid+1),
 		occ:      make([]int32, d.n),
 		cache:    make([]regionCount, d.nid),
+		cursor:   make([]int32, d.nid),
+		runOf:    make([]int32, d.m),
+	}
+	for j := range h.runOf {
+		h.runOf[j] = -1
 	}
 	sum := int32(0)
 	for id, c := range d.cntA {
@@ -69,6 +89,7 @@ func (d *differ) histogram() {
 		sum += c
 	}
 	h.occStart[d.nid] = sum
+	copy(h.cursor, h.occStart)
 	next := make([]int32, d.nid) // next free slot in each id's group
 	copy(next, h.occStart)
 	for p, id := range d.a {
@@ -77,6 +98,7 @@ func (d *differ) histogram() {
 		h.occ[i] = int32(p)
 	}
 	h.diff(0, d.n, 0, d.m)
+	return h.maxShift
 }
 
 // diff marks the changes between a[a0:a1] and b[b0:b1].
@@ -101,6 +123,7 @@ func (h *histogram) diff(a0, a1, b0, b1 int) {
 			d.myers(a0, a1, b0, b1)
 			return
 		}
+		h.maxShift = max(h.maxShift, displacement(as-a0, bs-b0, (a1-a0)-(b1-b0)))
 		h.diff(a0, as, b0, bs)
 		a0, b0 = ae, be
 	}
@@ -120,8 +143,9 @@ const (
 // the one nearest the region's diagonal band (see displacement), so that
 // with a repeated block a run pairs with the copy in the same place.
 func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
-	a, b, occ := h.d.a, h.d.b, h.occ
 	h.stamp++
+	stamp, cache, occ := h.stamp, h.cache, h.occ
+	b := h.d.b[:b1]
 	delta := (a1 - a0) - (b1 - b0)
 	hasCommon, ok := false, false
 	bestCnt := maxChain + 1
@@ -129,7 +153,11 @@ func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 	for bp := b0; bp < b1; {
 		bNext := bp + 1
 		id := b[bp]
-		first, c := h.count(id, a0, a1)
+		cached := cache[id]
+		first, c := int(cached.first), int(cached.n)
+		if cached.stamp != stamp {
+			first, c = h.count(id, a0, a1)
+		}
 		if c == 0 {
 			bp = bNext
 			continue
@@ -142,38 +170,37 @@ func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 		end := int(h.occStart[id+1])
 		for i := first; i < end && int(occ[i]) < a1; {
 			p := int(occ[i])
-			// Grow the match of a[p] and b[bp] both ways; rc tracks the
-			// smallest count of a line in it.
-			s, t, e, f := p, bp, p, bp // inclusive bounds, as in git
-			rc := c
-			for s > a0 && t > b0 && a[s-1] == b[t-1] {
-				s--
-				t--
-				if rc > 1 {
-					_, n := h.count(a[s], a0, a1)
-					rc = min(rc, n)
-				}
-			}
-			for e < a1-1 && f < b1-1 && a[e+1] == b[f+1] {
-				e++
-				f++
-				if rc > 1 {
-					_, n := h.count(a[e], a0, a1)
-					rc = min(rc, n)
-				}
-			}
+			// The match of a[p] and b[bp], as far as it goes and then
+			// cut to the region (inclusive bounds, as in git).
+			d := p - bp
+			s, e := h.run(p, bp)
+			s = max(s, a0, b0+d)
+			e = min(e, a1-1, b1-1+d)
+			t, f := s-d, e-d
 			if bNext <= f {
 				bNext = f + 1
 			}
-			if e-s > bestLen || rc < bestCnt {
+			// rc, the smallest count of a line in the run, is only
+			// worth its walk when the run could win.
+			switch {
+			case e-s > bestLen || c < bestCnt:
+				rc := h.minCount(s, e, c, 1, a0, a1)
 				as, ae, bs, be = s, e+1, t, f+1
 				bestLen, bestCnt = e-s, rc
 				bestDisp = displacement(s-a0, t-b0, delta)
 				ok = true
-			} else if ok && e-s == bestLen && rc == bestCnt {
-				if x := displacement(s-a0, t-b0, delta); x < bestDisp {
+			case c == bestCnt:
+				rc := c
+				if c > 1 {
+					rc = h.minCount(s, e, c, bestCnt-1, a0, a1)
+				}
+				x := displacement(s-a0, t-b0, delta)
+				if rc < bestCnt || e-s == bestLen && x < bestDisp {
 					as, ae, bs, be = s, e+1, t, f+1
-					bestDisp = x
+					if rc < bestCnt {
+						rc = h.minCount(s, e, rc, 1, a0, a1)
+					}
+					bestLen, bestCnt, bestDisp = e-s, rc, x
 				}
 			}
 			// Skip occurrences inside the run just found.
@@ -192,6 +219,52 @@ func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 	return as, ae, bs, be, found
 }
 
+// run returns the longest run of equal lines a[s:e+1] == b[s-d:e-d+1]
+// through a[p] == b[q], d = p-q, over the whole middles. Runs are walked
+// once and remembered for every line of b they cover: the recursion meets
+// the same runs again in every region that holds them.
+func (h *histogram) run(p, q int) (s, e int) {
+	d := int32(p - q)
+	if r := h.runOf[q]; r >= 0 && h.runs[r].d == d {
+		return int(h.runs[r].s), int(h.runs[r].e)
+	}
+	a, b := h.d.a, h.d.b
+	s, e = p, p
+	for s > 0 && s-int(d) > 0 && a[s-1] == b[s-1-int(d)] {
+		s--
+	}
+	for e+1 < len(a) && e+1-int(d) < len(b) && a[e+1] == b[e+1-int(d)] {
+		e++
+	}
+	r := int32(len(h.runs))
+	h.runs = append(h.runs, diagRun{d: d, s: int32(s), e: int32(e)})
+	for j := s - int(d); j <= e-int(d); j++ {
+		h.runOf[j] = r
+	}
+	return s, e
+}
+
+// minCount returns the smallest count in the current region of the lines
+// a[s:e+1], or of c if that is smaller. It stops early once the result is
+// known to be at most floor.
+func (h *histogram) minCount(s, e, c, floor, a0, a1 int) int {
+	a := h.d.a
+	for q := s; q <= e && c > floor; q++ {
+		c = min(c, h.countOf(a[q], a0, a1))
+	}
+	return c
+}
+
+// countOf returns the number of occurrences of id in the current region,
+// capped at maxChain+1.
+func (h *histogram) countOf(id int32, a0, a1 int) int {
+	if c := &h.cache[id]; c.stamp == h.stamp {
+		return int(c.n)
+	}
+	_, n := h.count(id, a0, a1)
+	return n
+}
+
 // regionCount is what histogram.count found for one id in one region.
 type regionCount struct {
 	stamp int32 // the region it holds for
@@ -201,28 +274,22 @@ type regionCount struct {
 
 // count returns the index in occ of the first occurrence of id in the
 // current region a[a0:a1] and the number of its occurrences there, capped
-// at maxChain+1 since larger counts never anchor. Results are cached per
-// region, so each id of a region costs one binary search.
+// at maxChain+1 since larger counts never anchor. Callers look in h.cache
+// first, so each id of a region is counted once.
 func (h *histogram) count(id int32, a0, a1 int) (first, n int) {
-	rc := &h.cache[id]
-	if rc.stamp == h.stamp {
-		return int(rc.first), int(rc.n)
+	// Regions are searched in order of their start (the recursion
+	// finishes the part left of an anchor before the part right of it),
+	// so the first occurrence at or after a0 only ever moves forward.
+	i, end := int(h.cursor[id]), int(h.occStart[id+1])
+	for i < end && int(h.occ[i]) < a0 {
+		i++
 	}
-	lo, hi := int(h.occStart[id]), int(h.occStart[id+1])
-	end := hi
-	for lo < hi { // first occurrence at or after a0
-		mid := int(uint(lo+hi) >> 1)
-		if int(h.occ[mid]) < a0 {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	first = lo
+	h.cursor[id] = int32(i)
+	first = i
 	if first+maxChain < end && int(h.occ[first+maxChain]) < a1 {
 		n = maxChain + 1
 	} else {
-		hi = min(end, first+maxChain+1)
+		lo, hi := first, min(end, first+maxChain+1)
 		for lo < hi { // first occurrence at or after a1
 			mid := int(uint(lo+hi) >> 1)
 			if int(h.occ[mid]) < a1 {
@@ -233,7 +300,7 @@ func (h *histogram) count(id int32, a0, a1 int) (first, n int) {
 		}
 		n = lo - first
 	}
-	*rc = regionCount{stamp: h.stamp, first: int32(first), n: int32(n)}
+	h.cache[id] = regionCount{stamp: h.stamp, first: int32(first), n: int32(n)}
 	return first, n
 }
 

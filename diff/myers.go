@@ -20,7 +20,7 @@ func (d *differ) myers(a0, a1, b0, b1 int) {
 				xa = append(xa, id)
 				ia = append(ia, int32(i))
 			} else {
-				d.ca[d.pre+i] = true
+				d.ca[d.pre+i] = 1
 			}
 		}
 		for i, id := range d.b {
@@ -28,7 +28,7 @@ func (d *differ) myers(a0, a1, b0, b1 int) {
 				xb = append(xb, id)
 				ib = append(ib, int32(i))
 			} else {
-				d.cb[d.pre+i] = true
+				d.cb[d.pre+i] = 1
 			}
 		}
 	} else {
@@ -51,7 +51,7 @@ func (d *differ) myers(a0, a1, b0, b1 int) {
 				xa = append(xa, id)
 				ia = append(ia, int32(i))
 			} else {
-				d.ca[d.pre+i] = true
+				d.ca[d.pre+i] = 1
 			}
 		}
 		for i := b0; i < b1; i++ {
@@ -59,7 +59,7 @@ func (d *differ) myers(a0, a1, b0, b1 int) {
 				xb = append(xb, id)
 				ib = append(ib, int32(i))
 			} else {
-				d.cb[d.pre+i] = true
+				d.cb[d.pre+i] = 1
 			}
 		}
 	}
@@ -68,10 +68,10 @@ func (d *differ) myers(a0, a1, b0, b1 int) {
 		// Nothing in common: the set-aside lines are everything, or the
 		// rest is all on one side.
 		for _, i := range ia {
-			d.ca[d.pre+int(i)] = true
+			d.ca[d.pre+int(i)] = 1
 		}
 		for _, i := range ib {
-			d.cb[d.pre+int(i)] = true
+			d.cb[d.pre+int(i)] = 1
 		}
 		return
 	}
@@ -139,12 +139,12 @@ func (r *myersRun) compare(x0, x1, y0, y1 int, minimal bool) {
 		switch {
 		case x0 == x1:
 			for _, j := range r.ib[y0:y1] {
-				r.d.cb[r.d.pre+int(j)] = true
+				r.d.cb[r.d.pre+int(j)] = 1
 			}
 			return
 		case y0 == y1:
 			for _, i := range r.ia[x0:x1] {
-				r.d.ca[r.d.pre+int(i)] = true
+				r.d.ca[r.d.pre+int(i)] = 1
 			}
 			return
 		}
@@ -162,7 +162,8 @@ func (r *myersRun) compare(x0, x1, y0, y1 int, minimal bool) {
 // the searches has driven furthest instead; loMin and hiMin tell which of
 // the two sub-boxes is then known to be cheap enough to solve exactly.
 func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, hiMin bool) {
-	a, b, fd, bd, off := r.a, r.b, r.fd, r.bd, r.off
+	a, b, fd, bd, off := r.a[:x1], r.b[:y1], r.fd, r.bd, r.off
+	ax, bx := a[x0:], b[y0:]
 	dmin, dmax := x0-y1, x1-y0 // diagonals of the box
 	fmid, bmid := x0-y0, x1-y1 // diagonals the two searches start on
 	fmin, fmax, bmin, bmax := fmid, fmid, bmid, bmid
@@ -188,20 +189,18 @@ func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, h
 		} else {
 			fmax--
 		}
-		for k := fmax; k >= fmin; k -= 2 {
-			lo, hi := int(fd[off+k-1]), int(fd[off+k+1])
-			x := hi // down from diagonal k+1: an insertion
-			if lo >= hi {
-				x = lo + 1 // right from diagonal k-1: a deletion
-			}
-			y := x - k
-			for x < x1 && y < y1 && a[x] == b[y] {
-				x++
-				y++
-			}
-			fd[off+k] = int32(x)
-			if odd && bmin <= k && k <= bmax && int(bd[off+k]) <= x {
-				return x, y, true, true
+		// fd[off+fmin-1+i] for i in 0..fmax-fmin+2: a slice lets the
+		// compiler drop the bounds checks of the hot loop.
+		forward(fd[off+fmin-1:off+fmax+2], a, b, fmin-1)
+		if odd {
+			// Overlap with the backward search of the previous step,
+			// checked in the order GNU diff checks it.
+			lo, hi := max(fmin, bmin), min(fmax, bmax)
+			hi -= (fmax - hi) & 1
+			for k := hi; k >= lo; k -= 2 {
+				if x := int(fd[off+k]); int(bd[off+k]) <= x {
+					return x, x - k, true, true
+				}
 			}
 		}
 
@@ -217,20 +216,14 @@ func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, h
 		} else {
 			bmax--
 		}
-		for k := bmax; k >= bmin; k -= 2 {
-			lo, hi := int(bd[off+k-1]), int(bd[off+k+1])
-			x := lo // up from diagonal k-1: an insertion
-			if lo >= hi {
-				x = hi - 1 // left from diagonal k+1: a deletion
-			}
-			y := x - k
-			for x > x0 && y > y0 && a[x-1] == b[y-1] {
-				x--
-				y--
-			}
-			bd[off+k] = int32(x)
-			if !odd && fmin <= k && k <= fmax && x <= int(fd[off+k]) {
-				return x, y, true, true
+		backward(bd[off+bmin-1:off+bmax+2], ax, bx, bmin-1-(x0-y0), x0)
+		if !odd {
+			lo, hi := max(fmin, bmin), min(fmax, bmax)
+			hi -= (bmax - hi) & 1
+			for k := hi; k >= lo; k -= 2 {
+				if x := int(bd[off+k]); x <= int(fd[off+k]) {
+					return x, x - k, true, true
+				}
 			}
 		}
 
@@ -266,5 +259,46 @@ func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, h
 			return fx, fbest - fx, true, false
 		}
 		return bx, bbest - bx, false, true
+	}
+}
+
+// forward advances the forward search one step: v[i] is the furthest x
+// reached on diagonal k0+i, updated for every other i from len(v)-2 down to
+// 1 from its neighbours, then followed along the diagonal while the lines
+// match.
+func forward(v, a, b []int32, k0 int) {
+	for i := len(v) - 2; i >= 1; i -= 2 {
+		lo, hi := v[i-1], v[i+1]
+		x := int(hi) // down from diagonal k+1: an insertion
+		if lo >= hi {
+			x = int(lo) + 1 // right from diagonal k-1: a deletion
+		}
+		y := x - (k0 + i)
+		for uint(x) < uint(len(a)) && uint(y) < uint(len(b)) && a[x] == b[y] {
+			x++
+			y++
+		}
+		v[i] = int32(x)
+	}
+}
+
+// backward advances the backward search one step, like forward. Here a
+// and b start at the box's top-left corner (x0, x0-k0 shifted): diagonal
+// k0+i is relative to it, while v holds absolute x values.
+func backward(v, a, b []int32, k0, x0 int) {
+	for i := len(v) - 2; i >= 1; i -= 2 {
+		lo, hi := v[i-1], v[i+1]
+		x := int(lo) - x0 // up from diagonal k-1: an insertion
+		if lo >= hi {
+			x = int(hi) - 1 - x0 // left from diagonal k+1: a deletion
+		}
+		y := x - (k0 + i)
+		// Indexing from the corner makes "x > 0" and the bounds check
+		// one comparison.
+		for uint(x-1) < uint(len(a)) && uint(y-1) < uint(len(b)) && a[x-1] == b[y-1] {
+			x--
+			y--
+		}
+		v[i] = int32(x + x0)
 	}
 }

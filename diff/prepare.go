@@ -1,6 +1,9 @@
 package diff
 
-import "hash/maphash"
+import (
+	"bytes"
+	"hash/maphash"
+)
 
 // differ holds one diff problem: the changed middles of the two inputs as
 // interned line ids, and the change marks that the algorithms set.
@@ -9,9 +12,10 @@ type differ struct {
 	a, b []int32 // ids of the middle lines: equal lines, equal ids
 	n, m int     // len(a), len(b)
 	nid  int     // number of distinct ids
+	na   int     // ids below na occur in a
 
 	cntA, cntB []int32 // occurrences of each id in a and in b
-	ca, cb     []bool  // change marks over the whole inputs
+	ca, cb     []byte  // change marks over the whole inputs: 1 changed
 	minLimit   int     // least cost bound of a Myers search
 
 	// Scratch space reused by every Myers call: a call from the histogram
@@ -22,6 +26,10 @@ type differ struct {
 	fd, bd         []int32
 }
 
+// resyncWindow is how many lines either side of the expected place in a
+// newDiffer looks for a line of b before hashing it.
+const resyncWindow = 4
+
 // newDiffer interns la[pre:len(la)-suf] and lb[pre:len(lb)-suf].
 func newDiffer(la, lb []string, pre, suf int) *differ {
 	ma, mb := la[pre:len(la)-suf], lb[pre:len(lb)-suf]
@@ -30,8 +38,8 @@ func newDiffer(la, lb []string, pre, suf int) *differ {
 		pre: pre,
 		n:   n,
 		m:   m,
-		ca:  make([]bool, len(la)),
-		cb:  make([]bool, len(lb)),
+		ca:  make([]byte, len(la)),
+		cb:  make([]byte, len(lb)),
 	}
 	ids := make([]int32, n+m)
 	d.a, d.b = ids[:n:n], ids[n:]
@@ -40,6 +48,7 @@ func newDiffer(la, lb []string, pre, suf int) *differ {
 		d.a[i] = t.id(s, i, true)
 	}
 	na := len(t.rep) // ids below na occur in a
+	d.na = na
 	cnt := make([]int32, na)
 	for i, id := range d.a {
 		if cnt[id] == 0 {
@@ -49,13 +58,28 @@ func newDiffer(la, lb []string, pre, suf int) *differ {
 	}
 	// Most lines of b usually sit a fixed offset away from their copy in
 	// a, the offset changing only where lines were inserted or deleted.
-	// Trying the line at the current offset first saves most hash lookups;
-	// a line that occurs once in a tells the new offset.
+	// Trying the line at the current offset, then at offsets a few lines
+	// either side, saves most hash lookups; a line that occurs once in a
+	// tells the new offset. Any equal line gives the right id, so a wrong
+	// guess costs time, never correctness.
 	off := 0
+next:
 	for j, s := range mb {
 		if i := j + off; i >= 0 && i < n && ma[i] == s {
 			d.b[j] = d.a[i]
 			continue
+		}
+		for k := 1; k <= resyncWindow; k++ {
+			if i := j + off - k; i >= 0 && i < n && ma[i] == s {
+				d.b[j] = d.a[i]
+				off -= k
+				continue next
+			}
+			if i := j + off + k; i >= 0 && i < n && ma[i] == s {
+				d.b[j] = d.a[i]
+				off += k
+				continue next
+			}
 		}
 		id := t.id(s, n+j, false)
 		d.b[j] = id
@@ -81,24 +105,19 @@ type table struct {
 	seed   maphash.Seed
 	slots  []uint64 // tag<<32 | id+1, 0 when free
 	mask   uint64
-	rep    []int32 // per id, the position of one of its lines: ma[p] or mb[p-n]
+	hashes []uint64 // per id, to grow without hashing again
+	rep    []int32  // per id, the position of one of its lines: ma[p] or mb[p-n]
 	ma, mb []string
 }
 
 func newTable(ma, mb []string) *table {
-	// Source files repeat many lines (blank lines, braces), so a has far
-	// fewer distinct lines than lines; a table no larger than needed
-	// stays in cache. Linear probing tolerates a high load: the next slot
-	// is usually in the same cache line.
-	size := 64
-	for size < len(ma)/2 {
-		size <<= 1
-	}
+	// The table starts small and grows with the number of distinct
+	// lines, which repetitive inputs keep far below the number of lines:
+	// a table no larger than needed stays in cache.
 	return &table{
 		seed:  maphash.MakeSeed(),
-		slots: make([]uint64, size),
-		mask:  uint64(size - 1),
-		rep:   make([]int32, 0, len(ma)/2),
+		slots: make([]uint64, 1024),
+		mask:  1023,
 		ma:    ma,
 		mb:    mb,
 	}
@@ -116,7 +135,10 @@ func (t *table) id(s string, p int, latest bool) int32 {
 			id := int32(len(t.rep))
 			t.slots[i] = tag<<32 | uint64(id+1)
 			t.rep = append(t.rep, int32(p))
-			if 4*len(t.rep) > 3*len(t.slots) {
+			t.hashes = append(t.hashes, h)
+			// Linear probing copes with a high load: the next slot is
+			// usually in the same cache line.
+			if 3*len(t.rep) > 2*len(t.slots) {
 				t.grow()
 			}
 			return id
@@ -133,7 +155,7 @@ func (t *table) id(s string, p int, latest bool) int32 {
 	}
 }
 
-// line returns the first line that got id.
+// line returns the line at the representative position of id.
 func (t *table) line(id int32) string {
 	if p := int(t.rep[id]); p < len(t.ma) {
 		return t.ma[p]
@@ -141,12 +163,11 @@ func (t *table) line(id int32) string {
 	return t.mb[int(t.rep[id])-len(t.ma)]
 }
 
-// grow doubles the table, keeping its load under three quarters.
+// grow quadruples the table.
 func (t *table) grow() {
-	t.slots = make([]uint64, 2*len(t.slots))
+	t.slots = make([]uint64, 4*len(t.slots))
 	t.mask = uint64(len(t.slots) - 1)
-	for id := range t.rep {
-		h := maphash.String(t.seed, t.line(int32(id)))
+	for id, h := range t.hashes {
 		i := h & t.mask
 		for t.slots[i] != 0 {
 			i = (i + 1) & t.mask
@@ -158,31 +179,21 @@ func (t *table) grow() {
 // markA marks middle lines a[i:j] changed.
 func (d *differ) markA(i, j int) {
 	for ; i < j; i++ {
-		d.ca[d.pre+i] = true
+		d.ca[d.pre+i] = 1
 	}
 }
 
 // markB marks middle lines b[i:j] changed.
 func (d *differ) markB(i, j int) {
 	for ; i < j; i++ {
-		d.cb[d.pre+i] = true
+		d.cb[d.pre+i] = 1
 	}
 }
 
 // cost returns the number of changed middle lines.
 func (d *differ) cost() int {
-	c := 0
-	for _, x := range d.ca[d.pre : d.pre+d.n] {
-		if x {
-			c++
-		}
-	}
-	for _, x := range d.cb[d.pre : d.pre+d.m] {
-		if x {
-			c++
-		}
-	}
-	return c
+	one := []byte{1}
+	return bytes.Count(d.ca[d.pre:d.pre+d.n], one) + bytes.Count(d.cb[d.pre:d.pre+d.m], one)
 }
 
 // lowerBound returns a size no script can beat: a line that occurs k times
