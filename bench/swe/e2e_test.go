@@ -46,4 +46,3 @@ func TestEvalNoTests(t *testing.T) {
 	}
 	t.Logf("%+v", s)
 }
-

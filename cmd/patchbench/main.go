@@ -62,6 +62,7 @@ func newRootCommand(sio stdio) *cobra.Command {
 		newDiffCommand(sio),
 		newConvertCommand(sio),
 		newApplybenchCommand(sio),
+		newSWECommand(sio),
 		newRepairCommand(sio),
 	)
 	return root

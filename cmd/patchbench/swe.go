@@ -1,0 +1,252 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/runner"
+)
+
+func newSWECommand(sio stdio) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "swe",
+		Short: "Evaluate SWE-bench-style predictions: repair, apply, test, report",
+		Long: `Evaluate predictions for a SWE-bench-style dataset in one command: the edit is
+taken from each prediction, repaired and applied in memory at the instance's
+base commit, the tests run in a sandboxed worktree, and SWE-bench's reports,
+an error analysis and repaired predictions are written. See docs/swe.md.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usage(errors.New("swe: give a subcommand: eval or rerun"))
+		},
+	}
+	cmd.AddCommand(newSWEEvalCommand(sio), newSWERerunCommand(sio))
+	return cmd
+}
+
+// sweTestFlags are the test-stage flags shared by eval and rerun.
+type sweTestFlags struct {
+	noTests  bool
+	sandbox  string
+	testCmd  string
+	image    string
+	timeout  time.Duration
+	env      []string
+	writable []string
+	memory   uint64
+	workDir  string
+	workers  int
+}
+
+func (t *sweTestFlags) register(f *pflag.FlagSet) {
+	f.BoolVar(&t.noTests, "no-tests", false, "skip the test stage: only extract, repair and apply")
+	f.StringVar(&t.sandbox, "sandbox", "auto", "test runner: auto (bubblewrap if it works, else docker with --image, else unsandboxed), bwrap, docker, none")
+	f.StringVar(&t.testCmd, "test-cmd", "", "test command `TEMPLATE` for rows without test_cmd, run with sh -c in the worktree; {tests}, {tests_regex}, {instance_id}, {repo}, {base_commit}, {version} are filled in")
+	f.StringVar(&t.image, "image", "", "container image `TEMPLATE` for --sandbox docker, with the same placeholders")
+	f.DurationVar(&t.timeout, "timeout", swe.DefaultTimeout, "time limit of each test command; its whole process tree is killed")
+	f.StringArrayVar(&t.env, "env", nil, "`KEY=VALUE` for the test command (repeatable)")
+	f.StringArrayVar(&t.writable, "writable", nil, "another `DIR` the test command may write to (repeatable)")
+	f.Uint64Var(&t.memory, "memory", 0, "address-space limit of the test command in `BYTES` (0: none)")
+	f.StringVar(&t.workDir, "work-dir", "", "where worktrees are made (default: the system's temporary directory)")
+	f.IntVar(&t.workers, "workers", runtime.NumCPU(), "instances evaluated at once")
+}
+
+// apply copies the flags the user set (all of them with all) into c.
+func (t *sweTestFlags) apply(f *pflag.FlagSet, c *swe.Config, all bool) {
+	set := func(name string) bool { return all || f.Changed(name) }
+	if set("no-tests") {
+		c.NoTests = t.noTests
+	}
+	if set("sandbox") {
+		c.Sandbox = t.sandbox
+	}
+	if set("test-cmd") {
+		c.TestCmd = t.testCmd
+	}
+	if set("image") {
+		c.Image = t.image
+	}
+	if set("timeout") {
+		c.Timeout = t.timeout
+	}
+	if set("env") {
+		c.Env = t.env
+	}
+	if set("writable") {
+		c.Writable = t.writable
+	}
+	if set("memory") {
+		c.Memory = t.memory
+	}
+	if set("work-dir") {
+		c.WorkDir = t.workDir
+	}
+	if set("workers") {
+		c.Workers = t.workers
+	}
+}
+
+type sweEvalOptions struct {
+	swe.Config
+	tests sweTestFlags
+}
+
+func newSWEEvalCommand(sio stdio) *cobra.Command {
+	var o sweEvalOptions
+	cmd := &cobra.Command{
+		Use:   "eval --dataset PATH --predictions PATH --repos DIR --run-id ID --out DIR [flags]",
+		Short: "Evaluate predictions: patch stage in process, tests in a sandbox, SWE-bench reports",
+		Long: `Evaluate SWE-bench predictions (JSON or JSONL: instance_id, model_name_or_path,
+model_patch, optionally full_output) against a dataset (JSONL, JSON or
+Parquet in SWE-bench's schema).
+
+For each prediction, the edit is taken from model_patch (else full_output),
+repaired and applied in memory to the files of base_commit, read from
+--repos DIR/OWNER/NAME (cloned once as a mirror when missing). Status:
+empty_patch, malformed, apply_failed, applied or applied_repaired. Then,
+unless --no-tests, a worktree is made at base_commit, the repaired patch and
+the test_patch are applied, and the instance's test command (the dataset's
+test_cmd, else --test-cmd) runs in bubblewrap; pytest, go test and Django
+output is graded against FAIL_TO_PASS and PASS_TO_PASS: resolved,
+unresolved, test_error, test_timeout (infra_error when the repository or
+worktree fails).
+
+--out DIR receives results.jsonl, report.json (SWE-bench's run report),
+instances/ID/report.json, errors.md and errors.json, and
+predictions.repaired.jsonl, which the official harness accepts.
+
+Exit status: 0 every instance got a verdict; 1 some instances failed for
+infrastructure reasons (test_error, test_timeout, infra_error: see
+"swe rerun --type infra"); 2 usage or input error.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.tests.apply(cmd.Flags(), &o.Config, true)
+			return runSWEEval(cmd, o.Config, sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Dataset, "dataset", "", "dataset `PATH` (.jsonl, .json or .parquet)")
+	f.StringVar(&o.Predictions, "predictions", "", "predictions `PATH` (.json or .jsonl)")
+	f.StringVar(&o.Repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME, cloned once when missing")
+	f.StringVar(&o.CloneFrom, "clone-from", "", "clone missing repositories from `URL`/OWNER/NAME (default https://github.com)")
+	f.StringVar(&o.RunID, "run-id", "", "name of the run, written into the reports")
+	f.StringVar(&o.Out, "out", "", "run `DIR` for results and reports")
+	f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run in --out")
+	o.tests.register(f)
+	for _, name := range []string{"dataset", "predictions", "repos", "run-id", "out"} {
+		cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}
+
+func runSWEEval(cmd *cobra.Command, c swe.Config, sio stdio) error {
+	c.Progress = runner.ProgressTo(sio.err)
+	c.Log = sio.err
+	s, err := swe.Eval(cmd.Context(), c)
+	if s != nil && s.Counts != nil {
+		printSWESummary(sio.out, s, c.Out)
+	}
+	return sweExit(s, err)
+}
+
+func sweExit(s *swe.Summary, err error) error {
+	if errors.Is(err, swe.ErrInput) {
+		return usage(err)
+	}
+	if err != nil {
+		return failed(err)
+	}
+	if s.Infra > 0 {
+		return failed(fmt.Errorf("swe: %d instances failed for infrastructure reasons (test_error, test_timeout, infra_error); see swe rerun --type infra", s.Infra))
+	}
+	return nil
+}
+
+func printSWESummary(w io.Writer, s *swe.Summary, out string) {
+	fmt.Fprintf(w, "%d instances", s.Instances)
+	if s.Sandbox != "" {
+		fmt.Fprintf(w, ", tests in %s", s.Sandbox)
+	}
+	fmt.Fprintln(w)
+	for _, st := range swe.Statuses {
+		if n := s.Counts[st]; n > 0 {
+			fmt.Fprintf(w, "  %-17s %d\n", st, n)
+		}
+	}
+	fmt.Fprintf(w, "report: %s/report.json, errors: %s/errors.md\n", out, out)
+}
+
+type sweRerunOptions struct {
+	from   string
+	typ    string
+	dryRun bool
+	tests  sweTestFlags
+}
+
+func newSWERerunCommand(sio stdio) *cobra.Command {
+	var o sweRerunOptions
+	cmd := &cobra.Command{
+		Use:   "rerun --from DIR --type malformed|apply-failed|infra|all [--dry-run]",
+		Short: "Re-evaluate the failed instances of an earlier run with the current repair",
+		Long: `Re-evaluate only the instances of one kind from an earlier "swe eval" run,
+with the same inputs (run.json) and the current repair, and merge the results
+into that run: results.jsonl and every report are rewritten atomically.
+
+--type malformed selects malformed; apply-failed selects apply_failed; infra
+selects test_error, test_timeout and infra_error; all selects all of these.
+--dry-run prints the selected instance ids, one a line, and changes nothing.
+Test-stage flags given here override the earlier run's.
+
+Prints the status counts before and after. Exit status as for swe eval.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSWERerun(cmd, o, sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.from, "from", "", "run `DIR` of an earlier swe eval")
+	f.StringVar(&o.typ, "type", "", "which failures: malformed, apply-failed, infra or all")
+	f.BoolVar(&o.dryRun, "dry-run", false, "list the instances that would be re-evaluated; change nothing")
+	o.tests.register(f)
+	cmd.MarkFlagRequired("from")
+	cmd.MarkFlagRequired("type")
+	return cmd
+}
+
+func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio stdio) error {
+	if o.dryRun {
+		sel, err := swe.RerunSelection(o.from, o.typ)
+		if err != nil {
+			return sweExit(nil, err)
+		}
+		for _, r := range sel {
+			fmt.Fprintln(sio.out, r.InstanceID)
+		}
+		fmt.Fprintf(sio.err, "%d instances of type %s would be re-evaluated\n", len(sel), o.typ)
+		return nil
+	}
+	flags := cmd.Flags()
+	s, err := swe.Rerun(cmd.Context(), swe.RerunOptions{
+		From: o.from, Type: o.typ,
+		Override: func(c *swe.Config) { o.tests.apply(flags, c, false) },
+		Progress: runner.ProgressTo(sio.err),
+		Log:      sio.err,
+	})
+	if s != nil && s.Before != nil {
+		fmt.Fprintf(sio.out, "re-evaluated %d instances (%s)\n", s.Evaluated, o.typ)
+		fmt.Fprintf(sio.out, "  %-17s %6s %6s\n", "status", "before", "after")
+		for _, st := range swe.Statuses {
+			if s.Before[st] > 0 || s.Counts[st] > 0 {
+				fmt.Fprintf(sio.out, "  %-17s %6d %6d\n", st, s.Before[st], s.Counts[st])
+			}
+		}
+	}
+	return sweExit(s, err)
+}
