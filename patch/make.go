@@ -13,9 +13,10 @@ type MakeOptions struct {
 	// Context is the number of unchanged lines kept around each change.
 	Context   int
 	Algorithm diff.Algorithm
-	// Unique grows the context of each hunk until, applied without line
-	// numbers (searching forward from the end of the previous hunk), it can
-	// only land where it belongs. Formats without line numbers need it.
+	// Unique grows the context of each hunk until its old lines occur
+	// nowhere else in the old file, so that it can only land where it
+	// belongs even without line numbers and hunk order. Formats without
+	// line numbers need it.
 	Unique bool
 }
 
@@ -102,8 +103,8 @@ func (m *maker) group() []span {
 	return spans
 }
 
-// unique grows or merges spans until each hunk, searched for without line
-// numbers after the previous one, is first found where it belongs.
+// unique grows or merges spans until each hunk's old lines occur only where
+// the hunk belongs.
 func (m *maker) unique(spans []span) []span {
 	img := image{lines: m.a, eol: m.aEOL}
 	for k := 0; k < len(spans); {
@@ -116,13 +117,17 @@ func (m *maker) unique(spans []span) []span {
 		h.HasPos, h.KeepEOL = false, true
 		old := h.Old()
 		var pos int
-		found := true
+		found, alone := true, true
 		if len(old) == 0 {
 			pos = len(m.a) // applied as an append
 		} else {
-			pos, found = img.searchForward(old, prevEnd, false, false, h)
+			pos, found = img.searchForward(old, 0, false, false, h)
+			if found && pos == m.oldLo(s) {
+				_, again := img.searchForward(old, pos+1, false, false, h)
+				alone = !again
+			}
 		}
-		if found && pos == m.oldLo(s) {
+		if found && alone && pos == m.oldLo(s) {
 			k++
 			continue
 		}

@@ -653,6 +653,14 @@ func unquote(s string) string {
 	return s
 }
 
+// forceQuote C-quotes a name whatever it holds.
+func forceQuote(s string) string {
+	if q := quoteName(s); strings.HasPrefix(q, `"`) {
+		return q
+	}
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
+}
+
 // quoteName quotes a path the way git does when it holds unusual bytes.
 func quoteName(s string) string {
 	// Blanks at either end of a name or of a component would be lost when
@@ -819,7 +827,12 @@ func writeGitHeader(b *strings.Builder, fp *FilePatch) {
 	if newP == "" {
 		newP = oldP
 	}
-	fmt.Fprintf(b, "diff --git %s %s\n", quoteName("a/"+oldP), quoteName("b/"+newP))
+	a, c := quoteName("a/"+oldP), quoteName("b/"+newP)
+	if oldP != newP && strings.ContainsAny(a+c, " ") {
+		// Different names with spaces cannot be split apart unquoted.
+		a, c = forceQuote("a/"+oldP), forceQuote("b/"+newP)
+	}
+	fmt.Fprintf(b, "diff --git %s %s\n", a, c)
 	switch fp.Op {
 	case Create:
 		fmt.Fprintf(b, "new file mode %06o\n", modeOr(fp.NewMode))

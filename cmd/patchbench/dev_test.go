@@ -67,6 +67,20 @@ func TestDevTriplesCLI(t *testing.T) {
 				t.Errorf("%s: apply %s udiff: result differs from new_code", r.ID, mode)
 			}
 		}
+		// Strict apply is byte-identical to git apply on well-formed patches.
+		writeFile(t, filepath.Join(gitDir, r.Path), r.OldCode)
+		cmd := exec.Command("git", "apply", "-")
+		cmd.Dir, cmd.Stdin = gitDir, strings.NewReader(r.UDiff)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: git apply of the dataset's udiff: %v\n%s", r.ID, err, out)
+		} else {
+			writeFile(t, target, r.OldCode)
+			runCLI(t, "", "apply", "--strict", "--target", target, patchF)
+			if readFile(t, target) != readFile(t, filepath.Join(gitDir, r.Path)) {
+				t.Errorf("%s: strict apply and git apply differ", r.ID)
+			}
+		}
+		os.Remove(filepath.Join(gitDir, r.Path))
 		writeFile(t, target, r.NewCode)
 		if code, _, stderr := runCLI(t, "", "apply", "--reverse", "--target", target, patchF); code != 0 {
 			t.Errorf("%s: apply --reverse: exit %d: %s", r.ID, code, stderr)
