@@ -1,0 +1,365 @@
+package diffxyz
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
+)
+
+// Row is one instance of the Diff-XYZ dataset: a file before and after a
+// commit, and the edit between them in each format. The JSON names are the
+// columns of the Hugging Face dataset JetBrains-Research/diff-xyz; id and
+// size_class come from patchbench's own datasets, and v4a is generated.
+type Row struct {
+	ID         string `json:"id,omitempty"`
+	Repo       string `json:"repo,omitempty"`
+	Commit     string `json:"commit,omitempty"`
+	Path       string `json:"path"`
+	Lang       string `json:"lang"`
+	License    string `json:"license,omitempty"`
+	Message    string `json:"message,omitempty"`
+	OldCode    string `json:"old_code"`
+	NewCode    string `json:"new_code"`
+	NAdded     int    `json:"n_added"`
+	NRemoved   int    `json:"n_removed"`
+	NHunks     int    `json:"n_hunks"`
+	ChangeKind string `json:"change_kind,omitempty"`
+	SizeClass  string `json:"size_class,omitempty"`
+
+	UDiff         string `json:"udiff,omitempty"`
+	UDiffH        string `json:"udiff-h,omitempty"`
+	UDiffL        string `json:"udiff-l,omitempty"`
+	SearchReplace string `json:"search-replace,omitempty"`
+	V4A           string `json:"v4a,omitempty"`
+}
+
+// Size classes of an edit, by its number of changed (added plus removed)
+// lines, with the thresholds of the Diff-XYZ paper.
+const (
+	Small  = "small"  // at most 7 changed lines
+	Medium = "medium" // 8 to 24
+	Large  = "large"  // more than 24
+)
+
+// SizeClasses lists the size classes in order.
+var SizeClasses = []string{Small, Medium, Large}
+
+// SizeClassOf returns the size class of an edit with the given number of
+// changed lines.
+func SizeClassOf(changed int) string {
+	switch {
+	case changed <= 7:
+		return Small
+	case changed <= 24:
+		return Medium
+	}
+	return Large
+}
+
+// Diff returns the row's edit in format f, "" when the row has none.
+func (r *Row) Diff(f patch.Format) string {
+	if p := r.diffField(f); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (r *Row) diffField(f patch.Format) *string {
+	switch f {
+	case patch.UDiff:
+		return &r.UDiff
+	case patch.UDiffH:
+		return &r.UDiffH
+	case patch.UDiffL:
+		return &r.UDiffL
+	case patch.SearchReplace:
+		return &r.SearchReplace
+	case patch.V4A:
+		return &r.V4A
+	}
+	return nil
+}
+
+// Load reads a dataset: a JSONL file (optionally gzipped), a Parquet file,
+// or a directory of such files (read in name order, as the Hugging Face
+// layout data/test-00000-of-00001.parquet splits them). The format is known
+// by the file's first bytes, not its name. The rows are returned as read;
+// see [Prepare].
+func Load(path string) ([]*Row, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	if !info.IsDir() {
+		return loadFile(path)
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	var rows []*Row
+	found := false
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".parquet") || strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.gz")) {
+			continue
+		}
+		found = true
+		rs, err := loadFile(filepath.Join(path, name))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, rs...)
+	}
+	if !found {
+		return nil, fmt.Errorf("dataset: %s: no .parquet, .jsonl or .jsonl.gz files", path)
+	}
+	return rows, nil
+}
+
+func loadFile(path string) ([]*Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	switch {
+	case bytes.Equal(head, []byte("PAR1")):
+		info, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+		return readParquet(f, info.Size(), path)
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %s: %w", path, err)
+		}
+		defer zr.Close()
+		return ReadJSONL(zr, path)
+	}
+	return ReadJSONL(f, path)
+}
+
+// ReadJSONL reads rows, one JSON object a line, from r; name is used in
+// messages. Blank lines are skipped and unknown fields ignored.
+func ReadJSONL(r io.Reader, name string) ([]*Row, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var rows []*Row
+	for lineNo := 1; ; lineNo++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("dataset: %s: %w", name, err)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			var row Row
+			if err := json.Unmarshal(line, &row); err != nil {
+				return nil, fmt.Errorf("dataset: %s line %d: %w", name, lineNo, err)
+			}
+			rows = append(rows, &row)
+		}
+		if err != nil { // io.EOF
+			return rows, nil
+		}
+	}
+}
+
+// readParquet reads a flat Parquet file column by column name, so that any
+// subset of the dataset's columns, required or optional, in any order, is
+// read, and other columns are ignored.
+func readParquet(r io.ReaderAt, size int64, name string) (rows []*Row, err error) {
+	pf, err := parquet.OpenFile(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", name, err)
+	}
+	cols := pf.Schema().Columns()
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = strings.Join(c, ".")
+	}
+	defer func() {
+		// The reader panics on data it cannot decode; report it as an error.
+		if p := recover(); p != nil {
+			rows, err = nil, fmt.Errorf("dataset: %s: %v", name, p)
+		}
+	}()
+	pr := parquet.NewReader(pf)
+	defer pr.Close()
+	buf := make([]parquet.Row, 64)
+	for {
+		n, rerr := pr.ReadRows(buf)
+		for _, prow := range buf[:n] {
+			m := make(map[string]any, len(prow))
+			for _, v := range prow {
+				if v.IsNull() || v.Column() < 0 || v.Column() >= len(names) {
+					continue
+				}
+				switch v.Kind() {
+				case parquet.ByteArray, parquet.FixedLenByteArray:
+					m[names[v.Column()]] = string(v.ByteArray())
+				case parquet.Int32:
+					m[names[v.Column()]] = v.Int32()
+				case parquet.Int64:
+					m[names[v.Column()]] = v.Int64()
+				}
+			}
+			b, err := json.Marshal(m)
+			if err != nil {
+				return nil, fmt.Errorf("dataset: %s row %d: %w", name, len(rows)+1, err)
+			}
+			var row Row
+			if err := json.Unmarshal(b, &row); err != nil {
+				return nil, fmt.Errorf("dataset: %s row %d: %w", name, len(rows)+1, err)
+			}
+			rows = append(rows, &row)
+		}
+		if errors.Is(rerr, io.EOF) {
+			return rows, nil
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("dataset: %s: %w", name, rerr)
+		}
+	}
+}
+
+// Prepare completes rows for a run, in place: a row without an id gets its
+// index (from 0) as id; a row without a path gets "file"; counts of added
+// and removed lines and hunks, and the size class, are computed where
+// missing; and every format column that is empty is generated with the
+// patch engine (see [MakeDiff]). Ids must be unique, and every row needs
+// old_code and new_code that differ.
+func Prepare(rows []*Row) error {
+	seen := make(map[string]int, len(rows))
+	for i, r := range rows {
+		if r.ID == "" {
+			r.ID = strconv.Itoa(i)
+		}
+		if j, dup := seen[r.ID]; dup {
+			return fmt.Errorf("dataset: rows %d and %d have the same id %q", j, i, r.ID)
+		}
+		seen[r.ID] = i
+		if r.OldCode == r.NewCode {
+			return fmt.Errorf("dataset: row %q: old_code and new_code are equal", r.ID)
+		}
+		if r.Path == "" {
+			r.Path = "file"
+		}
+		if r.NAdded == 0 && r.NRemoved == 0 {
+			fp := patch.Make(r.Path, r.Path, r.OldCode, r.NewCode, patch.DefaultMakeOptions())
+			r.NAdded, r.NRemoved = changedLines(fp)
+			r.NHunks = len(fp.Hunks)
+		}
+		if r.SizeClass == "" {
+			r.SizeClass = SizeClassOf(r.NAdded + r.NRemoved)
+		}
+		for _, f := range patch.Formats {
+			if p := r.diffField(f); *p == "" {
+				d, err := MakeDiff(r.Path, r.OldCode, r.NewCode, f)
+				if err != nil {
+					return fmt.Errorf("dataset: row %q: %w", r.ID, err)
+				}
+				*p = d
+			}
+		}
+	}
+	return nil
+}
+
+// MakeDiff returns the edit from old to new of the file at path, printed in
+// format f. Formats without line numbers get hunks whose context is grown
+// until each hunk can land only where it belongs when hunks are placed in
+// order. Context is three lines, grown further where needed until both the
+// strict engine and the tolerant one (package repair, which also considers
+// places before the previous hunk) turn old into exactly new: an edit that
+// only an order-aware reader could place is no fair reference.
+func MakeDiff(path, old, new string, f patch.Format) (string, error) {
+	var first string
+	for _, context := range []int{patch.DefaultContext, 5, 8, 13, 21, 34} {
+		opts := patch.DefaultMakeOptions()
+		opts.Context = context
+		opts.Unique = !f.HasPositions()
+		fp := patch.Make(path, path, old, new, opts)
+		s, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, f)
+		if err != nil {
+			return "", fmt.Errorf("printing %s: %w", f, err)
+		}
+		if first == "" {
+			first = s
+		}
+		if appliesExactly(s, f, path, old, new) {
+			return s, nil
+		}
+	}
+	return first, nil // strictly correct all the same
+}
+
+// appliesExactly reports whether the edit text turns old into new both
+// strictly and with the tolerant engine.
+func appliesExactly(text string, f patch.Format, path, old, new string) bool {
+	p, err := patch.Parse(text, f, patch.DefaultParseOptions)
+	if err != nil || len(p.Files) != 1 {
+		return false
+	}
+	if got, _, err := patch.ApplyFile(old, p.Files[0], patch.ApplyOptions{}); err != nil || got != new {
+		return false
+	}
+	res, err := repair.Repair(text, repair.Options{Format: f, Target: path, FS: patch.MapFS{path: old}})
+	if err != nil || len(res.Results) != 1 {
+		return false
+	}
+	return string(res.Results[0].Content) == new
+}
+
+// changedLines counts the inserted and deleted lines of fp.
+func changedLines(fp *patch.FilePatch) (added, removed int) {
+	for _, h := range fp.Hunks {
+		for _, l := range h.Lines {
+			switch l.Kind {
+			case patch.LineInsert:
+				added++
+			case patch.LineDelete:
+				removed++
+			}
+		}
+	}
+	return added, removed
+}
+
+// WriteJSONL writes rows as JSON lines to w.
+func WriteJSONL(w io.Writer, rows []*Row) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, r := range rows {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("dataset: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	return nil
+}
+
+// Languages lists the languages a size-class or language table shows first,
+// in the paper's order; others follow by name.
+var Languages = []string{"python", "javascript", "java", "kotlin", "rust", "go"}

@@ -1,0 +1,67 @@
+package diffxyz
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/patchbench/patchbench/internal/testdata"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// devDataset returns the path of the shared dev dataset, skipping the test
+// when it is not beside this checkout.
+func devDataset(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(testdata.SharedDir(), "diffxyz-dev.jsonl.gz")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("%s not found: the shared corpus is not beside this checkout", path)
+	}
+	return path
+}
+
+// TestReferenceDevSet is the pipeline check of the issue: the reference
+// model, on every dev row × task × format × prompt, must score em = 1, and
+// for diffgen parsed and applied (strictly too) with F1 = 1.
+func TestReferenceDevSet(t *testing.T) {
+	path := devDataset(t)
+	out := t.TempDir()
+	sum, err := Run(context.Background(), Options{
+		Dataset: path,
+		Model:   "reference",
+		Prompts: PromptVariants,
+		Out:     out,
+		Runner:  runner.Options{Workers: 4 * runtime.NumCPU()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := runner.ReadRows(filepath.Join(out, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 584 * 3 * 5 * 2; len(rows) != want {
+		t.Errorf("%d rows, want %d", len(rows), want)
+	}
+	bad := 0
+	counts := map[string]int{}
+	for _, r := range rows {
+		task := r["task"].(string)
+		counts[task]++
+		ok := r["failed"] == false && r["em"] == 1.0 && r["iou"] == 1.0
+		if task == string(DiffGen) {
+			ok = ok && r["parsed"] == true && r["applied"] == true && r["applied_strict"] == true &&
+				r["f1_plus"] == 1.0 && r["f1_minus"] == 1.0
+		}
+		if !ok {
+			bad++
+			if bad <= 20 {
+				t.Errorf("%s: em %v iou %v parsed %v applied %v strict %v f1+ %v f1- %v error %v %v",
+					r["key"], r["em"], r["iou"], r["parsed"], r["applied"], r["applied_strict"], r["f1_plus"], r["f1_minus"], r["error"], r["apply_error"])
+			}
+		}
+	}
+	t.Logf("%d rows (%v), %d not perfect; run: done %d, failed %d in %v", len(rows), counts, bad, sum.Done, sum.Failed, sum.Elapsed)
+}

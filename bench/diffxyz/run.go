@@ -1,0 +1,404 @@
+package diffxyz
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/llm/cache"
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// Files of a run directory.
+const (
+	ResultsFile = "results.jsonl"
+	RunFile     = "run.json"
+	CacheFile   = "cache.db"
+)
+
+// CacheOff, as Options.Cache, turns the response cache off.
+const CacheOff = "off"
+
+// Options configure a run.
+type Options struct {
+	// Dataset is the dataset path; it is loaded unless Rows is set, and
+	// recorded in run.json either way.
+	Dataset string
+	// Rows, when set, are the dataset (already read; Run prepares them).
+	Rows []*Row
+
+	// Tasks, Formats and Prompts select the cases; nil means every task,
+	// every format, and the with-format prompt.
+	Tasks   []Task
+	Formats []patch.Format
+	Prompts []string
+	// PromptDir holds templates that override the embedded ones (see
+	// [LoadPrompts]).
+	PromptDir string
+
+	// Model is the provider/model name (see llm.New).
+	Model string
+	// Client, when set, answers the requests instead of the client New
+	// would make for Model; Model is still recorded. For tests and
+	// programs that bring their own client.
+	Client llm.Client
+	// LLM configures llm.New: base URL, rate limits, retries, per-attempt
+	// timeout, price. Run sets its Oracle.
+	LLM llm.Options
+	// Sampling parameters sent with every request; nil and 0 leave the
+	// provider's defaults.
+	Temperature *float64
+	MaxTokens   int
+	Seed        *int64
+
+	// Out is the run directory: results.jsonl, run.json, report.json,
+	// report.md and, by default, the response cache.
+	Out string
+	// Cache is the response cache file; "" means Out/cache.db and CacheOff
+	// none. Replay and reference answers are never cached.
+	Cache string
+	// Force discards an existing results file, so that the run starts
+	// over (and is answered from the cache where it can).
+	Force bool
+
+	// Runner holds the runner's options: workers, per-case timeout,
+	// limit, shuffle and seed, fail-fast, dry run, resume, shard,
+	// progress. Its Out is set by Run.
+	Runner runner.Options
+}
+
+// RunInfo is run.json: what a run was asked to do. It never holds
+// credentials.
+type RunInfo struct {
+	Dataset     string   `json:"dataset"`
+	Model       string   `json:"model"`
+	Tasks       []Task   `json:"tasks"`
+	Formats     []string `json:"formats"`
+	Prompts     []string `json:"prompts"`
+	PromptDir   string   `json:"prompt_dir,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+	Started     string   `json:"started"`
+}
+
+// Summary says what a run did.
+type Summary struct {
+	runner.Summary
+	// Rows is the number of rows in the results file after the run, and
+	// FailedRows the number of them that failed (earlier runs included,
+	// when resuming).
+	Rows, FailedRows int
+	// Cache counts the response cache's hits and misses; zero without a
+	// cache.
+	Cache cache.Stats
+	// Report is the report written, nil for a dry run.
+	Report *Report
+}
+
+// Result is the row a case adds to results.jsonl, beside the runner's key,
+// id, failed, error and elapsed_ms. Scores are missing (null) where they
+// do not apply: the diffgen-only ones for apply and anti-apply, and all of
+// them in failed rows.
+type Result struct {
+	Task      Task   `json:"task"`
+	Format    string `json:"format"`
+	Prompt    string `json:"prompt"`
+	Model     string `json:"model"`
+	Lang      string `json:"lang"`
+	SizeClass string `json:"size_class"`
+	// Response is the model's answer; missing when the call failed.
+	Response *string `json:"response,omitempty"`
+
+	EM            *float64 `json:"em,omitempty"`
+	IoU           *float64 `json:"iou,omitempty"`
+	Parsed        *bool    `json:"parsed,omitempty"`
+	Applied       *bool    `json:"applied,omitempty"`
+	AppliedStrict *bool    `json:"applied_strict,omitempty"`
+	F1Plus        *float64 `json:"f1_plus,omitempty"`
+	F1Minus       *float64 `json:"f1_minus,omitempty"`
+	ApplyError    string   `json:"apply_error,omitempty"`
+
+	LatencyMS int64   `json:"latency_ms"`
+	Tokens    int64   `json:"tokens"`
+	Cost      float64 `json:"cost"`
+	// Cached reports that the response came from the cache: nothing was
+	// sent and nothing paid this time (Tokens and Cost are the original
+	// call's).
+	Cached bool `json:"cached"`
+}
+
+// Usage is what the case cost this time: nothing when it was cached.
+func (r *Result) Usage() runner.Usage {
+	if r.Cached {
+		return runner.Usage{}
+	}
+	return runner.Usage{Tokens: r.Tokens, Cost: r.Cost}
+}
+
+// setScore fills in the scores of r from s.
+func (r *Result) setScore(s Score) {
+	r.EM, r.IoU = &s.EM, &s.IoU
+	r.Parsed, r.Applied, r.AppliedStrict = s.Parsed, s.Applied, s.AppliedStrict
+	r.F1Plus, r.F1Minus = s.F1Plus, s.F1Minus
+	r.ApplyError = s.ApplyError
+}
+
+// Run runs the cases of a Diff-XYZ evaluation into o.Out and writes its
+// report. Cases that fail are recorded as failed rows and counted in the
+// Summary; Run returns an error for invalid options or input, for a results
+// file it cannot use, and when ctx is cancelled or fail-fast stops the run
+// (the report of what finished is written all the same).
+func Run(ctx context.Context, o Options) (Summary, error) {
+	var sum Summary
+	if o.Model == "" {
+		return sum, errors.New("diffxyz: no model given")
+	}
+	if o.Out == "" && !o.Runner.DryRun {
+		return sum, errors.New("diffxyz: no output directory given")
+	}
+	if o.Tasks == nil {
+		o.Tasks = Tasks
+	}
+	if o.Formats == nil {
+		o.Formats = patch.Formats
+	}
+	if o.Prompts == nil {
+		o.Prompts = []string{WithFormat}
+	}
+	prompts, err := LoadPrompts(o.PromptDir)
+	if err != nil {
+		return sum, fmt.Errorf("diffxyz: %w", err)
+	}
+	for _, p := range o.Prompts {
+		if !prompts.Has(p) {
+			return sum, fmt.Errorf("diffxyz: unknown prompt variant %q (have %v)", p, prompts.Variants())
+		}
+	}
+	rows := o.Rows
+	if rows == nil {
+		if o.Dataset == "" {
+			return sum, errors.New("diffxyz: no dataset given")
+		}
+		if rows, err = Load(o.Dataset); err != nil {
+			return sum, fmt.Errorf("diffxyz: %w", err)
+		}
+	}
+	if err := Prepare(rows); err != nil {
+		return sum, fmt.Errorf("diffxyz: %w", err)
+	}
+	if len(rows) == 0 {
+		return sum, errors.New("diffxyz: the dataset has no rows")
+	}
+
+	cases := Cases(rows, o.Tasks, o.Formats, o.Prompts)
+	byKey := make(map[string]Case, len(cases))
+	rcases := make([]runner.Case, len(cases))
+	for i, c := range cases {
+		byKey[c.Key()] = c
+		rcases[i] = runner.Case{ID: c.Row.ID, Key: c.Key(), Data: c}
+	}
+	ropts := o.Runner
+	ropts.Out = filepath.Join(o.Out, ResultsFile)
+	if ropts.DryRun {
+		if o.Out == "" {
+			ropts.Out = ""
+		}
+		s, err := runner.Run(ctx, rcases, nil, ropts)
+		sum.Summary = s
+		return sum, err
+	}
+
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return sum, fmt.Errorf("diffxyz: %w", err)
+	}
+	if err := checkRunInfo(o); err != nil {
+		return sum, err
+	}
+	if o.Force && !ropts.Resume {
+		if err := os.Remove(ropts.Out); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return sum, fmt.Errorf("diffxyz: %w", err)
+		}
+	}
+	info := RunInfo{
+		Dataset: absPath(o.Dataset), Model: o.Model, Tasks: o.Tasks, Prompts: o.Prompts,
+		PromptDir: absPath(o.PromptDir), Temperature: o.Temperature, MaxTokens: o.MaxTokens, Seed: o.Seed,
+		Started: time.Now().UTC().Format(time.RFC3339),
+	}
+	for _, f := range o.Formats {
+		info.Formats = append(info.Formats, string(f))
+	}
+
+	client := o.Client
+	if client == nil {
+		lo := o.LLM
+		lo.Oracle = func(ctx context.Context, req llm.Request) (string, error) {
+			c, ok := byKey[metaKey(req.Meta)]
+			if !ok {
+				return "", fmt.Errorf("no case %q", metaKey(req.Meta))
+			}
+			return c.Reference(), nil
+		}
+		if client, err = llm.New(ctx, o.Model, lo); err != nil {
+			return sum, fmt.Errorf("diffxyz: %w", err)
+		}
+	}
+	var store *cache.Store
+	if o.Cache != CacheOff && llm.Cacheable(o.Model) {
+		path := o.Cache
+		if path == "" {
+			path = filepath.Join(o.Out, CacheFile)
+		}
+		if store, err = cache.Open(ctx, path); err != nil {
+			return sum, fmt.Errorf("diffxyz: %w", err)
+		}
+		defer store.Close()
+		client = cache.Wrap(client, store)
+	}
+	// run.json is written once the options are known to work, before the
+	// first row, so that score can always find the dataset of a results
+	// file.
+	if err := writeJSONFile(filepath.Join(o.Out, RunFile), info); err != nil {
+		return sum, err
+	}
+
+	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
+		c := rc.Data.(Case)
+		res := &Result{Task: c.Task, Format: string(c.Format), Prompt: c.Prompt, Model: o.Model, Lang: c.Row.Lang, SizeClass: c.Row.SizeClass}
+		system, user, err := prompts.Render(c)
+		if err != nil {
+			return res, err
+		}
+		req := llm.Request{
+			Model: o.Model, System: system, Messages: []llm.Message{{Role: "user", Content: user}},
+			Temperature: o.Temperature, MaxTokens: o.MaxTokens, Seed: o.Seed, Meta: c.Meta(),
+		}
+		start := time.Now()
+		resp, err := client.Complete(ctx, req)
+		res.LatencyMS = time.Since(start).Milliseconds()
+		if err != nil {
+			return res, err
+		}
+		if resp.Latency > 0 {
+			res.LatencyMS = resp.Latency.Milliseconds()
+		}
+		res.Response = &resp.Text
+		res.Tokens = int64(resp.InputTokens + resp.OutputTokens)
+		res.Cost, res.Cached = resp.Cost, resp.Cached
+		res.setScore(ScoreResponse(c, resp.Text))
+		return res, nil
+	}
+	s, runErr := runner.Run(ctx, rcases, fn, ropts)
+	sum.Summary = s
+	if store != nil {
+		sum.Cache = store.Stats()
+	}
+	if _, err := os.Stat(ropts.Out); errors.Is(err, fs.ErrNotExist) {
+		return sum, runErr // the run stopped before its first row
+	}
+	rep, nrows, nfailed, err := WriteReport(o.Out)
+	sum.Report, sum.Rows, sum.FailedRows = rep, nrows, nfailed
+	return sum, errors.Join(runErr, err)
+}
+
+// checkRunInfo refuses to resume a run of another model into the same
+// results file.
+func checkRunInfo(o Options) error {
+	if !o.Runner.Resume {
+		return nil
+	}
+	prev, err := ReadRunInfo(o.Out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if prev.Model != o.Model {
+		return fmt.Errorf("diffxyz: %s holds a run of %s; cannot resume it with %s", o.Out, prev.Model, o.Model)
+	}
+	return nil
+}
+
+// ReadRunInfo reads run.json of the run directory dir.
+func ReadRunInfo(dir string) (*RunInfo, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, fmt.Errorf("diffxyz: %w", err)
+	}
+	var info RunInfo
+	if err := json.Unmarshal(b, &info); err != nil {
+		return nil, fmt.Errorf("diffxyz: %s: %w", filepath.Join(dir, RunFile), err)
+	}
+	return &info, nil
+}
+
+func metaKey(m map[string]string) string {
+	return m["id"] + "|" + m["task"] + "|" + m["format"] + "|" + m["prompt"]
+}
+
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// writeJSONFile writes v as indented JSON to path, atomically.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("diffxyz: encoding %s: %w", filepath.Base(path), err)
+	}
+	return writeFileAtomic(path, append(b, '\n'))
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it into place, so that readers see the old file or the new one.
+func writeFileAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("diffxyz: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return fmt.Errorf("diffxyz: writing %s: %w", path, err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("diffxyz: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("diffxyz: %w", err)
+	}
+	return nil
+}
+
+// sortedUnique returns the distinct values of xs in order of first
+// appearance.
+func sortedUnique(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
