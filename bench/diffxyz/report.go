@@ -194,7 +194,7 @@ func markdownTable(r *report.Report) (string, error) {
 	if start < 0 || end < start {
 		return s, nil // an unexpected layout: keep all of it
 	}
-	return s[start+1 : end+1], nil
+	return s[start+1 : end], nil
 }
 
 // WriteText writes the report's tables as plain text, for terminals.

@@ -64,6 +64,7 @@ func newRootCommand(sio stdio) *cobra.Command {
 		newApplybenchCommand(sio),
 		newSWECommand(sio),
 		newRepairCommand(sio),
+		newDiffxyzCommand(sio), newReportCommand(sio),
 	)
 	return root
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/patchbench/patchbench/report"
+)
+
+type reportOptions struct {
+	markdown bool
+}
+
+func newReportCommand(sio stdio) *cobra.Command {
+	var o reportOptions
+	cmd := &cobra.Command{
+		Use:   "report [flags] RUN_DIR...",
+		Short: "Print the report of a run, or several runs side by side",
+		Long: `Print the report of each RUN_DIR (its report.json, as a benchmark run writes
+it). With one run, its tables; with several, every group and metric of the
+runs side by side (with two runs, the difference of the second to the first).
+Runs are named by their directory.
+
+A report.json is either one report (groups of one set of dimensions) or a set
+of them ({"title", "reports": [...]}, as diffxyz run writes: by task, format
+and prompt; by task and language; by task and size class). Sets are compared
+report by report.
+
+Exit status: 0 success; 2 usage or input error (such as a directory without
+report.json, or runs that group by different dimensions).`,
+		Args: argsUsage(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(o, args, sio)
+		},
+	}
+	cmd.Flags().BoolVar(&o.markdown, "markdown", false, "print Markdown instead of plain text")
+	return cmd
+}
+
+// reportSet is what a run's report.json holds: one report or several.
+type reportSet struct {
+	Title   string
+	Reports []*report.Report
+}
+
+// readReportSet reads dir/report.json (or the file itself).
+func readReportSet(path string) (*reportSet, error) {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		path = filepath.Join(path, "report.json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var set struct {
+		Title   string            `json:"title"`
+		Reports []json.RawMessage `json:"reports"`
+	}
+	if err := json.Unmarshal(data, &set); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if set.Reports == nil {
+		r, err := report.ReadReport(path)
+		if err != nil {
+			return nil, err
+		}
+		return &reportSet{Title: r.Title, Reports: []*report.Report{r}}, nil
+	}
+	out := &reportSet{Title: set.Title}
+	for i, raw := range set.Reports {
+		var r report.Report
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("%s: report %d: %w", path, i+1, err)
+		}
+		if r.Dims == nil {
+			return nil, fmt.Errorf("%s: report %d: no dims field; not a report", path, i+1)
+		}
+		out.Reports = append(out.Reports, &r)
+	}
+	return out, nil
+}
+
+func runReport(o reportOptions, dirs []string, sio stdio) error {
+	sets := make([]*reportSet, len(dirs))
+	for i, d := range dirs {
+		s, err := readReportSet(d)
+		if err != nil {
+			return usage(fmt.Errorf("report: %w", err))
+		}
+		sets[i] = s
+	}
+	var b strings.Builder
+	if len(sets) == 1 {
+		writeOneReport(&b, sets[0], o.markdown)
+		_, err := io.WriteString(sio.out, b.String())
+		return err
+	}
+	names := runNames(dirs)
+	for i, s := range sets {
+		if len(s.Reports) != len(sets[0].Reports) {
+			return usage(fmt.Errorf("report: %s has %d reports, %s has %d", dirs[0], len(sets[0].Reports), dirs[i], len(s.Reports)))
+		}
+	}
+	for k := range sets[0].Reports {
+		reports := make([]*report.Report, len(sets))
+		for i, s := range sets {
+			reports[i] = s.Reports[k]
+		}
+		c, err := report.Compare(names, reports)
+		if err != nil {
+			return usage(err)
+		}
+		title := reports[0].Title
+		if title == "" {
+			title = "By " + strings.Join(c.Dims, ", ")
+		}
+		if k > 0 {
+			b.WriteString("\n")
+		}
+		if o.markdown {
+			var md strings.Builder
+			if err := c.WriteMarkdown(&md); err != nil {
+				return err
+			}
+			// Each comparison is a section of one document.
+			fmt.Fprintf(&b, "# %s\n%s", title, strings.TrimPrefix(md.String(), "# Comparison\n"))
+		} else {
+			fmt.Fprintf(&b, "=== %s\n\n", title)
+			if err := c.WriteText(&b); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := io.WriteString(sio.out, b.String())
+	return err
+}
+
+func writeOneReport(b *strings.Builder, s *reportSet, markdown bool) {
+	if s.Title != "" && len(s.Reports) > 1 {
+		if markdown {
+			fmt.Fprintf(b, "# %s\n\n", s.Title)
+		} else {
+			fmt.Fprintf(b, "%s\n\n", s.Title)
+		}
+	}
+	for i, r := range s.Reports {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if markdown {
+			_ = r.WriteMarkdown(b) // a strings.Builder does not fail
+		} else {
+			_ = r.WriteText(b)
+		}
+	}
+}
+
+// runNames names runs by their directories: the base names when they
+// differ, else the paths as given.
+func runNames(dirs []string) []string {
+	names := make([]string, len(dirs))
+	for i, d := range dirs {
+		d = strings.TrimSuffix(filepath.Clean(d), string(filepath.Separator)+"report.json")
+		names[i] = filepath.Base(d)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			out := slices.Clone(dirs)
+			for i := range out {
+				out[i] = filepath.Clean(out[i])
+			}
+			return out
+		}
+		seen[n] = true
+	}
+	return names
+}
