@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -28,8 +29,12 @@ type Config struct {
 	CloneFrom string `json:"clone_from,omitempty"`
 	RunID     string `json:"run_id"`
 	Out       string `json:"out"`
-	Workers   int    `json:"workers"`
-	NoTests   bool   `json:"no_tests"`
+	// Workers is the number of instances evaluated at once; zero means
+	// DefaultPatchWorkers with NoTests (the patch stage mostly waits on
+	// git's pipes and on syncing results.jsonl, not on the CPU) and the
+	// number of CPUs with tests.
+	Workers int  `json:"workers"`
+	NoTests bool `json:"no_tests"`
 	// Sandbox is auto, bwrap, docker or none (see [NewSandbox]).
 	Sandbox  string        `json:"sandbox,omitempty"`
 	TestCmd  string        `json:"test_cmd,omitempty"`
@@ -48,6 +53,21 @@ type Config struct {
 	Progress runner.Progress `json:"-"`
 	// Log receives notes such as the sandbox chosen; nil discards them.
 	Log io.Writer `json:"-"`
+}
+
+// DefaultPatchWorkers is the number of workers of a run without tests when
+// Config.Workers is zero.
+const DefaultPatchWorkers = 32
+
+// workers returns the number of workers to use.
+func (c *Config) workers() int {
+	switch {
+	case c.Workers > 0:
+		return c.Workers
+	case c.NoTests:
+		return DefaultPatchWorkers
+	}
+	return runtime.NumCPU()
 }
 
 // DefaultTimeout is the test command's timeout when Config.Timeout is zero,
@@ -319,7 +339,7 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 		return nil, err
 	}
 	sum, runErr := runner.Run(ctx, in.cases(nil), e.eval, runner.Options{
-		Out: results, Workers: c.Workers, Resume: c.Resume, Progress: c.Progress,
+		Out: results, Workers: c.workers(), Resume: c.Resume, Progress: c.Progress,
 	})
 	s := &Summary{Evaluated: sum.Done}
 	if e.test != nil {
@@ -485,7 +505,7 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 	tmp := filepath.Join(c.Out, "results.rerun.jsonl")
 	os.Remove(tmp)
 	defer os.Remove(tmp)
-	sum, runErr := runner.Run(ctx, in.cases(ids), e.eval, runner.Options{Out: tmp, Workers: c.Workers, Progress: c.Progress})
+	sum, runErr := runner.Run(ctx, in.cases(ids), e.eval, runner.Options{Out: tmp, Workers: c.workers(), Progress: c.Progress})
 	s.Evaluated = sum.Done
 	fresh, err := ReadResults(tmp)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

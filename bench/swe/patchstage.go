@@ -1,6 +1,7 @@
 package swe
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -105,14 +106,20 @@ type FileOutcome struct {
 //     edit that leaves every file as it was is apply_failed with reason "the
 //     edit changes nothing";
 //   - applied: the edit fits as written: taken from model_patch without
-//     extraction, no file-level repair (such as a missing a/ b/ prefix), and
+//     extraction, no file-level repair (such as a missing a/ b/ prefix),
 //     every hunk placed at the exact tier, at offset 0 from its header's line
-//     numbers, with no repair listed (such as recount or context-space);
+//     numbers, with no repair listed (such as recount or context-space); and,
+//     checked independently, model_patch ends with a newline and is a
+//     unified diff that package patch's strict parser and strict apply
+//     (which behave as git apply) accept at base, giving the same files;
 //   - applied_repaired: the edit fits after repairs, which are listed: the
 //     file and hunk repairs of package repair, the tier for hunks placed
 //     loosely ("whitespace", "indentation", "fuzzy"), "extracted" when
-//     the edit was taken out of surrounding text, and "full-output" when it
-//     came from full_output.
+//     the edit was taken out of surrounding text, "full-output" when it
+//     came from full_output, and, when only the strict check fails,
+//     "final-newline" (the text's last line is unterminated, which git apply
+//     calls a corrupt patch), "line-endings" (the patch or a file it touches
+//     has carriage returns, and they differ) or "strict-mismatch".
 func Patch(pred Prediction, fsys *BaseFS) PatchOutcome {
 	var out PatchOutcome
 	sources := []struct{ name, text string }{
@@ -157,6 +164,11 @@ func Patch(pred Prediction, fsys *BaseFS) PatchOutcome {
 		}
 		out.Repaired, out.Results = text, res.Results
 		out.Repairs = repairsOf(s.name, res)
+		if len(out.Repairs) == 0 {
+			if why := strictCheck(s.text, fsys, res.Results); why != "" {
+				out.Repairs = []string{why}
+			}
+		}
 		out.Status = StatusApplied
 		if len(out.Repairs) > 0 {
 			out.Status = StatusAppliedRepaired
@@ -172,6 +184,50 @@ func Patch(pred Prediction, fsys *BaseFS) PatchOutcome {
 	}
 	out.Status, out.Reason = StatusMalformed, "no edit in "+strings.Join(noEdit, "; ")
 	return out
+}
+
+// strictCheck applies text strictly and returns "" when it gives the same
+// files as the repair, else the name of the repair it needed.
+func strictCheck(text string, fsys patch.FileSystem, want []patch.FileResult) string {
+	if !strings.HasSuffix(text, "\n") {
+		return "final-newline"
+	}
+	p, err := patch.ParseUDiff(text, patch.DefaultParseOptions)
+	if err == nil && len(p.Diagnostics) == 0 && len(p.Files) > 0 {
+		var got []patch.FileResult
+		if got, err = patch.Apply(p, fsys, patch.ApplyOptions{}); err == nil && sameFinal(got, want) {
+			return ""
+		}
+	}
+	cr := strings.Contains(text, "\r")
+	for _, r := range want {
+		if r.OldPath == "" {
+			continue
+		}
+		if b, err := fsys.ReadFile(r.OldPath); err == nil && bytes.IndexByte(b, '\r') >= 0 {
+			cr = true
+		}
+	}
+	if cr {
+		return "line-endings"
+	}
+	return "strict-mismatch"
+}
+
+func sameFinal(a, b []patch.FileResult) bool {
+	pa, ca, ma := patch.Final(a)
+	pb, cb, mb := patch.Final(b)
+	if len(pa) != len(pb) {
+		return false
+	}
+	for _, p := range pa {
+		x, okx := ca[p]
+		y, oky := cb[p]
+		if okx != oky || (x == nil) != (y == nil) || !bytes.Equal(x, y) || ma[p] != mb[p] {
+			return false
+		}
+	}
+	return true
 }
 
 func deref(s *string) string {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,7 +54,7 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&t.writable, "writable", nil, "another `DIR` the test command may write to (repeatable)")
 	f.Uint64Var(&t.memory, "memory", 0, "address-space limit of the test command in `BYTES` (0: none)")
 	f.StringVar(&t.workDir, "work-dir", "", "where worktrees are made (default: the system's temporary directory)")
-	f.IntVar(&t.workers, "workers", runtime.NumCPU(), "instances evaluated at once")
+	f.IntVar(&t.workers, "workers", 0, "instances evaluated at once (0: 32 with --no-tests, else the number of CPUs)")
 }
 
 // apply copies the flags the user set (all of them with all) into c.

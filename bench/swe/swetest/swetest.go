@@ -5,6 +5,7 @@ package swetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -341,7 +342,8 @@ func writeJSONL(t testing.TB, path string, rows []map[string]any) {
 }
 
 // GitApplyCheck reports whether git apply --check accepts diff at commit of
-// the repository in dir, through a temporary index (no checkout).
+// the repository in dir, through a temporary index (no checkout). It may be
+// called from any goroutine.
 func GitApplyCheck(t testing.TB, dir, commit, diff string) error {
 	t.Helper()
 	index := filepath.Join(t.TempDir(), "index")
@@ -349,7 +351,7 @@ func GitApplyCheck(t testing.TB, dir, commit, diff string) error {
 	rt := exec.Command("git", "read-tree", commit)
 	rt.Dir, rt.Env = dir, env
 	if out, err := rt.CombinedOutput(); err != nil {
-		t.Fatalf("git read-tree %s: %v\n%s", commit, err, out)
+		return &applyError{err: fmt.Errorf("git read-tree %s: %w", commit, err), out: string(out)}
 	}
 	ap := exec.Command("git", "apply", "--cached", "--check", "-")
 	ap.Dir, ap.Env, ap.Stdin = dir, env, strings.NewReader(diff)
