@@ -169,3 +169,39 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// A path written relative to a subdirectory finds the one file that ends
+// with it; with two such files it is refused.
+func TestPathSuffix(t *testing.T) {
+	edit := "--- a/utils.py\n+++ b/utils.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
+	one := patch.MapFS{"pkg/utils.py": "x = 1\ny = 2\n"}
+	list := func(m patch.MapFS) func() ([]string, error) {
+		return func() ([]string, error) {
+			var out []string
+			for p := range m {
+				out = append(out, p)
+			}
+			return out, nil
+		}
+	}
+	res, err := repair.Repair(edit, repair.Options{FS: one, Files: list(one)})
+	if err != nil || res.Results[0].Path != "pkg/utils.py" {
+		t.Fatalf("err = %v, results %+v", err, res.Results)
+	}
+	two := patch.MapFS{"pkg/utils.py": "x = 1\ny = 2\n", "other/utils.py": "x = 1\ny = 2\n"}
+	if _, err := repair.Repair(edit, repair.Options{FS: two, Files: list(two)}); err == nil {
+		t.Error("applied although two files end with the path")
+	}
+}
+
+// A V4A envelope without its end line is still read.
+func TestV4AWithoutEnd(t *testing.T) {
+	edit := "*** Begin Patch\n*** Update File: f.py\n@@ def f():\n-    return 1\n+    return 2\n"
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"f.py": "def f():\n    return 1\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Results[0].Content); got != "def f():\n    return 2\n" {
+		t.Errorf("got %q", got)
+	}
+}

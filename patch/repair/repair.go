@@ -244,7 +244,9 @@ func Repair(text string, opts Options) (*Result, error) {
 // bare reports whether text starts as a patch does, with nothing before it.
 func bare(text string) bool {
 	s := strings.TrimLeft(text, " \t\r\n")
-	for _, p := range []string{"diff --git ", "--- ", "@@ ", "@@\n", "Index: ", "*** Begin Patch"} {
+	// Only unified diffs: search-replace and V4A go through extraction,
+	// which also mends a V4A envelope that lacks its end.
+	for _, p := range []string{"diff --git ", "--- ", "@@ ", "@@\n", "Index: "} {
 		if strings.HasPrefix(s, p) {
 			return true
 		}
@@ -412,7 +414,32 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 	if first == nil {
 		return "", "", nil, fmt.Errorf("cannot read a file name from %q", lf.oldName)
 	}
+	if lf.op == patch.Modify && first[0] == first[1] && opts.Files != nil {
+		// No such file: a model may have written the path relative to a
+		// subdirectory. One file whose path ends with it is that file.
+		if p, ok := bySuffix(first[0], opts.Files); ok {
+			return p, p, append(repairs, "path-suffix"), nil
+		}
+	}
 	return first[0], first[1], repairs, nil
+}
+
+// bySuffix finds the one listed file whose path ends with /name.
+func bySuffix(name string, files func() ([]string, error)) (string, bool) {
+	paths, err := files()
+	if err != nil {
+		return "", false
+	}
+	found := ""
+	for _, p := range paths {
+		if strings.HasSuffix(p, "/"+name) {
+			if found != "" {
+				return "", false
+			}
+			found = p
+		}
+	}
+	return found, found != ""
 }
 
 // safePath reports whether a patch path stays inside the directory.
