@@ -167,17 +167,7 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 			break
 		}
 		if strings.HasPrefix(l, `\ `) || l == `\` {
-			h.markers = true
-			if n := len(h.lines); n > 0 {
-				switch h.lines[n-1].kind {
-				case patch.LineContext:
-					h.oldNoEOL, h.newNoEOL = true, true
-				case patch.LineDelete:
-					h.oldNoEOL = true
-				case patch.LineInsert:
-					h.newNoEOL = true
-				}
-			}
+			noEOLMarker(h)
 			continue
 		}
 		ll := looseLine{line: i + 1}
@@ -373,6 +363,125 @@ func (f *looseFile) reverse() {
 				l.texts = l.texts[:1]
 				l.elision = false
 			}
+		}
+	}
+}
+
+// parseV4A reads an apply_patch envelope tolerantly: change lines that lost
+// their leading space are context, a missing "*** End Patch" is no error,
+// and added-file lines without their '+' are still content.
+func parseV4A(text string, d *diags) []*looseFile {
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	var files []*looseFile
+	var cur *looseFile
+	var h *looseHunk
+	flush := func() {
+		if cur != nil && h != nil && len(h.lines) > 0 {
+			cur.hunks = append(cur.hunks, h)
+		}
+		h = nil
+	}
+	start := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "*** Begin Patch") {
+			start = i + 1
+			break
+		}
+	}
+	for i := start; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "*** End Patch"):
+			i = len(lines)
+		case strings.HasPrefix(l, "*** Update File:"), strings.HasPrefix(l, "*** Add File:"), strings.HasPrefix(l, "*** Delete File:"):
+			flush()
+			name := strings.TrimSpace(l[strings.IndexByte(l, ':')+1:])
+			cur = &looseFile{oldName: name, newName: name, line: i + 1}
+			switch {
+			case strings.HasPrefix(l, "*** Add File:"):
+				cur.op, cur.oldName = patch.Create, "/dev/null"
+				h = &looseHunk{line: i + 1, markers: true}
+			case strings.HasPrefix(l, "*** Delete File:"):
+				cur.op, cur.newName = patch.Delete, "/dev/null"
+			}
+			files = append(files, cur)
+		case strings.HasPrefix(l, "*** Move to:") && cur != nil:
+			cur.op, cur.newName = patch.Rename, strings.TrimSpace(l[len("*** Move to:"):])
+		case strings.HasPrefix(l, "*** End of File"):
+			if h != nil {
+				h.atEnd = true
+			}
+		case strings.HasPrefix(l, "@@") && cur != nil && cur.op != patch.Create:
+			if h != nil && len(h.lines) > 0 {
+				flush()
+			}
+			if h == nil {
+				h = &looseHunk{line: i + 1}
+			}
+			if a := strings.TrimSpace(l[2:]); a != "" {
+				h.anchors = append(h.anchors, a)
+			}
+		case cur == nil:
+			// Text before the first file section.
+		case strings.HasPrefix(l, `\ `) && h != nil:
+			noEOLMarker(h)
+		case cur.op == patch.Create:
+			text := strings.TrimPrefix(l, "+")
+			if !strings.HasPrefix(l, "+") && l != "" {
+				h.diags = append(h.diags, "missing-plus")
+			}
+			h.lines = append(h.lines, looseLine{kind: patch.LineInsert, texts: []string{text}, line: i + 1})
+		default:
+			if h == nil {
+				h = &looseHunk{line: i + 1}
+			}
+			ll := looseLine{line: i + 1}
+			switch {
+			case strings.HasPrefix(l, "+"):
+				ll.kind, ll.texts = patch.LineInsert, []string{l[1:]}
+			case strings.HasPrefix(l, "-"):
+				ll.kind, ll.texts = patch.LineDelete, []string{l[1:]}
+			case strings.HasPrefix(l, " "):
+				ll.kind, ll.texts = patch.LineContext, []string{l[1:], l}
+			default:
+				ll.kind, ll.texts, ll.bare = patch.LineContext, []string{l}, l != ""
+				if l != "" {
+					h.diags = append(h.diags, "context-space")
+				}
+			}
+			ll.elision = ll.kind != patch.LineInsert && isElision(ll.texts[0])
+			h.lines = append(h.lines, ll)
+		}
+	}
+	flush()
+	// Blank lines closing a chunk are separators.
+	for _, f := range files {
+		for _, h := range f.hunks {
+			for n := len(h.lines); n > 0 && h.lines[n-1].kind == patch.LineContext && h.lines[n-1].texts[0] == "" && f.op != patch.Create; n-- {
+				h.lines = h.lines[:n-1]
+			}
+		}
+	}
+	if d != nil && start == 0 {
+		d.add(0, "v4a-envelope", "no *** Begin Patch line")
+	}
+	return files
+}
+
+// noEOLMarker records "\ No newline at end of file" after the last line.
+func noEOLMarker(h *looseHunk) {
+	h.markers = true
+	if n := len(h.lines); n > 0 {
+		switch h.lines[n-1].kind {
+		case patch.LineContext:
+			h.oldNoEOL, h.newNoEOL = true, true
+		case patch.LineDelete:
+			h.oldNoEOL = true
+		case patch.LineInsert:
+			h.newNoEOL = true
 		}
 	}
 }

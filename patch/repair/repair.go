@@ -193,7 +193,9 @@ func Repair(text string, opts Options) (*Result, error) {
 	var d diags
 	var files []*looseFile
 	switch f {
-	case patch.SearchReplace, patch.V4A:
+	case patch.V4A:
+		files = parseV4A(text, &d)
+	case patch.SearchReplace:
 		p, err := patch.Parse(text, f, patch.DefaultParseOptions)
 		if err != nil {
 			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
