@@ -170,34 +170,12 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 			noEOLMarker(h)
 			continue
 		}
-		ll := looseLine{line: i + 1}
-		switch {
-		case words && (strings.HasPrefix(l, "ADD ") || l == "ADD"):
-			ll.kind, ll.texts = patch.LineInsert, []string{cutWord(l)}
-		case words && (strings.HasPrefix(l, "DEL ") || l == "DEL"):
-			ll.kind, ll.texts = patch.LineDelete, []string{cutWord(l)}
-		case words && (strings.HasPrefix(l, "CON ") || l == "CON"):
-			ll.kind, ll.texts = patch.LineContext, []string{cutWord(l)}
-		case strings.HasPrefix(l, "+"):
-			ll.kind, ll.texts = patch.LineInsert, []string{l[1:]}
-		case strings.HasPrefix(l, "-"):
-			ll.kind, ll.texts = patch.LineDelete, []string{l[1:]}
-		case strings.HasPrefix(l, " "):
-			// A context line, or an indented line that lost its context
-			// space: the file decides.
-			ll.kind, ll.texts = patch.LineContext, []string{l[1:], l}
-		default:
-			ll.kind, ll.texts, ll.bare = patch.LineContext, []string{l}, l != ""
-			if l != "" {
-				h.diags = append(h.diags, "context-space")
-			}
-		}
+		ll := bodyLine(l, words, i+1, h)
 		if l == "" {
 			blanks++
 		} else {
 			blanks = 0
 		}
-		ll.elision = ll.kind != patch.LineInsert && isElision(ll.texts[0])
 		h.lines = append(h.lines, ll)
 	}
 	// Blank lines at the end of a hunk body are separators, not context.
@@ -263,6 +241,36 @@ func count(s string) int {
 	}
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// bodyLine reads one hunk body line: its kind by its marker (ADD / DEL /
+// CON too when words), with both readings of a line that starts with a
+// space, and a line with no marker as context that lost its space.
+func bodyLine(l string, words bool, line int, h *looseHunk) looseLine {
+	ll := looseLine{line: line}
+	switch {
+	case words && (strings.HasPrefix(l, "ADD ") || l == "ADD"):
+		ll.kind, ll.texts = patch.LineInsert, []string{cutWord(l)}
+	case words && (strings.HasPrefix(l, "DEL ") || l == "DEL"):
+		ll.kind, ll.texts = patch.LineDelete, []string{cutWord(l)}
+	case words && (strings.HasPrefix(l, "CON ") || l == "CON"):
+		ll.kind, ll.texts = patch.LineContext, []string{cutWord(l)}
+	case strings.HasPrefix(l, "+"):
+		ll.kind, ll.texts = patch.LineInsert, []string{l[1:]}
+	case strings.HasPrefix(l, "-"):
+		ll.kind, ll.texts = patch.LineDelete, []string{l[1:]}
+	case strings.HasPrefix(l, " "):
+		// A context line, or an indented line that lost its context
+		// space: the file decides.
+		ll.kind, ll.texts = patch.LineContext, []string{l[1:], l}
+	default:
+		ll.kind, ll.texts, ll.bare = patch.LineContext, []string{l}, l != ""
+		if l != "" {
+			h.diags = append(h.diags, "context-space")
+		}
+	}
+	ll.elision = ll.kind != patch.LineInsert && isElision(ll.texts[0])
+	return ll
 }
 
 func cutWord(l string) string {
@@ -438,21 +446,7 @@ func parseV4A(text string, d *diags) []*looseFile {
 			if h == nil {
 				h = &looseHunk{line: i + 1}
 			}
-			ll := looseLine{line: i + 1}
-			switch {
-			case strings.HasPrefix(l, "+"):
-				ll.kind, ll.texts = patch.LineInsert, []string{l[1:]}
-			case strings.HasPrefix(l, "-"):
-				ll.kind, ll.texts = patch.LineDelete, []string{l[1:]}
-			case strings.HasPrefix(l, " "):
-				ll.kind, ll.texts = patch.LineContext, []string{l[1:], l}
-			default:
-				ll.kind, ll.texts, ll.bare = patch.LineContext, []string{l}, l != ""
-				if l != "" {
-					h.diags = append(h.diags, "context-space")
-				}
-			}
-			ll.elision = ll.kind != patch.LineInsert && isElision(ll.texts[0])
+			ll := bodyLine(l, false, i+1, h)
 			h.lines = append(h.lines, ll)
 		}
 	}
