@@ -52,19 +52,25 @@ func (d *differ) histogramGuarded() {
 // occurrences of a line are a contiguous stretch of its group, found by
 // binary search, so a region costs time in its new side only.
 type histogram struct {
-	d        *differ
-	occStart []int32 // occurrences of id are occ[occStart[id]:occStart[id+1]]
-	occ      []int32 // positions in a
+	d     *differ
+	occ   []int32 // positions in a, grouped by id
+	spans []span  // per id
 
-	cache  []regionCount // per id
-	stamp  int32         // of the current region
-	cursor []int32       // per id, see count
+	cache []regionCount // per id
+	stamp int32         // of the current region
 
 	maxShift int // largest displacement of an anchor so far
 
 	runs  []diagRun
 	runOf []int32 // per position in b, the last run found through it, or -1
 }
+
+// span locates the occurrences of one id in occ: they end at end, and
+// those at or after the start of the current region begin at cur.
+// Regions are searched in order of their start (the recursion finishes
+// the part left of an anchor before the part right of it), so cur only
+// ever moves forward.
+type span struct{ cur, end int32 }
 
 // diagRun is a maximal run of equal lines a[s:e+1] == b[s-d:e-d+1].
 type diagRun struct{ d, s, e int32 }
@@ -73,29 +79,24 @@ type diagRun struct{ d, s, e int32 }
 // displacement of an anchor it used.
 func (d *differ) histogram() (maxShift int) {
 	h := histogram{
-		d:        d,
-		occStart: make([]int32, d.nid+1),
-		occ:      make([]int32, d.n),
-		cache:    make([]regionCount, d.nid),
-		cursor:   make([]int32, d.nid),
-		runOf:    make([]int32, d.m),
+		d:     d,
+		occ:   make([]int32, d.n),
+		spans: make([]span, d.nid),
+		cache: make([]regionCount, d.nid),
+		runOf: make([]int32, d.m),
 	}
 	for j := range h.runOf {
 		h.runOf[j] = -1
 	}
 	sum := int32(0)
 	for id, c := range d.cntA {
-		h.occStart[id] = sum
+		h.spans[id] = span{cur: sum, end: sum}
 		sum += c
 	}
-	h.occStart[d.nid] = sum
-	copy(h.cursor, h.occStart)
-	next := make([]int32, d.nid) // next free slot in each id's group
-	copy(next, h.occStart)
 	for p, id := range d.a {
-		i := next[id]
-		next[id]++
-		h.occ[i] = int32(p)
+		sp := &h.spans[id]
+		h.occ[sp.end] = int32(p)
+		sp.end++
 	}
 	h.diff(0, d.n, 0, d.m)
 	return h.maxShift
@@ -144,30 +145,23 @@ const (
 // with a repeated block a run pairs with the copy in the same place.
 func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 	h.stamp++
-	stamp, cache, occ := h.stamp, h.cache, h.occ
+	occ, spans := h.occ, h.spans
 	b := h.d.b[:b1]
 	delta := (a1 - a0) - (b1 - b0)
 	hasCommon, ok := false, false
 	bestCnt := maxChain + 1
 	bestLen, bestDisp := 0, 0 // bestLen counts like git's end1-begin1: length-1
-	for bp := b0; bp < b1; {
+	for bp := b0; ; {
+		var common bool
+		bp, common = h.skip(bp, b1, a0, a1, bestCnt)
+		hasCommon = hasCommon || common
+		if bp >= b1 {
+			break
+		}
 		bNext := bp + 1
 		id := b[bp]
-		cached := cache[id]
-		first, c := int(cached.first), int(cached.n)
-		if cached.stamp != stamp {
-			first, c = h.count(id, a0, a1)
-		}
-		if c == 0 {
-			bp = bNext
-			continue
-		}
-		hasCommon = true
-		if c > bestCnt {
-			bp = bNext
-			continue
-		}
-		end := int(h.occStart[id+1])
+		first, end := int(spans[id].cur), int(spans[id].end)
+		c := h.countOf(id, a0, a1)
 		for i := first; i < end && int(occ[i]) < a1; {
 			p := int(occ[i])
 			// The match of a[p] and b[bp], as far as it goes and then
@@ -261,34 +255,55 @@ func (h *histogram) countOf(id int32, a0, a1 int) int {
 	if c := &h.cache[id]; c.stamp == h.stamp {
 		return int(c.n)
 	}
-	_, n := h.count(id, a0, a1)
-	return n
+	return h.count(id, a0, a1)
 }
 
 // regionCount is what histogram.count found for one id in one region.
 type regionCount struct {
 	stamp int32 // the region it holds for
-	first int32 // index in occ of the first occurrence in the region
 	n     int32 // occurrences in the region, capped at maxChain+1
 }
 
-// count returns the index in occ of the first occurrence of id in the
-// current region a[a0:a1] and the number of its occurrences there, capped
-// at maxChain+1 since larger counts never anchor. Callers look in h.cache
-// first, so each id of a region is counted once.
-func (h *histogram) count(id int32, a0, a1 int) (first, n int) {
-	// Regions are searched in order of their start (the recursion
-	// finishes the part left of an anchor before the part right of it),
-	// so the first occurrence at or after a0 only ever moves forward.
-	i, end := int(h.cursor[id]), int(h.occStart[id+1])
-	for i < end && int(h.occ[i]) < a0 {
-		i++
+// skip returns the first position from bp on whose line occurs in the
+// region's old side a[a0:a1] at least once and at most limit times, or b1;
+// common reports whether a line passed over occurs there. Most lines are
+// visited only to learn that they occur too often to matter: that takes a
+// look at the first occurrence in the region and at limit occurrences
+// further.
+func (h *histogram) skip(bp, b1, a0, a1, limit int) (next int, common bool) {
+	b, occ, spans := h.d.b[:b1], h.occ, h.spans
+	for ; bp < len(b); bp++ {
+		sp := &spans[b[bp]]
+		i, end := int(sp.cur), int(sp.end)
+		if i < end && int(occ[i]) < a0 {
+			for i++; i < end && int(occ[i]) < a0; i++ {
+			}
+			sp.cur = int32(i)
+		}
+		if i == end || int(occ[i]) >= a1 {
+			continue
+		}
+		common = true
+		if i+limit < end && int(occ[i+limit]) < a1 {
+			continue
+		}
+		return bp, true
 	}
-	h.cursor[id] = int32(i)
-	first = i
-	if first+maxChain < end && int(h.occ[first+maxChain]) < a1 {
-		n = maxChain + 1
-	} else {
+	return bp, common
+}
+
+// count returns the number of occurrences of id in the current region
+// a[a0:a1], capped at maxChain+1 since larger counts never anchor, and
+// caches it for the region.
+func (h *histogram) count(id int32, a0, a1 int) int {
+	sp := &h.spans[id]
+	first, end := int(sp.cur), int(sp.end)
+	for first < end && int(h.occ[first]) < a0 {
+		first++
+	}
+	sp.cur = int32(first)
+	n := maxChain + 1
+	if first+maxChain >= end || int(h.occ[first+maxChain]) >= a1 {
 		lo, hi := first, min(end, first+maxChain+1)
 		for lo < hi { // first occurrence at or after a1
 			mid := int(uint(lo+hi) >> 1)
@@ -300,8 +315,8 @@ func (h *histogram) count(id int32, a0, a1 int) (first, n int) {
 		}
 		n = lo - first
 	}
-	h.cache[id] = regionCount{stamp: h.stamp, first: int32(first), n: int32(n)}
-	return first, n
+	h.cache[id] = regionCount{stamp: h.stamp, n: int32(n)}
+	return n
 }
 
 // displacement measures how far a run starting i lines into the old side
