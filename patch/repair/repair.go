@@ -618,16 +618,49 @@ func findByContent(lf *looseFile, opts Options, ov *overlay, width int) (string,
 	return "", fmt.Errorf("the patch names no file and fits several: %s", strings.Join(fits, ", "))
 }
 
-// canonical makes the unified diff of the final contents.
+// canonical makes the unified diff of the final contents. Sections that
+// touch a file again (a model that wrote two sections for one file) are
+// folded into one section from the original content to the final one: git
+// apply reads every section against the original file, so a second section
+// for the same path would not apply. A file left as it was gets no section.
 func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch {
-	p := &patch.Patch{}
+	type chain struct {
+		from, to string // original and current path; "" for none
+		content  string
+		copy     bool
+	}
+	var chains []*chain
+	byPath := map[string]*chain{} // current path → its chain
 	for _, r := range results {
-		old := ""
-		if r.OldPath != "" {
-			old = orig[r.OldPath]
+		c := byPath[r.OldPath]
+		if r.OldPath == "" || c == nil || r.Op == patch.Copy {
+			c = &chain{from: r.OldPath, copy: r.Op == patch.Copy}
+			chains = append(chains, c)
 		}
-		fp := patch.Make(r.OldPath, r.Path, old, string(r.Content), patch.DefaultMakeOptions())
-		fp.Op = r.Op
+		if r.Op != patch.Copy {
+			delete(byPath, r.OldPath)
+		}
+		c.to, c.content = r.Path, string(r.Content)
+		if r.Path != "" {
+			byPath[r.Path] = c
+		}
+	}
+	p := &patch.Patch{}
+	for _, c := range chains {
+		if c.from == "" && c.to == "" {
+			continue // created, then deleted
+		}
+		old := ""
+		if c.from != "" {
+			old = orig[c.from]
+		}
+		if c.from == c.to && old == c.content {
+			continue
+		}
+		fp := patch.Make(c.from, c.to, old, c.content, patch.DefaultMakeOptions())
+		if c.copy {
+			fp.Op = patch.Copy
+		}
 		p.Files = append(p.Files, fp)
 	}
 	return p
