@@ -43,9 +43,15 @@
 // recurses on the regions before and after it. Lines that occur more than
 // 64 times in a region never anchor; a region whose common lines are all
 // that frequent is diffed with Myers, as git does. Anchoring on rare lines
-// keeps moved and rewritten blocks readable. Each level of the recursion
-// takes time linear in its region, so ordinary inputs take O(N log N); the
-// worst case is quadratic, like git's. Space is O(N+M).
+// keeps moved and rewritten blocks readable.
+//
+// Git rebuilds a hash index of the old side of every region. Here the old
+// side is indexed once (the positions of each line, in order), a region's
+// occurrences of a line are found from a cursor that only moves forward
+// (regions are searched in order of their start), and maximal runs are
+// remembered from one region to the next. A region then costs time in its
+// new side only, plus the runs it has not met before: O(N log N) for
+// ordinary inputs, quadratic at worst, like git. Space is O(N+M).
 //
 // Plain histogram diff can be far from minimal when lines recur many times
 // or a long block moves: if the old file repeats a block, an anchor may pair
@@ -92,7 +98,7 @@ type Algorithm int
 // The algorithms.
 const (
 	// Histogram is git's histogram diff: it anchors on lines that are rare in
-	// both inputs, which keeps moved and repeated blocks readable.
+	// the old input, which keeps moved and repeated blocks readable.
 	Histogram Algorithm = iota
 	// Myers is the classic minimal diff.
 	Myers
