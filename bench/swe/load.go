@@ -180,6 +180,9 @@ func readMaybeGzip(path string) ([]byte, error) {
 	return b, nil
 }
 
+// readParquet reads every row of a Parquet file into generic rows: a
+// top-level column becomes a string (or nil when null), a list column (a
+// leaf below the top level) a list of strings.
 func readParquet(path string) ([]map[string]any, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -190,11 +193,58 @@ func readParquet(path string) ([]map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("swe: %w", err)
 	}
-	rows, err := parquet.Read[map[string]any](f, st.Size())
+	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("swe: parquet %s: %w", path, err)
 	}
-	return rows, nil
+	cols := pf.Schema().Columns()
+	r := parquet.NewReader(pf)
+	defer r.Close()
+	var out []map[string]any
+	buf := make([]parquet.Row, 64)
+	for {
+		n, err := r.ReadRows(buf)
+		for _, row := range buf[:n] {
+			m := map[string]any{}
+			for _, v := range row {
+				c := v.Column()
+				if c < 0 || c >= len(cols) || len(cols[c]) == 0 {
+					continue
+				}
+				name := cols[c][0]
+				if len(cols[c]) == 1 {
+					m[name] = parquetValue(v)
+					continue
+				}
+				list, _ := m[name].([]any)
+				if list == nil {
+					list = []any{}
+				}
+				if !v.IsNull() {
+					list = append(list, parquetValue(v))
+				}
+				m[name] = list
+			}
+			out = append(out, m)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("swe: parquet %s: %w", path, err)
+		}
+	}
+	return out, nil
+}
+
+func parquetValue(v parquet.Value) any {
+	switch {
+	case v.IsNull():
+		return nil
+	case v.Kind() == parquet.ByteArray || v.Kind() == parquet.FixedLenByteArray:
+		return string(v.ByteArray())
+	}
+	return v.String()
 }
 
 // instanceOf converts a generic row.
