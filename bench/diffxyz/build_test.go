@@ -1,0 +1,180 @@
+package diffxyz
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+// gitRepo makes a repository whose history holds commits that pass the
+// filter in each size class, and commits that must not: several files,
+// a short file, a whitespace-only change, another language, a new file.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name string, lines []string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(msg string) {
+		t.Helper()
+		run("add", "-A")
+		run("commit", "-q", "-m", msg)
+	}
+	file := func(n int, tag string) []string {
+		var lines []string
+		for i := range n {
+			lines = append(lines, fmt.Sprintf("x%d = %d  # %s", i, i, tag))
+		}
+		return lines
+	}
+	run("init", "-q")
+	py := file(100, "base")
+	write("app/main.py", py)
+	write("short.py", file(10, "short"))
+	write("lib.go", file(60, "go"))
+	commit("initial")
+	// Replacing k lines changes 2k (k removed, k added).
+	change := func(k int, tag string) {
+		for i := range k {
+			py[(i*7+len(tag))%100] = fmt.Sprintf("y%d = %q", i, tag)
+		}
+		write("app/main.py", py)
+		commit(tag)
+	}
+	for i := range 6 {
+		change(1+i%3, fmt.Sprintf("small%d", i)) // 2 to 6 changed lines
+	}
+	for i := range 4 {
+		change(6+i, fmt.Sprintf("medium%d", i)) // 12 to 18
+	}
+	for i := range 3 {
+		change(20+i, fmt.Sprintf("large%d", i)) // 40 to 44
+	}
+	// Refused: two files at once.
+	py[0] = "two = 'files'"
+	write("app/main.py", py)
+	write("lib.go", file(60, "go2"))
+	commit("two files")
+	// Refused: a short file.
+	write("short.py", file(12, "short"))
+	commit("short")
+	// Refused: whitespace only.
+	py[5] = "   " + py[5] + "  "
+	write("app/main.py", py)
+	commit("whitespace")
+	// Another language (refused with --lang python).
+	write("lib.go", file(61, "go3"))
+	commit("go")
+	// Refused: a new file.
+	write("app/new.py", file(50, "new"))
+	commit("new file")
+	return dir
+}
+
+func TestBuild(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	rows, st, err := Build(ctx, BuildOptions{Repo: dir, Lang: "python", N: 10, Seed: 1, Name: "toy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 rows: 4 small, 4 medium, 2 large.
+	if st.Selected[Small] != 4 || st.Selected[Medium] != 4 || st.Selected[Large] != 2 || len(rows) != 10 {
+		t.Errorf("selected %v (%d rows), want 4/4/2", st.Selected, len(rows))
+	}
+	if st.Rejected["whitespace-only change"] != 1 || st.Rejected["not in the parent commit"] != 1 {
+		t.Errorf("rejected %v: want the whitespace-only change and the new file among them", st.Rejected)
+	}
+	for _, r := range rows {
+		if r.Path != "app/main.py" || r.Lang != "python" || r.Repo != "toy" || !strings.HasPrefix(r.ID, "toy@") {
+			t.Errorf("row %s: path %s lang %s repo %s", r.ID, r.Path, r.Lang, r.Repo)
+		}
+		if !strings.HasPrefix(r.Message, "small") && !strings.HasPrefix(r.Message, "medium") && !strings.HasPrefix(r.Message, "large") {
+			t.Errorf("row %s: commit %q should have been filtered out", r.ID, r.Message)
+		}
+		if r.SizeClass != SizeClassOf(r.NAdded+r.NRemoved) || !strings.HasPrefix(r.Message, r.SizeClass) {
+			t.Errorf("row %s (%s): size class %s for +%d -%d", r.ID, r.Message, r.SizeClass, r.NAdded, r.NRemoved)
+		}
+		// git's diff applies strictly and is counted right.
+		p, err := patch.Parse(r.UDiff, patch.UDiff, patch.DefaultParseOptions)
+		if err != nil {
+			t.Fatalf("row %s: %v", r.ID, err)
+		}
+		got, _, err := patch.ApplyFile(r.OldCode, p.Files[0], patch.ApplyOptions{})
+		if err != nil || got != r.NewCode {
+			t.Errorf("row %s: git's diff does not give new_code: %v", r.ID, err)
+		}
+		if r.NHunks != len(p.Files[0].Hunks) {
+			t.Errorf("row %s: n_hunks %d, diff has %d", r.ID, r.NHunks, len(p.Files[0].Hunks))
+		}
+	}
+	// The same seed builds the same dataset; another seed picks other
+	// small and medium commits.
+	again, _, err := Build(ctx, BuildOptions{Repo: dir, Lang: "python", N: 10, Seed: 1, Name: "toy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, _ := Build(ctx, BuildOptions{Repo: dir, Lang: "python", N: 10, Seed: 2, Name: "toy"})
+	ids := func(rs []*Row) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.ID)
+		}
+		return strings.Join(s, " ")
+	}
+	if ids(again) != ids(rows) {
+		t.Error("the same seed built another dataset")
+	}
+	if ids(other) == ids(rows) {
+		t.Error("another seed built the same dataset")
+	}
+	// A class that runs short makes a smaller dataset.
+	rows, st, err = Build(ctx, BuildOptions{Repo: dir, Lang: "python", N: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Selected[Large] != 3 || st.Selected[Small] != 6 || st.Selected[Medium] != 4 || len(rows) != 13 {
+		t.Errorf("selected %v, want every candidate 6/4/3", st.Selected)
+	}
+	// Every language: the go commit (60 → 61 lines, one file) joins.
+	rows, _, err = Build(ctx, BuildOptions{Repo: dir, N: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	langs := map[string]int{}
+	for _, r := range rows {
+		langs[r.Lang]++
+	}
+	if langs["go"] != 1 || langs["python"] != 13 {
+		t.Errorf("languages %v", langs)
+	}
+	if _, _, err := Build(ctx, BuildOptions{Repo: dir, Lang: "cobol", N: 1}); err == nil {
+		t.Error("unknown language: no error")
+	}
+	if _, _, err := Build(ctx, BuildOptions{Repo: t.TempDir(), N: 1}); err == nil {
+		t.Error("not a repository: no error")
+	}
+}
