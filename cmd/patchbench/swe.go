@@ -53,7 +53,7 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&t.env, "env", nil, "`KEY=VALUE` for the test command (repeatable)")
 	f.StringArrayVar(&t.writable, "writable", nil, "another `DIR` the test command may write to (repeatable)")
 	f.Uint64Var(&t.memory, "memory", 0, "address-space limit of the test command in `BYTES` (0: none)")
-	f.StringVar(&t.workDir, "work-dir", "", "where worktrees are made (default: the system's temporary directory)")
+	f.StringVar(&t.workDir, "work-dir", "", "`DIR` where worktrees are made (default: the system's temporary directory)")
 	f.IntVar(&t.workers, "workers", 0, "instances evaluated at once (0: 32 with --no-tests, else the number of CPUs)")
 }
 
@@ -135,7 +135,7 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 	f.StringVar(&o.Predictions, "predictions", "", "predictions `PATH` (.json or .jsonl)")
 	f.StringVar(&o.Repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME, cloned once when missing")
 	f.StringVar(&o.CloneFrom, "clone-from", "", "clone missing repositories from `URL`/OWNER/NAME (default https://github.com)")
-	f.StringVar(&o.RunID, "run-id", "", "name of the run, written into the reports")
+	f.StringVar(&o.RunID, "run-id", "", "`ID` naming the run in the reports")
 	f.StringVar(&o.Out, "out", "", "run `DIR` for results and reports")
 	f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run in --out")
 	o.tests.register(f)
