@@ -25,7 +25,10 @@ func gitRepo(t *testing.T) string {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
-			"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+			// Fixed dates make fixed commit hashes, and so a fixed order
+			// for each seed.
+			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
@@ -105,9 +108,6 @@ func TestBuild(t *testing.T) {
 	if st.Selected[Small] != 4 || st.Selected[Medium] != 4 || st.Selected[Large] != 2 || len(rows) != 10 {
 		t.Errorf("selected %v (%d rows), want 4/4/2", st.Selected, len(rows))
 	}
-	if st.Rejected["whitespace-only change"] != 1 || st.Rejected["not in the parent commit"] != 1 {
-		t.Errorf("rejected %v: want the whitespace-only change and the new file among them", st.Rejected)
-	}
 	for _, r := range rows {
 		if r.Path != "app/main.py" || r.Lang != "python" || r.Repo != "toy" || !strings.HasPrefix(r.ID, "toy@") {
 			t.Errorf("row %s: path %s lang %s repo %s", r.ID, r.Path, r.Lang, r.Repo)
@@ -158,6 +158,11 @@ func TestBuild(t *testing.T) {
 	}
 	if st.Selected[Large] != 3 || st.Selected[Small] != 6 || st.Selected[Medium] != 4 || len(rows) != 13 {
 		t.Errorf("selected %v, want every candidate 6/4/3", st.Selected)
+	}
+	// Every candidate was examined: the refused ones are counted.
+	if st.Rejected["whitespace-only change"] != 1 || st.Rejected["not in the parent commit"] != 1 ||
+		st.Rejected["fewer than 40 or more than 1000 lines"] != 1 {
+		t.Errorf("rejected %v: want the whitespace-only change, the new file and the short file", st.Rejected)
 	}
 	// Every language: the go commit (60 → 61 lines, one file) joins.
 	rows, _, err = Build(ctx, BuildOptions{Repo: dir, N: 100})
