@@ -67,9 +67,10 @@ func edit(old, pool []string, rate int, seed uint64) []string {
 }
 
 // benchInputs returns realistic inputs: n lines of Go source with about 1%
-// of them edited ("source"), and n lines made of one block of real source
-// repeated over and over, edited the same way ("repetitive"): the input
-// on which git's histogram diff degrades.
+// of them edited ("source"); n lines made of one block of real source
+// repeated over and over, edited the same way ("repetitive"), the input on
+// which git's histogram diff degrades; and n lines of source against the
+// same lines shuffled ("shuffled"), a pathological case.
 func benchInputs(tb testing.TB, kind string, n int) (a, b []string) {
 	src := goSource()
 	if len(src) < 2*n {
@@ -84,13 +85,26 @@ func benchInputs(tb testing.TB, kind string, n int) (a, b []string) {
 			a = append(a, block...)
 		}
 		a = a[:n]
+	case "shuffled":
+		// Nothing in order: the Myers search gives up on its cost bound.
+		a = src[:n]
+		b = append([]string(nil), a...)
+		r := splitmix(2)
+		for i := len(b) - 1; i > 0; i-- {
+			j := r.intn(i + 1)
+			b[i], b[j] = b[j], b[i]
+		}
+		return a, b
 	}
 	return a, edit(a, src[:2*n], 10, 1)
 }
 
 func BenchmarkLines(b *testing.B) {
-	for _, kind := range []string{"source", "repetitive"} {
+	for _, kind := range []string{"source", "repetitive", "shuffled"} {
 		for _, n := range []int{5000, 150000} {
+			if kind == "shuffled" && n > 5000 {
+				n = 20000
+			}
 			x, y := benchInputs(b, kind, n)
 			for _, alg := range []Algorithm{Myers, Histogram} {
 				b.Run(fmt.Sprintf("%s/%d/%v", kind, n, alg), func(b *testing.B) {

@@ -24,7 +24,10 @@ const (
 // back to Myers when the histogram script may be much larger than needed;
 // see the package documentation.
 func (d *differ) histogramGuarded() {
-	maxShift := d.histogram()
+	maxShift, allMyers := d.histogram()
+	if allMyers {
+		return // the whole middle went to Myers already
+	}
 	hc := d.cost()
 	lb := d.lowerBound()
 	if d.n+d.m < guardSize {
@@ -59,7 +62,8 @@ type histogram struct {
 	cache []regionCount // per id
 	stamp int32         // of the current region
 
-	maxShift int // largest displacement of an anchor so far
+	maxShift int  // largest displacement of an anchor so far
+	allMyers bool // the first region went to Myers
 
 	runs  []diagRun
 	runOf []int32 // per position in b, the last run found through it, or -1
@@ -76,8 +80,9 @@ type span struct{ cur, end int32 }
 type diagRun struct{ d, s, e int32 }
 
 // histogram marks the changes between the middles. It returns the largest
-// displacement of an anchor it used.
-func (d *differ) histogram() (maxShift int) {
+// displacement of an anchor it used, and whether it handed the whole
+// middles to Myers.
+func (d *differ) histogram() (maxShift int, allMyers bool) {
 	h := histogram{
 		d:     d,
 		occ:   make([]int32, d.n),
@@ -99,7 +104,7 @@ func (d *differ) histogram() (maxShift int) {
 		sp.end++
 	}
 	h.diff(0, d.n, 0, d.m)
-	return h.maxShift
+	return h.maxShift, h.allMyers
 }
 
 // diff marks the changes between a[a0:a1] and b[b0:b1].
@@ -121,6 +126,7 @@ func (h *histogram) diff(a0, a1, b0, b1 int) {
 			d.markB(b0, b1)
 			return
 		case tooCommon:
+			h.allMyers = a0 == 0 && a1 == d.n && b0 == 0 && b1 == d.m
 			d.myers(a0, a1, b0, b1)
 			return
 		}
@@ -148,13 +154,11 @@ func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 	occ, spans := h.occ, h.spans
 	b := h.d.b[:b1]
 	delta := (a1 - a0) - (b1 - b0)
-	hasCommon, ok := false, false
+	ok := false
 	bestCnt := maxChain + 1
 	bestLen, bestDisp := 0, 0 // bestLen counts like git's end1-begin1: length-1
 	for bp := b0; ; {
-		var common bool
-		bp, common = h.skip(bp, b1, a0, a1, bestCnt)
-		hasCommon = hasCommon || common
+		bp = h.skip(bp, b1, a0, a1, bestCnt)
 		if bp >= b1 {
 			break
 		}
@@ -205,10 +209,12 @@ func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 	}
 
 	switch {
-	case hasCommon && bestCnt > maxChain:
-		return 0, 0, 0, 0, tooCommon
-	case !ok:
+	case !ok && h.skip(b0, b1, a0, a1, len(h.occ)) == b1:
+		// No candidate because no line is common, not because all
+		// common lines are too frequent.
 		return 0, 0, 0, 0, noCommon
+	case bestCnt > maxChain: // as git: also after a run of lines that all do
+		return 0, 0, 0, 0, tooCommon
 	}
 	return as, ae, bs, be, found
 }
@@ -265,12 +271,11 @@ type regionCount struct {
 }
 
 // skip returns the first position from bp on whose line occurs in the
-// region's old side a[a0:a1] at least once and at most limit times, or b1;
-// common reports whether a line passed over occurs there. Most lines are
-// visited only to learn that they occur too often to matter: that takes a
-// look at the first occurrence in the region and at limit occurrences
-// further.
-func (h *histogram) skip(bp, b1, a0, a1, limit int) (next int, common bool) {
+// region's old side a[a0:a1] at least once and at most limit times, or b1.
+// Most lines are visited only to learn that they occur too often to
+// matter: that takes a look at the first occurrence in the region and at
+// limit occurrences further.
+func (h *histogram) skip(bp, b1, a0, a1, limit int) int {
 	b, occ, spans := h.d.b[:b1], h.occ, h.spans
 	for ; bp < len(b); bp++ {
 		sp := &spans[b[bp]]
@@ -283,13 +288,12 @@ func (h *histogram) skip(bp, b1, a0, a1, limit int) (next int, common bool) {
 		if i == end || int(occ[i]) >= a1 {
 			continue
 		}
-		common = true
 		if i+limit < end && int(occ[i+limit]) < a1 {
 			continue
 		}
-		return bp, true
+		return bp
 	}
-	return bp, common
+	return bp
 }
 
 // count returns the number of occurrences of id in the current region

@@ -89,24 +89,27 @@ func (d *differ) myers(a0, a1, b0, b1 int) {
 		fd:    d.fd[:nv],
 		bd:    d.bd[:nv],
 		off:   len(xb) + 1,
-		limit: costLimit(len(xa)+len(xb), d.minLimit),
+		limit: d.limit,
+	}
+	if r.limit == 0 {
+		r.limit = costLimit(len(xa) + len(xb))
 	}
 	r.compare(0, len(xa), 0, len(xb), false)
 }
 
-// minCostLimit is the least cost bound of a Myers search, as in GNU diff:
-// inputs of a few thousand lines always get a minimal script.
-const minCostLimit = 4096
-
 // costLimit returns the search cost after which a middle-snake search
-// settles for the best split found so far: about √size (a power of two),
-// but at least minLimit.
-func costLimit(size, minLimit int) int {
+// settles for the best split found so far, for a problem of size lines.
+// Like GNU diff's TOO_EXPENSIVE it is at least 4096 on inputs of up to
+// 16,384 lines, which therefore get a minimal script unless it changes more
+// than 8192 lines. On larger inputs that floor falls in proportion, so that
+// the work of a hopeless search stays near 16,384·4096 steps, down to
+// about √size (a power of two), as in git's xdiff.
+func costLimit(size int) int {
 	l := 1
 	for s := size + 3; s != 0; s >>= 2 {
 		l <<= 1
 	}
-	return max(l, minLimit)
+	return max(l, 4096*16384/max(size, 16384))
 }
 
 // myersRun is the linear-space Myers search over the reduced sequences a

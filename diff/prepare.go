@@ -16,7 +16,7 @@ type differ struct {
 
 	cntA, cntB []int32 // occurrences of each id in a and in b
 	ca, cb     []byte  // change marks over the whole inputs: 1 changed
-	minLimit   int     // least cost bound of a Myers search
+	limit      int     // cost bound of a Myers search; 0 for costLimit
 
 	// Scratch space reused by every Myers call: a call from the histogram
 	// fallback must not allocate afresh each time.
