@@ -46,3 +46,24 @@ func TestEvalNoTests(t *testing.T) {
 	}
 	t.Logf("%+v", s)
 }
+
+// TestEvalGold evaluates the dataset's own gold patches.
+func TestEvalGold(t *testing.T) {
+	dir := t.TempDir()
+	f := swetest.Build(t, dir)
+	out := filepath.Join(dir, "out")
+	s, err := swe.Eval(context.Background(), swe.Config{
+		Dataset: f.Dataset, Predictions: swe.GoldPredictions, Repos: f.Repos, RunID: "gold", Out: out, NoTests: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Counts[swe.StatusApplied] != len(f.Expected) {
+		t.Errorf("gold patches: %v, want all %d applied", s.Counts, len(f.Expected))
+	}
+	for id, r := range rowsByID(t, out) {
+		if r.Model != "gold" {
+			t.Errorf("%s: model %q", id, r.Model)
+		}
+	}
+}

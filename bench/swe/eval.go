@@ -21,7 +21,8 @@ import (
 // Config is a run's settings. It is saved as run.json in the run directory,
 // so that "swe rerun" evaluates with the same inputs.
 type Config struct {
-	Dataset     string `json:"dataset"`
+	Dataset string `json:"dataset"`
+	// Predictions is the predictions file, or GoldPredictions.
 	Predictions string `json:"predictions"`
 	// Repos is the --repos directory (see repo.Store); CloneFrom is where
 	// missing repositories are cloned from (empty: GitHub).
@@ -54,6 +55,11 @@ type Config struct {
 	// Log receives notes such as the sandbox chosen; nil discards them.
 	Log io.Writer `json:"-"`
 }
+
+// GoldPredictions, given as Config.Predictions, evaluates the dataset's own
+// gold patches (model "gold"), as SWE-bench's harness does, to check the
+// repositories and the test commands.
+const GoldPredictions = "gold"
 
 // DefaultPatchWorkers is the number of workers of a run without tests when
 // Config.Workers is zero.
@@ -93,7 +99,7 @@ type Summary struct {
 // abs makes the run's paths absolute, so run.json works from anywhere.
 func (c *Config) abs() error {
 	for _, p := range []*string{&c.Dataset, &c.Predictions, &c.Repos, &c.Out, &c.WorkDir} {
-		if *p == "" {
+		if *p == "" || *p == GoldPredictions && p == &c.Predictions {
 			continue
 		}
 		a, err := filepath.Abs(*p)
@@ -131,8 +137,13 @@ func loadInputs(c *Config) (*inputs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInput, err)
 	}
-	preds, err := LoadPredictions(c.Predictions)
-	if err != nil {
+	var preds []Prediction
+	if c.Predictions == GoldPredictions {
+		for _, inst := range ds {
+			p := inst.Patch
+			preds = append(preds, Prediction{InstanceID: inst.InstanceID, Model: GoldPredictions, ModelPatch: &p})
+		}
+	} else if preds, err = LoadPredictions(c.Predictions); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInput, err)
 	}
 	in := &inputs{dataset: ds, preds: preds, byID: map[string]Instance{}, predsByID: map[string]Prediction{}}
@@ -269,8 +280,13 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 		res.Status, res.Reason = StatusInfraError, err.Error()
 		return res
 	}
-	po := Patch(pred, NewBaseFS(ctx, r, commit))
+	fsys := NewBaseFS(ctx, r, commit)
+	po := Patch(pred, fsys)
 	if ctx.Err() != nil {
+		return res
+	}
+	if err := fsys.Err(); err != nil {
+		res.Status, res.Reason = StatusInfraError, err.Error()
 		return res
 	}
 	res.Status, res.Reason, res.Source, res.Format, res.Extracted = po.Status, po.Reason, po.Source, string(po.Format), po.Extracted

@@ -24,6 +24,7 @@ type BaseFS struct {
 	repo  *repo.Repo
 	rev   string
 	cache map[string]baseEntry
+	err   error // the first read error other than a missing file
 }
 
 type baseEntry struct {
@@ -48,14 +49,26 @@ func (b *BaseFS) ReadFile(name string) ([]byte, error) {
 		e.err = &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
 	} else {
 		e.data, e.err = b.repo.ReadFile(b.ctx, b.rev, name)
+		if e.err != nil && !errors.Is(e.err, fs.ErrNotExist) && b.err == nil {
+			b.err = e.err
+		}
 	}
 	b.cache[name] = e
 	return e.data, e.err
 }
 
+// Err returns the first error of a read that failed for a reason other than
+// a missing file (git died, the context ended): the patch stage's verdict
+// cannot be trusted then.
+func (b *BaseFS) Err() error { return b.err }
+
 // ListFiles lists every file at the revision, for patches that name no file.
 func (b *BaseFS) ListFiles() ([]string, error) {
-	return b.repo.ListFiles(b.ctx, b.rev)
+	files, err := b.repo.ListFiles(b.ctx, b.rev)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return files, err
 }
 
 func validPath(p string) bool {

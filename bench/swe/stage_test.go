@@ -86,25 +86,41 @@ diff --git a/tests/test_calc.py b/tests/test_calc.py
 		{"timeout", py.Gold, "sleep 60", "test_timeout", "", nil, nil},
 		{"noresults", py.Gold, "echo cannot run; exit 3", "test_error", "no test results in the output (exit 3): cannot run", nil, nil},
 	}
-	var ds, preds []map[string]any
+	// The instance that must time out runs alone with a short timeout, the
+	// others with a generous one; both runs share one dataset.
+	var ds, preds, slowPreds []map[string]any
 	for _, c := range cases {
 		ds = append(ds, map[string]any{"instance_id": c.id, "repo": py.Repo, "base_commit": py.Base, "test_patch": py.TestPatch,
 			"FAIL_TO_PASS": py.FailToPass, "PASS_TO_PASS": py.PassToPass, "test_cmd": c.cmd})
-		preds = append(preds, map[string]any{"instance_id": c.id, "model_name_or_path": "m", "model_patch": c.patch})
+		p := map[string]any{"instance_id": c.id, "model_name_or_path": "m", "model_patch": c.patch}
+		if c.status == "test_timeout" {
+			slowPreds = append(slowPreds, p)
+		} else {
+			preds = append(preds, p)
+		}
 	}
-	dataset, predictions := filepath.Join(dir, "ds.jsonl"), filepath.Join(dir, "preds.jsonl")
+	dataset := filepath.Join(dir, "ds.jsonl")
+	predictions, slow := filepath.Join(dir, "preds.jsonl"), filepath.Join(dir, "slow.jsonl")
 	writeJSONL(t, dataset, ds)
 	writeJSONL(t, predictions, preds)
-	out := filepath.Join(dir, "out")
+	writeJSONL(t, slow, slowPreds)
+	out, slowOut := filepath.Join(dir, "out"), filepath.Join(dir, "slow")
 	s, err := swe.Eval(context.Background(), swe.Config{Dataset: dataset, Predictions: predictions, Repos: f.Repos, Out: out,
-		RunID: "stages", Timeout: 2 * time.Second})
+		RunID: "stages", Timeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Infra != 2 {
-		t.Errorf("%d infrastructure failures, want 2 (timeout, no results)", s.Infra)
+	if s.Infra != 1 {
+		t.Errorf("%d infrastructure failures, want 1 (no results)", s.Infra)
+	}
+	if s, err := swe.Eval(context.Background(), swe.Config{Dataset: dataset, Predictions: slow, Repos: f.Repos, Out: slowOut,
+		RunID: "slow", Timeout: time.Second}); err != nil || s.Counts["test_timeout"] != 1 {
+		t.Errorf("a command past its timeout: %+v, %v", s, err)
 	}
 	rows := rowsByID(t, out)
+	for id, r := range rowsByID(t, slowOut) {
+		rows[id] = r
+	}
 	for _, c := range cases {
 		r := rows[c.id]
 		if r.Status != c.status || c.reason != "" && r.Reason != c.reason {
@@ -118,7 +134,7 @@ diff --git a/tests/test_calc.py b/tests/test_calc.py
 	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, "errors.json"))), &ea); err != nil {
 		t.Fatal(err)
 	}
-	if ea.ByClass["apply_failed: already applied"] != 1 || ea.ByClass["test_timeout"] != 1 ||
+	if ea.ByClass["apply_failed: already applied"] != 1 || ea.ByClass["test_error"] != 1 ||
 		!cmp.Equal(ea.CreatedFiles, []string{"creates"}) || !cmp.Equal(ea.TestFiles, []string{"creates"}) {
 		t.Errorf("errors.json: %+v", ea)
 	}

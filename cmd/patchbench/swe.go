@@ -132,7 +132,7 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Dataset, "dataset", "", "dataset `PATH` (.jsonl, .json or .parquet)")
-	f.StringVar(&o.Predictions, "predictions", "", "predictions `PATH` (.json or .jsonl)")
+	f.StringVar(&o.Predictions, "predictions", "", "predictions `PATH` (.json or .jsonl), or gold for the dataset's gold patches")
 	f.StringVar(&o.Repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME, cloned once when missing")
 	f.StringVar(&o.CloneFrom, "clone-from", "", "clone missing repositories from `URL`/OWNER/NAME (default https://github.com)")
 	f.StringVar(&o.RunID, "run-id", "", "`ID` naming the run in the reports")
