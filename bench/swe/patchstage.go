@@ -16,8 +16,9 @@ import (
 )
 
 // BaseFS is a [patch.FileSystem] over the files of one commit of a
-// repository, read through the repository's cat-file process. Reads are
-// cached, so the repair's repeated reads of a file cost one round trip. It is
+// repository, read through the repository's cat-file process. The first
+// reads are cached, so the repair's repeated reads of a file cost one round
+// trip. It is
 // not safe for concurrent use; make one per instance.
 type BaseFS struct {
 	ctx   context.Context
@@ -31,6 +32,10 @@ type baseEntry struct {
 	data []byte
 	err  error
 }
+
+// maxCached bounds the files a BaseFS keeps: an edit naming no file is tried
+// against every file of the commit, which need not all stay in memory.
+const maxCached = 256
 
 // NewBaseFS returns the files of revision rev of r.
 func NewBaseFS(ctx context.Context, r *repo.Repo, rev string) *BaseFS {
@@ -53,7 +58,9 @@ func (b *BaseFS) ReadFile(name string) ([]byte, error) {
 			b.err = e.err
 		}
 	}
-	b.cache[name] = e
+	if len(b.cache) < maxCached {
+		b.cache[name] = e
+	}
 	return e.data, e.err
 }
 
