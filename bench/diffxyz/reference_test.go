@@ -26,6 +26,9 @@ func devDataset(t testing.TB) string {
 // model, on every dev row × task × format × prompt, must score em = 1, and
 // for diffgen parsed and applied (strictly too) with F1 = 1.
 func TestReferenceDevSet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("17,520 cases")
+	}
 	path := devDataset(t)
 	out := t.TempDir()
 	sum, err := Run(context.Background(), Options{

@@ -159,3 +159,29 @@ func TestReferenceAnswersScoreOne(t *testing.T) {
 }
 
 func close(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// The published dataset's diff columns carry no file headers (and its
+// search-replace blocks no path line); they are used as given, and the
+// reference answers made of them still score 1.
+func TestHeaderlessColumns(t *testing.T) {
+	row := &Row{ID: "hf", Path: "f.txt", Lang: "text", OldCode: toyOld, NewCode: toyNew,
+		UDiff:         "@@ -1,4 +1,5 @@\n a\n-b\n+B\n c\n d\n+e\n",
+		UDiffH:        "@@ ... @@\n a\n-b\n+B\n c\n d\n+e\n",
+		UDiffL:        "@@ -1,4 +1,5 @@\nCON a\nDEL b\nADD B\nCON c\nCON d\nADD e\n",
+		SearchReplace: "<<<<<<< SEARCH\na\nb\nc\nd\n=======\na\nB\nc\nd\ne\n>>>>>>> REPLACE\n",
+	}
+	given := *row
+	if err := Prepare([]*Row{row}); err != nil {
+		t.Fatal(err)
+	}
+	if row.UDiff != given.UDiff || row.UDiffH != given.UDiffH || row.UDiffL != given.UDiffL || row.SearchReplace != given.SearchReplace {
+		t.Error("Prepare changed a given column")
+	}
+	for _, f := range patch.Formats {
+		c := Case{Row: row, Task: DiffGen, Format: f, Prompt: WithFormat}
+		s := ScoreResponse(c, c.Reference())
+		if s.EM != 1 || !*s.Parsed || !*s.Applied || !*s.AppliedStrict || *s.F1Plus != 1 || *s.F1Minus != 1 {
+			t.Errorf("%s: em %v parsed %v applied %v strict %v f1 %v %v (%s)", f, s.EM, *s.Parsed, *s.Applied, *s.AppliedStrict, *s.F1Plus, *s.F1Minus, s.ApplyError)
+		}
+	}
+}
