@@ -166,6 +166,7 @@ func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 		id := b[bp]
 		first, end := int(spans[id].cur), int(spans[id].end)
 		c := h.countOf(id, a0, a1)
+		low := lowScan{}
 		for i := first; i < end && int(occ[i]) < a1; {
 			p := int(occ[i])
 			// The match of a[p] and b[bp], as far as it goes and then
@@ -180,26 +181,20 @@ func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 			}
 			// rc, the smallest count of a line in the run, is only
 			// worth its walk when the run could win.
+			x := displacement(s-a0, t-b0, delta)
 			switch {
 			case e-s > bestLen || c < bestCnt:
-				rc := h.minCount(s, e, c, 1, a0, a1)
 				as, ae, bs, be = s, e+1, t, f+1
-				bestLen, bestCnt = e-s, rc
-				bestDisp = displacement(s-a0, t-b0, delta)
+				bestLen, bestCnt, bestDisp = e-s, h.minCount(s, e, c, 1, a0, a1), x
 				ok = true
-			case c == bestCnt:
-				rc := c
-				if c > 1 {
-					rc = h.minCount(s, e, c, bestCnt-1, a0, a1)
-				}
-				x := displacement(s-a0, t-b0, delta)
-				if rc < bestCnt || e-s == bestLen && x < bestDisp {
-					as, ae, bs, be = s, e+1, t, f+1
-					if rc < bestCnt {
-						rc = h.minCount(s, e, rc, 1, a0, a1)
-					}
-					bestLen, bestCnt, bestDisp = e-s, rc, x
-				}
+			case bestCnt > 1 && h.lowIn(&low, bp, bestCnt, t, f, a0, a1):
+				// A rarer line within: the run wins, even if shorter.
+				as, ae, bs, be = s, e+1, t, f+1
+				bestLen, bestCnt, bestDisp = e-s, h.minCount(s, e, c, 1, a0, a1), x
+			case e-s == bestLen && x < bestDisp && (c == bestCnt || h.minCount(s, e, c, bestCnt, a0, a1) == bestCnt):
+				// As good as the best: keep the one nearer the diagonal.
+				as, ae, bs, be = s, e+1, t, f+1
+				bestDisp = x
 			}
 			// Skip occurrences inside the run just found.
 			for i++; i < end && int(occ[i]) <= e; i++ {
@@ -242,6 +237,44 @@ func (h *histogram) run(p, q int) (s, e int) {
 		h.runOf[j] = r
 	}
 	return s, e
+}
+
+// lowScan remembers, for the candidate line b[q] of a region, the nearest
+// lines around it that occur fewer than thr times in the region, as far as
+// they have been looked for. All runs through b[q] share these lines, so
+// one scan serves every occurrence of the candidate.
+type lowScan struct {
+	q, thr     int // zero thr: not started
+	lo, hi     int // b[lo:hi+1] has been looked at
+	prev, next int // nearest such lines found below and above q, or -1
+}
+
+// lowIn reports whether b[t:f+1], which holds b[q], has a line that occurs
+// fewer than thr times in the region a[a0:a1].
+func (h *histogram) lowIn(l *lowScan, q, thr, t, f, a0, a1 int) bool {
+	if l.thr != thr || l.q != q {
+		*l = lowScan{q: q, thr: thr, lo: q, hi: q, prev: -1, next: -1}
+		if h.countOf(h.d.b[q], a0, a1) < thr {
+			l.prev, l.next = q, q
+		}
+	}
+	b := h.d.b
+	for l.prev < 0 && l.lo > t {
+		l.lo--
+		if h.countOf(b[l.lo], a0, a1) < thr {
+			l.prev = l.lo
+		}
+	}
+	if l.prev >= t {
+		return true
+	}
+	for l.next < 0 && l.hi < f {
+		l.hi++
+		if h.countOf(b[l.hi], a0, a1) < thr {
+			l.next = l.hi
+		}
+	}
+	return l.next >= 0 && l.next <= f
 }
 
 // minCount returns the smallest count in the current region of the lines
