@@ -293,7 +293,9 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 	if po.Repairs != nil {
 		res.Repairs = po.Repairs
 	}
-	res.Files = po.Files
+	if po.Files != nil {
+		res.Files = po.Files
+	}
 	for _, f := range po.Files {
 		if f.Created {
 			res.CreatedFiles = append(res.CreatedFiles, f.Path)

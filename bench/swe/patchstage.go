@@ -33,6 +33,16 @@ type baseEntry struct {
 	err  error
 }
 
+// Files is what the patch stage reads: the files of the base commit, as a
+// [BaseFS] gives them.
+type Files interface {
+	// ReadFile returns a file's content, or an error wrapping
+	// fs.ErrNotExist when the file is absent.
+	patch.FileSystem
+	// ListFiles lists every file, for edits that name none.
+	ListFiles() ([]string, error)
+}
+
 // maxCached bounds the files a BaseFS keeps: an edit naming no file is tried
 // against every file of the commit, which need not all stay in memory.
 const maxCached = 256
@@ -115,7 +125,8 @@ type FileOutcome struct {
 
 // Patch runs the patch stage: it takes the edit from the prediction's
 // model_patch, or from its full_output when model_patch holds none, repairs it
-// and applies it in memory to fsys (the files at the base commit).
+// and applies it in memory to fsys (the files at the base commit; nil when
+// the prediction is blank).
 //
 // Classification:
 //   - empty_patch: model_patch and full_output are both blank (or null);
@@ -140,7 +151,7 @@ type FileOutcome struct {
 //     "final-newline" (the text's last line is unterminated, which git apply
 //     calls a corrupt patch), "line-endings" (the patch or a file it touches
 //     has carriage returns, and they differ) or "strict-mismatch".
-func Patch(pred Prediction, fsys *BaseFS) PatchOutcome {
+func Patch(pred Prediction, fsys Files) PatchOutcome {
 	var out PatchOutcome
 	sources := []struct{ name, text string }{
 		{"model_patch", deref(pred.ModelPatch)},
@@ -153,7 +164,11 @@ func Patch(pred Prediction, fsys *BaseFS) PatchOutcome {
 			continue
 		}
 		blank = false
-		res, err := repair.Repair(s.text, repair.Options{FS: fsys, Files: fsys.ListFiles})
+		opts := repair.Options{}
+		if fsys != nil {
+			opts.FS, opts.Files = fsys, fsys.ListFiles
+		}
+		res, err := repair.Repair(s.text, opts)
 		if errors.Is(err, repair.ErrNoEdit) {
 			why := trimRepairErr(err)
 			for _, prefix := range []string{"no edit found: ", "extract: ", "no edit found: "} {
