@@ -360,6 +360,6 @@ func WriteJSONL(w io.Writer, rows []*Row) error {
 	return nil
 }
 
-// Languages lists the languages a size-class or language table shows first,
-// in the paper's order; others follow by name.
+// Languages orders the rows of the language tables: these first, in the
+// paper's order, then any other by name.
 var Languages = []string{"python", "javascript", "java", "kotlin", "rust", "go"}
