@@ -223,18 +223,28 @@ func (h *histogram) run(p, q int) (s, e int) {
 	if r := h.runOf[q]; r >= 0 && h.runs[r].d == d {
 		return int(h.runs[r].s), int(h.runs[r].e)
 	}
-	a, b := h.d.a, h.d.b
-	s, e = p, p
-	for s > 0 && s-int(d) > 0 && a[s-1] == b[s-1-int(d)] {
-		s--
+	// Walk over slices that end at the match, or start right after it,
+	// so that the loops need no bounds checks of their own.
+	x, y := h.d.a[:p], h.d.b[:q]
+	i, j := len(x)-1, len(y)-1
+	for i >= 0 && j >= 0 && x[i] == y[j] {
+		i--
+		j--
 	}
-	for e+1 < len(a) && e+1-int(d) < len(b) && a[e+1] == b[e+1-int(d)] {
-		e++
+	s = i + 1
+	x, y = h.d.a[p+1:], h.d.b[q+1:]
+	n := min(len(x), len(y))
+	x, y = x[:n], y[:n]
+	k := 0
+	for k < len(x) && x[k] == y[k] {
+		k++
 	}
+	e = p + k
 	r := int32(len(h.runs))
 	h.runs = append(h.runs, diagRun{d: d, s: int32(s), e: int32(e)})
-	for j := s - int(d); j <= e-int(d); j++ {
-		h.runOf[j] = r
+	of := h.runOf[s-int(d) : e-int(d)+1]
+	for j := range of {
+		of[j] = r
 	}
 	return s, e
 }
