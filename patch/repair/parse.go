@@ -65,10 +65,10 @@ func parseUnified(text string, d *diags) []*looseFile {
 		}
 	}
 	if len(lines) > 0 && crlf*2 > len(lines) {
-		for i := range lines {
-			lines[i] = strings.TrimSuffix(lines[i], "\r")
-		}
-		d.add(0, "crlf", "the patch has CRLF line endings; line endings follow the file")
+		// Body lines keep their CR: the file decides whether it is content
+		// (a CRLF file) or transport (matching ignores it, added lines take
+		// the file's endings). Structure lines are read without it.
+		d.add(0, "crlf", "the patch has CRLF line endings")
 	}
 	words := usesWordMarkers(lines)
 
@@ -103,10 +103,10 @@ func parseUnified(text string, d *diags) []*looseFile {
 			}
 			i++
 		case strings.HasPrefix(l, "rename from ") && cur != nil:
-			cur.op, cur.oldName = patch.Rename, "a/"+l[len("rename from "):]
+			cur.op, cur.oldName = patch.Rename, "a/"+strings.TrimRight(l[len("rename from "):], "\r")
 			i++
 		case strings.HasPrefix(l, "rename to ") && cur != nil:
-			cur.op, cur.newName = patch.Rename, "b/"+l[len("rename to "):]
+			cur.op, cur.newName = patch.Rename, "b/"+strings.TrimRight(l[len("rename to "):], "\r")
 			i++
 		case isFileHeader(i):
 			if cur == nil || len(cur.hunks) > 0 || cur.oldName != "" && !cur.git {
@@ -171,7 +171,7 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 			continue
 		}
 		ll := bodyLine(l, words, i+1, h)
-		if l == "" {
+		if strings.TrimSuffix(l, "\r") == "" {
 			blanks++
 		} else {
 			blanks = 0
@@ -264,8 +264,9 @@ func bodyLine(l string, words bool, line int, h *looseHunk) looseLine {
 		// space: the file decides.
 		ll.kind, ll.texts = patch.LineContext, []string{l[1:], l}
 	default:
-		ll.kind, ll.texts, ll.bare = patch.LineContext, []string{l}, l != ""
-		if l != "" {
+		blank := strings.TrimSuffix(l, "\r") == ""
+		ll.kind, ll.texts, ll.bare = patch.LineContext, []string{l}, !blank
+		if !blank {
 			h.diags = append(h.diags, "context-space")
 		}
 	}

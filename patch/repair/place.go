@@ -495,8 +495,13 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		if err := flushGap(at, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
 			return nil, err
 		}
-		if e.reading(t, pl.p.level, at) > 0 {
+		k := e.reading(t, pl.p.level, at)
+		if k > 0 {
 			usedSpaceReading = true
+		}
+		if k >= 0 && pl.p.level == levelExact && e.raw[k] != t.lines[at] {
+			// Equal but for a carriage return.
+			r.Repairs = appendOnce(r.Repairs, "line-endings")
 		}
 		if l.kind == patch.LineContext {
 			out = append(out, t.lines[at])

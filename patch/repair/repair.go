@@ -109,8 +109,12 @@ type Result struct {
 	Format patch.Format `json:"format"`
 	// Extracted says where in the input the edit was found, when it was
 	// taken out of surrounding text.
-	Extracted string       `json:"extracted,omitempty"`
-	Files     []FileReport `json:"files"`
+	Extracted string `json:"extracted,omitempty"`
+	// Repairs names what was assumed about the patch text as a whole:
+	// "crlf" (CRLF line endings in the patch's structure), "no-final-newline"
+	// (the text ends without one), "v4a-envelope" (no *** Begin Patch).
+	Repairs []string     `json:"repairs,omitempty"`
+	Files   []FileReport `json:"files"`
 	// Results are the new file contents, ready for patch.WriteResults. Nil
 	// unless Status is applied.
 	Results []patch.FileResult `json:"-"`
@@ -203,6 +207,12 @@ func Repair(text string, opts Options) (*Result, error) {
 		files = fromStrict(p)
 	default:
 		files = parseUnified(text, &d)
+	}
+	if text != "" && !strings.HasSuffix(text, "\n") && res.Extracted == "" {
+		d.add(0, "no-final-newline", "the patch text does not end with a newline")
+	}
+	for _, x := range d.list {
+		res.Repairs = appendOnce(res.Repairs, x.Code)
 	}
 	files = dropEmpty(files)
 	if opts.Reverse {
