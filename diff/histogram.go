@@ -87,7 +87,6 @@ func (d *differ) histogram() (maxShift int, allMyers bool) {
 		d:     d,
 		occ:   make([]int32, d.n),
 		spans: make([]span, d.nid),
-		cache: make([]regionCount, d.nid),
 		runOf: make([]int32, d.m),
 	}
 	for j := range h.runOf {
@@ -165,7 +164,7 @@ func (h *histogram) anchor(a0, a1, b0, b1 int) (as, ae, bs, be, res int) {
 		bNext := bp + 1
 		id := b[bp]
 		first, end := int(spans[id].cur), int(spans[id].end)
-		c := h.countOf(id, a0, a1)
+		c := h.count(id, a0, a1)
 		low := lowScan{}
 		for i := first; i < end && int(occ[i]) < a1; {
 			p := int(occ[i])
@@ -298,13 +297,20 @@ func (h *histogram) minCount(s, e, c, floor, a0, a1 int) int {
 	return c
 }
 
-// countOf returns the number of occurrences of id in the current region,
-// capped at maxChain+1.
+// countOf is count, cached for the region: runs of repeated lines ask
+// for the same lines again and again.
 func (h *histogram) countOf(id int32, a0, a1 int) int {
+	if h.cache == nil {
+		// Only lines that occur more than once need it: allocated
+		// on first use.
+		h.cache = make([]regionCount, len(h.spans))
+	}
 	if c := &h.cache[id]; c.stamp == h.stamp {
 		return int(c.n)
 	}
-	return h.count(id, a0, a1)
+	n := h.count(id, a0, a1)
+	h.cache[id] = regionCount{stamp: h.stamp, n: int32(n)}
+	return n
 }
 
 // regionCount is what histogram.count found for one id in one region.
@@ -340,8 +346,7 @@ func (h *histogram) skip(bp, b1, a0, a1, limit int) int {
 }
 
 // count returns the number of occurrences of id in the current region
-// a[a0:a1], capped at maxChain+1 since larger counts never anchor, and
-// caches it for the region.
+// a[a0:a1], capped at maxChain+1 since larger counts never anchor.
 func (h *histogram) count(id int32, a0, a1 int) int {
 	sp := &h.spans[id]
 	first, end := int(sp.cur), int(sp.end)
@@ -349,21 +354,19 @@ func (h *histogram) count(id int32, a0, a1 int) int {
 		first++
 	}
 	sp.cur = int32(first)
-	n := maxChain + 1
-	if first+maxChain >= end || int(h.occ[first+maxChain]) >= a1 {
-		lo, hi := first, min(end, first+maxChain+1)
-		for lo < hi { // first occurrence at or after a1
-			mid := int(uint(lo+hi) >> 1)
-			if int(h.occ[mid]) < a1 {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		n = lo - first
+	if first+maxChain < end && int(h.occ[first+maxChain]) < a1 {
+		return maxChain + 1
 	}
-	h.cache[id] = regionCount{stamp: h.stamp, n: int32(n)}
-	return n
+	lo, hi := first, min(end, first+maxChain+1)
+	for lo < hi { // first occurrence at or after a1
+		mid := int(uint(lo+hi) >> 1)
+		if int(h.occ[mid]) < a1 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo - first
 }
 
 // displacement measures how far a run starting i lines into the old side

@@ -105,8 +105,7 @@ type table struct {
 	seed   maphash.Seed
 	slots  []uint64 // tag<<32 | id+1, 0 when free
 	mask   uint64
-	hashes []uint64 // per id, to grow without hashing again
-	rep    []int32  // per id, the position of one of its lines: ma[p] or mb[p-n]
+	rep    []int32 // per id, the position of one of its lines: ma[p] or mb[p-n]
 	ma, mb []string
 }
 
@@ -135,7 +134,6 @@ func (t *table) id(s string, p int, latest bool) int32 {
 			id := int32(len(t.rep))
 			t.slots[i] = tag<<32 | uint64(id+1)
 			t.rep = append(t.rep, int32(p))
-			t.hashes = append(t.hashes, h)
 			// Linear probing copes with a high load: the next slot is
 			// usually in the same cache line.
 			if 3*len(t.rep) > 2*len(t.slots) {
@@ -163,11 +161,13 @@ func (t *table) line(id int32) string {
 	return t.mb[int(t.rep[id])-len(t.ma)]
 }
 
-// grow quadruples the table.
+// grow quadruples the table. Hashing the lines again costs less than
+// keeping every hash: the table grows rarely, by large steps.
 func (t *table) grow() {
 	t.slots = make([]uint64, 4*len(t.slots))
 	t.mask = uint64(len(t.slots) - 1)
-	for id, h := range t.hashes {
+	for id := range t.rep {
+		h := maphash.String(t.seed, t.line(int32(id)))
 		i := h & t.mask
 		for t.slots[i] != 0 {
 			i = (i + 1) & t.mask

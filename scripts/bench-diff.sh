@@ -178,6 +178,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -188,12 +189,21 @@ import (
 // lines splits a file into lines; a last line without a newline keeps a
 // "\n" so that it differs from the same text with one.
 func lines(name string) []string {
-	b, err := os.ReadFile(name)
+	// A strings.Builder takes the file without the copy of string([]byte).
+	f, err := os.Open(name)
+	var sb strings.Builder
+	if err == nil {
+		if fi, err := f.Stat(); err == nil {
+			sb.Grow(int(fi.Size()) + 1)
+		}
+		_, err = io.Copy(&sb, f)
+		f.Close()
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	s := string(b)
+	s := sb.String()
 	ls := make([]string, 0, strings.Count(s, "\n")+1)
 	for len(s) > 0 {
 		i := strings.IndexByte(s, '\n')
