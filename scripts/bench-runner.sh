@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 count=${COUNT:-3}
 out=$(go test ./cmd/patchbench -run '^$' -bench 'BenchmarkDiffxyzFakeServer$' -benchtime 1x -count "$count")
 echo "$out" | grep -E '^(goos|goarch|cpu|Benchmark)'
-echo "$out" | awk '
+echo "$out" | awk 'BEGIN { n = 0 }
 	/^BenchmarkDiffxyzFakeServer/ {
 		for (i = 1; i <= NF; i++) {
 			if ($i == "wall-s") wall[n] = $(i-1)
