@@ -128,6 +128,7 @@ type applyReport struct {
 	Reverse   bool                `json:"reverse,omitempty"`
 	Format    patch.Format        `json:"format,omitempty"`
 	Extracted string              `json:"extracted,omitempty"`
+	Repairs   []string            `json:"repairs,omitempty"`
 	Files     []repair.FileReport `json:"files"`
 	Error     string              `json:"error,omitempty"`
 }
@@ -217,7 +218,7 @@ func tolerant(o applyOptions, name string, sio stdio, rep *applyReport) (*repair
 		Strip:      o.strip,
 		FixedStrip: o.stripSet,
 	})
-	rep.Format, rep.Extracted = res.Format, res.Extracted
+	rep.Format, rep.Extracted, rep.Repairs = res.Format, res.Extracted, res.Repairs
 	if res.Files != nil {
 		rep.Files = res.Files
 	}
