@@ -36,9 +36,9 @@
 // lines; on larger inputs it falls in proportion to the size, down to about
 // √(N+M), like git's. The worst case, two huge inputs with nothing in
 // common but frequent lines, then takes O((N+M)·√(N+M)) rather than
-// O((N+M)²): 200,000 shuffled lines take a second or two where GNU diff
-// takes ten or more. Ordinary large diffs are unaffected: their scripts
-// stay minimal.
+// O((N+M)²): two shuffled copies of 100,000 lines take seconds, where GNU
+// diff takes tens of seconds. Ordinary large diffs are unaffected: their
+// scripts stay minimal.
 //
 // # Histogram
 //

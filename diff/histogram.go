@@ -326,18 +326,27 @@ type regionCount struct {
 // limit occurrences further.
 func (h *histogram) skip(bp, b1, a0, a1, limit int) int {
 	b, occ, spans := h.d.b[:b1], h.occ, h.spans
+	lo, hi := int32(a0), int32(a1)
 	for ; bp < len(b); bp++ {
 		sp := &spans[b[bp]]
-		i, end := int(sp.cur), int(sp.end)
-		if i < end && int(occ[i]) < a0 {
-			for i++; i < end && int(occ[i]) < a0; i++ {
-			}
-			sp.cur = int32(i)
-		}
-		if i == end || int(occ[i]) >= a1 {
+		i, end := sp.cur, sp.end
+		if i >= end {
 			continue
 		}
-		if i+limit < end && int(occ[i+limit]) < a1 {
+		v := occ[i]
+		if v < lo {
+			for i++; i < end && occ[i] < lo; i++ {
+			}
+			sp.cur = i
+			if i == end {
+				continue
+			}
+			v = occ[i]
+		}
+		if v >= hi {
+			continue
+		}
+		if j := int(i) + limit; j < int(end) && occ[j] < hi {
 			continue
 		}
 		return bp
