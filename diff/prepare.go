@@ -12,7 +12,6 @@ type differ struct {
 	a, b []int32 // ids of the middle lines: equal lines, equal ids
 	n, m int     // len(a), len(b)
 	nid  int     // number of distinct ids
-	na   int     // ids below na occur in a
 
 	cntA, cntB []int32 // occurrences of each id in a and in b
 	ca, cb     []byte  // change marks over the whole inputs: 1 changed
@@ -48,12 +47,8 @@ func newDiffer(la, lb []string, pre, suf int) *differ {
 		d.a[i] = t.id(s, i, true)
 	}
 	na := len(t.rep) // ids below na occur in a
-	d.na = na
 	cnt := make([]int32, na)
-	for i, id := range d.a {
-		if cnt[id] == 0 {
-			t.rep[id] = int32(i) // back to the first occurrence
-		}
+	for _, id := range d.a {
 		cnt[id]++
 	}
 	// Most lines of b usually sit a fixed offset away from their copy in
