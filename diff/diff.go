@@ -67,7 +67,9 @@
 //   - Among anchor candidates that git would rank equal (same occurrence
 //     count, same length), it picks the one closest to the region's
 //     diagonal band, so a repeated block pairs with the copy in the same
-//     place. This alone avoids the collapse on repeated input.
+//     place. On the repeated inputs measured (blocks or whole files
+//     repeated 10 to 40 times, 1% of lines edited) this alone keeps the
+//     script minimal where git's grows a hundredfold.
 //   - After the histogram pass it may compute the Myers script too and
 //     return whichever is smaller. On inputs under 20,000 lines it does so
 //     whenever the histogram script exceeds a lower bound that holds for
@@ -105,10 +107,12 @@ const (
 	// Histogram is git's histogram diff: it anchors on lines that are rare in
 	// the old input, which keeps moved and repeated blocks readable.
 	Histogram Algorithm = iota
-	// Myers is the classic minimal diff.
+	// Myers is the classic minimal diff (minimal unless the inputs are
+	// huge and very different).
 	Myers
 )
 
+// String returns the algorithm's name, as ParseAlgorithm accepts it.
 func (a Algorithm) String() string {
 	switch a {
 	case Histogram:
