@@ -97,7 +97,9 @@
 // before raw text, then the earliest. Every edit of that family is taken, in
 // order, and merged into one text: several fences for several files, blocks
 // spread over prose. An edit whose text repeats one already taken (ignoring
-// trailing whitespace) is dropped. Code fences without edit markers, such as
+// trailing whitespace) is dropped, except a search-replace block: blocks
+// apply one after another, so the same block twice may edit two places, and
+// the applier decides. Code fences without edit markers, such as
 // the full new file shown beside the diff, are never taken. Two different
 // edits of one file, such as a first attempt and its correction, are both
 // kept: which one the model meant is not extraction's call, and Candidates

@@ -283,7 +283,10 @@ func choose(cands []*cand, nLines int) (*Result, error) {
 			continue
 		}
 		key := normalize(c.Text)
-		if first, ok := seen[key]; ok {
+		// Search-replace blocks apply one after another: the same block
+		// twice edits two places, so repeats are kept and left to the
+		// applier, which knows how many places fit.
+		if first, ok := seen[key]; ok && c.Kind != "search-replace" {
 			c.Reason += "; repeats the edit at " + first.lines() + ", dropped"
 			dups = append(dups, c)
 			continue

@@ -205,3 +205,20 @@ func TestV4AWithoutEnd(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// The same search-replace block twice edits the two places it fits, in
+// order, as search-replace applies blocks one after another.
+func TestRepeatedSearchReplaceBlocks(t *testing.T) {
+	file := "A\nk1\nk2\nB\nb\nC\nk1\nk2\nD\nd\n"
+	blk := func(s, r string) string {
+		return "f\n<<<<<<< SEARCH\n" + s + "=======\n" + r + ">>>>>>> REPLACE\n"
+	}
+	edit := blk("k1\nk2\n", "k1\nX\nk2\n") + blk("b\n", "bb\n") + blk("k1\nk2\n", "k1\nX\nk2\n") + blk("d\n", "dd\n")
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"f": file}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(res.Results[0].Content), "A\nk1\nX\nk2\nB\nbb\nC\nk1\nX\nk2\nD\ndd\n"; got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
