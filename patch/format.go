@@ -26,6 +26,7 @@ func Parse(text string, f Format, opts ParseOptions) (*Patch, error) {
 // need hunks whose HasPos is set.
 func Print(p *Patch, f Format) (string, error) {
 	var b strings.Builder
+	b.Grow(printSize(p))
 	var err error
 	switch f {
 	case UDiff, UDiffH, UDiffL:
@@ -97,4 +98,19 @@ func Detect(text string) (Format, bool) {
 func isNumberedHeader(l string) bool {
 	h, err := parseHunkHeader(l)
 	return err == nil && h.HasPos
+}
+
+// printSize estimates the printed size of p, to allocate once.
+func printSize(p *Patch) int {
+	n := 0
+	for _, fp := range p.Files {
+		n += 2*len(fp.OldPath) + 2*len(fp.NewPath) + 64
+		for _, h := range fp.Hunks {
+			n += 32 + len(h.Section)
+			for _, l := range h.Lines {
+				n += len(l.Text) + 5
+			}
+		}
+	}
+	return n
 }

@@ -39,8 +39,22 @@ func Make(oldPath, newPath, old, new string, opts MakeOptions) *FilePatch {
 	case oldPath != newPath:
 		fp.Op = Rename
 	}
-	a, aEOL := SplitLines(old)
-	b, bEOL := SplitLines(new)
+	var a, b []string
+	var aEOL, bEOL bool
+	if len(old)+len(new) > 1<<20 {
+		// Splitting is a pass over every byte; on big inputs do both sides
+		// at once.
+		done := make(chan struct{})
+		go func() {
+			a, aEOL = SplitLines(old)
+			close(done)
+		}()
+		b, bEOL = SplitLines(new)
+		<-done
+	} else {
+		a, aEOL = SplitLines(old)
+		b, bEOL = SplitLines(new)
+	}
 	edits := diff.Lines(compareKeys(a, aEOL), compareKeys(b, bEOL), opts.Algorithm)
 	if len(edits) == 0 {
 		return fp

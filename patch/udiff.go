@@ -41,7 +41,8 @@ type lineMarkers interface {
 	// decode returns the kind and text of a hunk body line, or ok=false when
 	// the line is not a body line.
 	decode(s string) (k LineKind, text string, ok bool)
-	encode(k LineKind, text string) string
+	// marker is what precedes the text of a line of kind k.
+	marker(k LineKind) string
 }
 
 type plusMinus struct{}
@@ -58,7 +59,15 @@ func (plusMinus) decode(s string) (LineKind, string, bool) {
 	return 0, "", false
 }
 
-func (plusMinus) encode(k LineKind, text string) string { return string(k) + text }
+func (plusMinus) marker(k LineKind) string {
+	switch k {
+	case LineInsert:
+		return "+"
+	case LineDelete:
+		return "-"
+	}
+	return " "
+}
 
 // wordMarkers is udiff-l's "ADD ", "DEL ", "CON " syntax.
 type wordMarkers struct{}
@@ -78,14 +87,14 @@ func (wordMarkers) decode(s string) (LineKind, string, bool) {
 	return 0, "", false
 }
 
-func (wordMarkers) encode(k LineKind, text string) string {
+func (wordMarkers) marker(k LineKind) string {
 	switch k {
 	case LineInsert:
-		return "ADD " + text
+		return "ADD "
 	case LineDelete:
-		return "DEL " + text
+		return "DEL "
 	}
-	return "CON " + text
+	return "CON "
 }
 
 // ParseUDiff parses a unified diff as git diff and GNU diff -u write it.
@@ -533,6 +542,9 @@ func (p *udiffParser) countedBody(h *Hunk, hdrLine int) error {
 		if oldLeft < 0 || newLeft < 0 {
 			return p.errf(p.i+1, "hunk has more lines than its header says")
 		}
+		if err := p.afterNoEOL(h, k); err != nil {
+			return err
+		}
 		h.Lines = append(h.Lines, Line{Kind: k, Text: text})
 		p.i++
 	}
@@ -567,6 +579,9 @@ func (p *udiffParser) openBody(h *Hunk, hdrLine int) error {
 		} else {
 			blanks = 0
 		}
+		if err := p.afterNoEOL(h, k); err != nil {
+			return err
+		}
 		h.Lines = append(h.Lines, Line{Kind: k, Text: text})
 		p.i++
 	}
@@ -578,6 +593,15 @@ func (p *udiffParser) openBody(h *Hunk, hdrLine int) error {
 		return p.errf(hdrLine, "empty hunk")
 	}
 	h.OldLines, h.NewLines = h.Counts()
+	return nil
+}
+
+// afterNoEOL refuses a line of a side whose last line was already marked
+// as lacking its newline.
+func (p *udiffParser) afterNoEOL(h *Hunk, k LineKind) error {
+	if (h.OldNoEOL && k != LineInsert) || (h.NewNoEOL && k != LineDelete) {
+		return p.errf(p.i+1, `line after a "\ No newline at end of file" marker for the same side`)
+	}
 	return nil
 }
 
@@ -791,7 +815,8 @@ func writeHunkBody(b *strings.Builder, h *Hunk, m lineMarkers) {
 		}
 	}
 	for i, l := range h.Lines {
-		b.WriteString(m.encode(l.Kind, l.Text))
+		b.WriteString(m.marker(l.Kind))
+		b.WriteString(l.Text)
 		b.WriteByte('\n')
 		if (i == lastOld && h.OldNoEOL) || (i == lastNew && h.NewNoEOL) {
 			b.WriteString("\\ No newline at end of file\n")
