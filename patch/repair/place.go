@@ -40,13 +40,17 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 		// after a bare diff (read as context lines without their space), and
 		// line-number prefixes copied from a numbered view of the file.
 		for _, alt := range []struct {
-			h      *looseHunk
+			make   func(*looseHunk) *looseHunk
 			repair string
-		}{{trailingText(h), "trailing-text-dropped"}, {withoutLineNumbers(h), "line-number-prefix"}} {
-			if err == "" || pl.already || alt.h == nil {
+		}{{trailingText, "trailing-text-dropped"}, {withoutLineNumbers, "line-number-prefix"}} {
+			if err == "" || pl.already {
+				break
+			}
+			ah := alt.make(h)
+			if ah == nil {
 				continue
 			}
-			a := &placed{idx: i, h: alt.h, es: entries(alt.h)}
+			a := &placed{idx: i, h: ah, es: entries(ah)}
 			if locate(t, a) == "" {
 				pl, err = a, ""
 				reports[i].Repairs = appendOnce(reports[i].Repairs, alt.repair)
