@@ -222,3 +222,11 @@ func TestRepeatedSearchReplaceBlocks(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
+
+func TestCollapseSpaceMatchesFields(t *testing.T) {
+	for _, s := range []string{"", " ", "a", "  a  b ", "a\tb", "a  b", "\ta b c\r", "x\u00a0y", "é è", " a b\n"} {
+		if got, want := repair.CollapseSpace(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("collapseSpace(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -32,8 +32,25 @@ func normalize(level int, s string) string {
 	case levelTrailing:
 		return strings.TrimRightFunc(s, unicode.IsSpace)
 	default:
-		return strings.Join(strings.Fields(s), " ")
+		return collapseSpace(s)
 	}
+}
+
+// collapseSpace trims s and turns every run of whitespace into one space,
+// without allocating when s already has single spaces only, as most
+// indented lines do.
+func collapseSpace(s string) string {
+	t := strings.TrimSpace(s)
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c == ' ' && t[i+1] != ' ' && t[i+1] != '\t' && t[i+1] != '\r' {
+			continue
+		}
+		if c == '\t' || c == ' ' || c == '\r' || c == '\n' || c == '\v' || c == '\f' || c >= 0x80 {
+			return strings.Join(strings.Fields(t), " ")
+		}
+	}
+	return t
 }
 
 // text is a file being repaired against, with its lines normalised at every

@@ -1,0 +1,4 @@
+package repair
+
+// CollapseSpace exposes collapseSpace to the tests.
+var CollapseSpace = collapseSpace
