@@ -138,6 +138,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 // places as there are copies, the patch means each place once, in order; if
 // they fit one place, the model repeated itself and one copy is kept.
 func repeated(ps []*placed, reports []HunkReport) []*placed {
+	if len(ps) < 2 {
+		return ps
+	}
 	groups := map[string][]*placed{}
 	var order []string
 	for _, pl := range ps {

@@ -318,6 +318,8 @@ type overlay struct {
 	fsys  patch.FileSystem
 	files map[string]*string // nil: removed
 	orig  map[string]string  // first content read, for the canonical diff
+	// missing remembers files the file system does not have.
+	missing map[string]bool
 }
 
 func (ov *overlay) read(name string) (string, bool, error) {
@@ -327,11 +329,18 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		}
 		return *c, true, nil
 	}
-	if ov.fsys == nil {
+	if c, ok := ov.orig[name]; ok {
+		return c, true, nil
+	}
+	if ov.missing[name] || ov.fsys == nil {
 		return "", false, nil
 	}
 	b, err := ov.fsys.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
+		if ov.missing == nil {
+			ov.missing = map[string]bool{}
+		}
+		ov.missing[name] = true
 		return "", false, nil
 	}
 	if err != nil {
