@@ -515,6 +515,9 @@ func (p *udiffParser) hunks(fp *FilePatch) error {
 // countedBody reads exactly the number of lines the header announces.
 func (p *udiffParser) countedBody(h *Hunk, hdrLine int) error {
 	oldLeft, newLeft := h.OldLines, h.NewLines
+	if oldLeft == 0 && newLeft == 0 {
+		return p.errf(hdrLine, "empty hunk: the header announces no lines")
+	}
 	for oldLeft > 0 || newLeft > 0 {
 		if p.i >= len(p.lines) {
 			return p.errf(hdrLine, "hunk ends early: %d old and %d new lines missing", oldLeft, newLeft)
