@@ -95,6 +95,7 @@
 package diff
 
 import (
+	"runtime"
 	"bytes"
 	"fmt"
 )
@@ -148,8 +149,76 @@ type Edit struct {
 // last line ends in a newline should make the two forms differ (for example
 // by appending "\n" to a last line that lacks one). An alg other than Myers
 // selects Histogram.
+//
+// Inputs of more than 2^17 lines in all, on a machine with more than one
+// core, are cut at a run of 32 equal lines on the diagonal near their middle
+// and the two halves diffed at once.
 func Lines(a, b []string, alg Algorithm) []Edit {
+	if len(a)+len(b) >= splitMin && runtime.GOMAXPROCS(0) > 1 {
+		if i, j, ok := splitPoint(a, b); ok {
+			return splitLines(a, b, i, j, alg)
+		}
+	}
 	return diffLines(a, b, alg, 0)
+}
+
+// splitMin is the total number of lines from which Lines diffs the two
+// halves of its inputs on two cores.
+const splitMin = 1 << 17
+
+// splitRun is the number of equal consecutive lines that anchor a split.
+const splitRun = 32
+
+// splitPoint looks, near the middle of a, for a run of splitRun lines
+// equal to a run of b on the same diagonal band: where the inputs line up
+// so well, every sensible alignment matches the run, and the two sides of
+// it can be diffed apart. It looks only a little way off the diagonal that
+// the ends of the inputs imply, so that a repeated block pairs with the
+// copy in the same place, never with a copy elsewhere.
+func splitPoint(a, b []string) (int, int, bool) {
+	n, m := len(a), len(b)
+	const window = 256 // how far from the expected diagonal a run may sit
+	for d := 0; d < n/8; d++ {
+		for _, i := range [2]int{n/2 + d, n/2 - d} {
+			if i < 0 || i+splitRun > n {
+				continue
+			}
+			// The diagonal through the middle of both inputs.
+			want := i + (m-n)/2
+			for k := -window; k <= window; k++ {
+				j := want + k
+				if j < 0 || j+splitRun > m || a[i] != b[j] {
+					continue
+				}
+				eq := 1
+				for eq < splitRun && a[i+eq] == b[j+eq] {
+					eq++
+				}
+				if eq == splitRun {
+					return i, j, true
+				}
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// splitLines diffs a[:i] with b[:j] and a[i:] with b[j:] at once.
+func splitLines(a, b []string, i, j int, alg Algorithm) []Edit {
+	var left []Edit
+	done := make(chan struct{})
+	go func() {
+		left = diffLines(a[:i], b[:j], alg, 0)
+		close(done)
+	}()
+	right := diffLines(a[i:], b[j:], alg, 0)
+	<-done
+	out := make([]Edit, 0, len(left)+len(right))
+	out = append(out, left...)
+	for _, e := range right {
+		out = append(out, Edit{OldStart: e.OldStart + i, OldEnd: e.OldEnd + i, NewStart: e.NewStart + j, NewEnd: e.NewEnd + j})
+	}
+	return out
 }
 
 // diffLines is Lines with the Myers cost bound set to limit, or chosen by

@@ -359,3 +359,38 @@ func TestGuardLarge(t *testing.T) {
 	}
 	t.Logf("histogram %d, Myers %d changed lines", cost(h), cost(m))
 }
+
+// TestSplitMatchesWhole: on inputs large enough to be split across cores,
+// the split script rebuilds b and changes as few lines as the whole diff.
+func TestSplitMatchesWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large input")
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	var a []string
+	for i := 0; i < 70000; i++ {
+		// Realistic repetition: a few hundred distinct lines, many repeated.
+		a = append(a, fmt.Sprintf("line %d", r.IntN(400)))
+	}
+	var b []string
+	for _, l := range a {
+		switch x := r.IntN(100); {
+		case x == 0:
+			continue
+		case x == 1:
+			b = append(b, "inserted "+l)
+		}
+		b = append(b, l)
+	}
+	if _, _, ok := splitPoint(a, b); !ok {
+		t.Fatal("no split point found on well-aligned inputs")
+	}
+	for _, alg := range []Algorithm{Histogram, Myers} {
+		split := Lines(a, b, alg)
+		whole := diffLines(a, b, alg, 0)
+		checkScript(t, a, b, split)
+		if cs, cw := cost(split), cost(whole); cs > cw {
+			t.Errorf("%v: split changes %d lines, whole %d", alg, cs, cw)
+		}
+	}
+}
