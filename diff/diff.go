@@ -95,9 +95,9 @@
 package diff
 
 import (
-	"runtime"
 	"bytes"
 	"fmt"
+	"runtime"
 )
 
 // Algorithm selects a diff algorithm.
