@@ -12,7 +12,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -21,6 +20,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/patchbench/patchbench/internal/atomicfile"
 )
 
 // Kind is how a metric is aggregated.
@@ -394,29 +395,10 @@ func ReadReport(path string) (*Report, error) {
 	return &r, nil
 }
 
-// writeFileAtomic writes data to a temporary file in path's directory and
-// renames it to path.
-func writeFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+// writeFileAtomic writes a report file so that readers never see a part.
+func writeFileAtomic(path string, data []byte) error {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("report: writing %s: %w", path, err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }

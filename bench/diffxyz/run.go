@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/cache"
 	"github.com/patchbench/patchbench/patch"
@@ -364,29 +365,10 @@ func writeJSONFile(path string, v any) error {
 	return writeFileAtomic(path, append(b, '\n'))
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so that readers see the old file or the new one.
-func writeFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("diffxyz: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+// writeFileAtomic writes a run file so that readers never see a part.
+func writeFileAtomic(path string, data []byte) error {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("diffxyz: writing %s: %w", path, err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("diffxyz: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("diffxyz: %w", err)
 	}
 	return nil
 }

@@ -46,9 +46,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -200,29 +200,14 @@ func writeRows(path string, rows []Row) error {
 	return writeAtomic(path, buf.Bytes(), true)
 }
 
-// writeAtomic writes data to path through a temporary file and a rename,
-// syncing first when sync is set.
+// writeAtomic writes a run file so that readers never see a part, syncing
+// it first when sync is set.
 func writeAtomic(path string, data []byte, sync bool) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("swe: write %s: %w", path, err)
+	write := atomicfile.WriteUnsynced
+	if sync {
+		write = atomicfile.Write
 	}
-	_, err = tmp.Write(data)
-	if err == nil && sync {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := write(path, data, 0o644); err != nil {
 		return fmt.Errorf("swe: write %s: %w", path, err)
 	}
 	return nil

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/bench/applybench"
+	"github.com/patchbench/patchbench/internal/atomicfile"
 )
 
 type applybenchOptions struct {
@@ -87,37 +87,9 @@ func runApplybench(cmd *cobra.Command, o applybenchOptions, sio stdio) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(o.json, append(b, '\n')); err != nil {
+		if err := atomicfile.Write(o.json, append(b, '\n'), 0o644); err != nil {
 			return failed(fmt.Errorf("applybench: write %s: %w", o.json, err))
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes through a temporary file and a rename.
-func writeFileAtomic(name string, data []byte) error {
-	tmp, err := os.CreateTemp(dirOf(name), ".patchbench-*")
-	if err != nil {
-		return err
-	}
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
-
-func dirOf(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[:i+1]
-	}
-	return "."
 }

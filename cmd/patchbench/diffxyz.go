@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/bench/diffxyz"
+	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
@@ -386,44 +387,20 @@ func runDiffxyzBuild(ctx context.Context, o diffxyzBuildOptions, sio stdio) erro
 
 // writeRows writes rows as JSONL to path (gzipped for .gz), atomically, or
 // to standard output for "-".
-func writeRows(path string, rows []*diffxyz.Row, sio stdio) (err error) {
+func writeRows(path string, rows []*diffxyz.Row, sio stdio) error {
 	if path == "-" {
 		return diffxyz.WriteJSONL(sio.out, rows)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
+		if !strings.HasSuffix(path, ".gz") {
+			return diffxyz.WriteJSONL(w, rows)
 		}
-	}()
-	var w io.Writer = f
-	var zw *gzip.Writer
-	if strings.HasSuffix(path, ".gz") {
-		zw = gzip.NewWriter(f)
-		w = zw
-	}
-	if err := diffxyz.WriteJSONL(w, rows); err != nil {
-		return err
-	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
+		zw := gzip.NewWriter(w)
+		if err := diffxyz.WriteJSONL(zw, rows); err != nil {
 			return err
 		}
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+		return zw.Close()
+	})
 }
 
 type diffxyzPromptsOptions struct {
