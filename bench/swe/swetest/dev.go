@@ -1,9 +1,7 @@
 package swetest
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/patchbench/patchbench/internal/testdata"
 )
 
 // DevInstance is one instance of the dev benchmark.
@@ -50,28 +50,6 @@ type devMalformed struct {
 	Expected *string `json:"expected"`
 }
 
-func readGzipJSONL[T any](path string) ([]T, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var rows []T
-	for sc.Scan() {
-		var r T
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		rows = append(rows, r)
-	}
-	return rows, sc.Err()
-}
 
 // BuildDev builds, under dir, one bare git repository per repository of
 // diffxyz-dev.jsonl.gz (in dataDir) whose history commits, one commit per
@@ -81,11 +59,11 @@ func readGzipJSONL[T any](path string) ([]T, error) {
 // patch (when a malformed case's file differs from the row's, as for
 // wrong_file, one more commit holds it). Nothing is fetched.
 func BuildDev(dir, dataDir string) (*DevBench, error) {
-	triples, err := readGzipJSONL[devTriple](filepath.Join(dataDir, "diffxyz-dev.jsonl.gz"))
+	triples, err := testdata.ReadJSONL[devTriple](filepath.Join(dataDir, "diffxyz-dev.jsonl.gz"))
 	if err != nil {
 		return nil, err
 	}
-	malformed, err := readGzipJSONL[devMalformed](filepath.Join(dataDir, "malformed-dev.jsonl.gz"))
+	malformed, err := testdata.ReadJSONL[devMalformed](filepath.Join(dataDir, "malformed-dev.jsonl.gz"))
 	if err != nil {
 		return nil, err
 	}
