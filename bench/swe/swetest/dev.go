@@ -50,7 +50,6 @@ type devMalformed struct {
 	Expected *string `json:"expected"`
 }
 
-
 // BuildDev builds, under dir, one bare git repository per repository of
 // diffxyz-dev.jsonl.gz (in dataDir) whose history commits, one commit per
 // row, the old_code of the row's file at its path; then a dataset and
