@@ -230,3 +230,15 @@ func TestCollapseSpaceMatchesFields(t *testing.T) {
 		}
 	}
 }
+
+// A removed block that the file splits (the model left out a line in the
+// middle of what it removes) is refused: keeping or removing the line in
+// between would both be guesses.
+func TestSplitRemovalRefused(t *testing.T) {
+	file := "def f():\n    alpha = compute_alpha()\n    beta = compute_beta()\n    gamma = compute_gamma()\n    return alpha\n"
+	edit := "f.py\n<<<<<<< SEARCH\ndef f():\n    alpha = compute_alpha()\n    gamma = compute_gamma()\n    return alpha\n=======\ndef f():\n    alpha = 1\n    return alpha\n>>>>>>> REPLACE\n"
+	_, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"f.py": file}})
+	if !errors.Is(err, repair.ErrRefused) || !strings.Contains(err.Error(), "not together") {
+		t.Fatalf("err = %v, want a refusal about the split removal", err)
+	}
+}

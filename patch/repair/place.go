@@ -462,7 +462,8 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		return ""
 	}
 	ind := learnIndent(t, pl)
-	converted := false // the last old-side line was re-indented in the hunk
+	converted := false   // the last old-side line was re-indented in the hunk
+	lastDeleted := false // the last placed old-side line is one the hunk removes
 	for li, l := range pl.h.lines {
 		if l.kind == patch.LineInsert {
 			text := l.texts[0]
@@ -498,6 +499,12 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			}
 			continue
 		}
+		if l.kind == patch.LineDelete && lastDeleted && at > cursor {
+			// The hunk removes a block that the file splits: whether the
+			// lines in between should go too is anyone's guess.
+			return nil, fmt.Sprintf("uncertain: the lines the hunk removes are not together in the file (lines %d-%d sit between them)", cursor+1, at)
+		}
+		lastDeleted = l.kind == patch.LineDelete
 		restLines := pl.h.lines[li+1:]
 		if err := flushGap(at, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
 			return nil, err
