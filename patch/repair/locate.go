@@ -253,8 +253,7 @@ const (
 // (gaps, kept) and context lines the file lacks (dropped), each at cost 1.
 // Deleted lines must all match. It returns the distinct places whose cost is
 // within budget.
-func fuzzy(t *text, es []entry, budget int) []place {
-	const lv = levelSpace
+func fuzzy(t *text, es []entry, budget, lv int) []place {
 	m, n := len(es), len(t.lines)
 	if m == 0 || n == 0 {
 		return nil
@@ -301,6 +300,7 @@ func fuzzy(t *text, es []entry, budget int) []place {
 			continue
 		}
 		p := trace(es, move, w, m, j)
+		p.level = lv
 		p.cost = int(c)
 		if !acceptable(es, p) {
 			continue
@@ -379,4 +379,64 @@ func acceptable(es []entry, p place) bool {
 	}
 	// Invented or missing lines may not outweigh a third of what matched.
 	return p.cost*3 <= matched
+}
+
+// indentConsistent reports whether the indentation of the hunk's lines and
+// of the file lines they were matched with differ in one consistent way:
+// not at all, tabs of one width written as spaces (or back), or a constant
+// shift. A model that re-indents does so consistently; a match that pairs
+// a brace with a brace one level deeper does not.
+func indentConsistent(t *text, es []entry, p place) bool {
+	type pair struct {
+		hunk []string
+		file string
+	}
+	var pairs []pair
+	for i, at := range p.at {
+		if at < 0 || es[i].elision || strings.TrimSpace(t.lines[at]) == "" {
+			continue
+		}
+		pairs = append(pairs, pair{es[i].raw, leading(t.lines[at])})
+	}
+	if len(pairs) == 0 {
+		return true
+	}
+	for _, tab := range []int{1, 2, 4, 8} {
+		// Every reading of the first line proposes a shift; one must fit
+		// every line.
+		for _, h0 := range pairs[0].hunk {
+			shift := width(leading(h0), tab) - width(pairs[0].file, tab)
+			ok := true
+			for _, pr := range pairs[1:] {
+				found := false
+				for _, h := range pr.hunk {
+					if width(leading(h), tab)-width(pr.file, tab) == shift {
+						found = true
+						break
+					}
+				}
+				if !found {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// width is the display width of leading whitespace with tabs of tab columns.
+func width(ws string, tab int) int {
+	n := 0
+	for _, c := range ws {
+		if c == '\t' {
+			n += tab - n%tab
+		} else {
+			n++
+		}
+	}
+	return n
 }

@@ -244,7 +244,11 @@ func locate(t *text, pl *placed) string {
 		// A line's literal reading before the one that assumes it lost its
 		// context space: the extra readings must not create extra places.
 		for _, alt := range []bool{false, true} {
-			if cs := contiguous(t, es, lv, alt); len(cs) > 0 {
+			cs := contiguous(t, es, lv, alt)
+			if lv == levelSpace {
+				cs = filter(cs, func(c place) bool { return indentConsistent(t, es, c) })
+			}
+			if len(cs) > 0 {
 				if lv == levelSpace && !anySignificant(es) {
 					return "the hunk's context is only blank lines and punctuation, which match the file only loosely"
 				}
@@ -263,10 +267,18 @@ func locate(t *text, pl *placed) string {
 		return "a line the hunk removes is not in the file"
 	}
 	budget := max(1, len(es)/6)
-	if cs := fuzzy(t, es, min(budget, 3)); len(cs) > 0 {
-		pl.cands = cs
-		pl.p = cs[0]
-		return ""
+	// Fuzzy matching keeps indentation first; ignoring it, a place counts
+	// only where the indentation differs consistently.
+	for _, lv := range []int{levelTrailing, levelSpace} {
+		cs := fuzzy(t, es, min(budget, 3), lv)
+		if lv == levelSpace {
+			cs = filter(cs, func(c place) bool { return indentConsistent(t, es, c) })
+		}
+		if len(cs) > 0 {
+			pl.cands = cs
+			pl.p = cs[0]
+			return ""
+		}
 	}
 	return "context not found: the hunk's lines do not fit the file anywhere"
 }
