@@ -506,8 +506,25 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		if at < 0 {
 			if e.elision {
 				r.Repairs = appendOnce(r.Repairs, "elision")
-			} else {
-				r.ContextDropped++
+				continue
+			}
+			r.ContextDropped++
+			// A context line not in the file, with a file line missing
+			// from the hunk right where it stands, is that line altered:
+			// it keeps its place among the added lines.
+			next := pl.p.end
+			for _, a := range pl.p.at[ei:] {
+				if a >= 0 {
+					next = a
+					break
+				}
+			}
+			if l.kind == patch.LineContext && next > cursor {
+				out = append(out, pending...)
+				pending = nil
+				out = append(out, t.lines[cursor])
+				cursor++
+				r.ContextRestored++
 			}
 			continue
 		}
