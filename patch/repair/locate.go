@@ -401,7 +401,7 @@ func indentConsistent(t *text, es []entry, p place) bool {
 	if len(pairs) == 0 {
 		return true
 	}
-	for _, tab := range []int{1, 2, 4, 8} {
+	for _, tab := range []int{2, 4, 8} {
 		// Every reading of the first line proposes a shift; one must fit
 		// every line.
 		for _, h0 := range pairs[0].hunk {
