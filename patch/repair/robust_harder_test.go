@@ -10,62 +10,34 @@ import (
 	"github.com/patchbench/patchbench/patch/repair"
 )
 
-// degrade2 applies the damage of degrade plus a dropped context line or an
-// altered one: the edits then carry less certainty, and must still never
-// land in the wrong place. degrade2 applies model-like damage to a patch text, chosen by r.
+// degrade2 drops or alters a context line, then applies degrade's damage:
+// the edits carry less certainty, and must still never land in the wrong
+// place.
 func degrade2(r *rand.Rand, text string, f patch.Format) (string, []string) {
 	var did []string
 	lines := strings.Split(text, "\n")
-	pick := func(name string, p float64) bool {
-		if r.Float64() < p {
-			did = append(did, name)
-			return true
-		}
-		return false
-	}
-	noSpace := pick("no-space", 0.4)
-	trail := pick("trailing-ws", 0.3)
-	bare := f == patch.UDiff && pick("bare-headers", 0.3)
-	tabs := pick("tabs", 0.2)
+	var ctx []int
 	for i, l := range lines {
-		switch {
-		case bare && strings.HasPrefix(l, "@@"):
-			lines[i] = "@@ @@"
-		case noSpace && strings.HasPrefix(l, " ") && (f == patch.UDiff || f == patch.UDiffH || f == patch.V4A):
-			lines[i] = l[1:]
-		}
-		if trail && !strings.HasPrefix(lines[i], "+") {
-			lines[i] = strings.TrimRight(lines[i], " \t")
-		}
-		if tabs && !strings.HasPrefix(lines[i], "+") {
-			lines[i] = strings.ReplaceAll(lines[i], "\t", "    ")
+		if i > 0 && i+1 < len(lines) && strings.HasPrefix(l, " ") && strings.HasPrefix(lines[i-1], " ") && strings.HasPrefix(lines[i+1], " ") {
+			ctx = append(ctx, i)
 		}
 	}
-	if f != patch.SearchReplace && pick("drop-ctx", 0.3) {
-		var ctx []int
-		for i, l := range lines {
-			if i > 0 && i+1 < len(lines) && strings.HasPrefix(l, " ") && strings.HasPrefix(lines[i-1], " ") && strings.HasPrefix(lines[i+1], " ") {
-				ctx = append(ctx, i)
-			}
-		}
-		if len(ctx) > 0 {
-			k := ctx[r.Intn(len(ctx))]
+	// Search-replace has no context lines: changing its lines changes the
+	// edit itself.
+	if f != patch.SearchReplace && len(ctx) > 0 {
+		switch k := ctx[r.Intn(len(ctx))]; r.Intn(3) {
+		case 0:
 			lines = append(lines[:k], lines[k+1:]...)
-		}
-	}
-	if f != patch.SearchReplace && pick("paraphrase", 0.2) {
-		for i, l := range lines {
-			if strings.HasPrefix(l, " ") && len(strings.TrimSpace(l)) > 10 && r.Intn(3) == 0 {
-				lines[i] = l + " // note"
-				break
+			did = append(did, "drop-ctx")
+		case 1:
+			if len(strings.TrimSpace(lines[k])) > 10 {
+				lines[k] += " // note"
+				did = append(did, "paraphrase")
 			}
 		}
 	}
-	out := strings.Join(lines, "\n")
-	if pick("fenced", 0.5) {
-		out = "Here is the change you asked for:\n\n```diff\n" + out + "```\n\nIt keeps the behaviour otherwise."
-	}
-	return out, did
+	out, more := degrade(r, strings.Join(lines, "\n"), f)
+	return out, append(did, more...)
 }
 
 // TestRobustnessHarder is TestRobustness with context lines dropped or
@@ -109,8 +81,10 @@ func TestRobustnessHarder(t *testing.T) {
 		}
 	}
 	t.Logf("%d damaged patches: %d recovered, %d misapplied, %d applied to another file", tried, recovered, wrong, crossApplied)
-	if recovered*10 < tried*9 {
-		t.Errorf("recovered %d of %d, below 90%%", recovered, tried)
+	// Refusing an edit whose context no longer pins it down is right; the
+	// floor only guards against refusing everything.
+	if recovered*10 < tried*8 {
+		t.Errorf("recovered %d of %d, below 80%%", recovered, tried)
 	}
 
 }
