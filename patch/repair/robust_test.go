@@ -50,9 +50,21 @@ func degrade(r *rand.Rand, text string, f patch.Format) (string, []string) {
 // the way models do, several ways at once, and offers it to its own file and
 // to another file. Nothing may be misapplied.
 func TestRobustness(t *testing.T) {
+	tried, recovered := robustness(t, degrade, 7)
+	if recovered*100 < tried*99 {
+		t.Errorf("recovered %d of %d, below 99%%", recovered, tried)
+	}
+}
+
+// robustness damages our diff of every dev commit in four formats with
+// damage, repairs it against its own file (misapplying fails the test) and
+// offers it to another file (applying fails the test). It returns how many
+// patches it tried and how many came out exactly right.
+func robustness(t *testing.T, damage func(*rand.Rand, string, patch.Format) (string, []string), seed int64) (tried, recovered int) {
+	t.Helper()
 	rows := testdata.Load[testdata.Triple](t, "diffxyz-dev.jsonl.gz")
-	r := rand.New(rand.NewSource(7))
-	tried, recovered, wrong, crossApplied := 0, 0, 0, 0
+	r := rand.New(rand.NewSource(seed))
+	wrong, crossApplied := 0, 0
 	for i, row := range rows {
 		for _, f := range []patch.Format{patch.UDiff, patch.UDiffH, patch.SearchReplace, patch.V4A} {
 			opts := patch.DefaultMakeOptions()
@@ -62,7 +74,7 @@ func TestRobustness(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			bad, did := degrade(r, text, f)
+			bad, did := damage(r, text, f)
 			tried++
 			res, err := repair.Repair(bad, repair.Options{FS: patch.MapFS{row.Path: row.OldCode}})
 			switch {
@@ -88,7 +100,5 @@ func TestRobustness(t *testing.T) {
 		}
 	}
 	t.Logf("%d damaged patches: %d recovered, %d misapplied, %d applied to another file", tried, recovered, wrong, crossApplied)
-	if recovered*100 < tried*99 {
-		t.Errorf("recovered %d of %d, below 99%%", recovered, tried)
-	}
+	return tried, recovered
 }
