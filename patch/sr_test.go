@@ -2,7 +2,6 @@ package patch
 
 import (
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -278,11 +277,7 @@ func TestPrintSearchReplace(t *testing.T) {
 
 func TestPrintSearchReplaceErrors(t *testing.T) {
 	hunk := []*Hunk{{Lines: ls("-x", "+y")}}
-	tests := []struct {
-		name string
-		p    *Patch
-		want string
-	}{
+	tests := []printErrorCase{
 		{"delete", &Patch{Files: []*FilePatch{{OldPath: "a", Op: Delete, Hunks: []*Hunk{{Lines: ls("-x")}}}}},
 			"print search-replace: delete a: cannot be expressed in this format"},
 		{"rename", &Patch{Files: []*FilePatch{{OldPath: "a", NewPath: "b", Op: Rename, Hunks: hunk}}},
@@ -312,20 +307,7 @@ func TestPrintSearchReplaceErrors(t *testing.T) {
 		{"create with old lines", &Patch{Files: []*FilePatch{{NewPath: "a", Op: Create, Hunks: []*Hunk{{Lines: ls(" x")}}}}},
 			"print search-replace: create a: hunk 1 has old lines"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Print(tt.p, SearchReplace)
-			if err == nil {
-				t.Fatalf("Print succeeded, want error %q", tt.want)
-			}
-			if err.Error() != tt.want {
-				t.Errorf("Print error:\n got %s\nwant %s", err, tt.want)
-			}
-			if strings.HasSuffix(tt.want, ErrNotExpressible.Error()) && !errors.Is(err, ErrNotExpressible) {
-				t.Errorf("Print error does not wrap ErrNotExpressible")
-			}
-		})
-	}
+	checkPrintErrors(t, SearchReplace, tests)
 }
 
 // TestSearchReplaceNoEOLAtEnd shows why both markers are printed when both

@@ -201,11 +201,7 @@ func TestPrintV4A(t *testing.T) {
 }
 
 func TestPrintV4AErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		p    *Patch
-		want string
-	}{
+	tests := []printErrorCase{
 		{"copy", &Patch{Files: []*FilePatch{{OldPath: "a", NewPath: "b", Op: Copy}}},
 			"print v4a: copy a to b: cannot be expressed in this format"},
 		{"different names", &Patch{Files: []*FilePatch{{OldPath: "a.orig", NewPath: "a", Hunks: []*Hunk{{Lines: ls("-x")}}}}},
@@ -229,20 +225,7 @@ func TestPrintV4AErrors(t *testing.T) {
 		{"create with old lines", &Patch{Files: []*FilePatch{{NewPath: "a", Op: Create, Hunks: []*Hunk{{Lines: ls("-x")}}}}},
 			"print v4a: create a: hunk 1 has old lines"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Print(tt.p, V4A)
-			if err == nil {
-				t.Fatalf("Print succeeded, want error %q", tt.want)
-			}
-			if err.Error() != tt.want {
-				t.Errorf("Print error:\n got %s\nwant %s", err, tt.want)
-			}
-			if strings.HasSuffix(tt.want, ErrNotExpressible.Error()) && !errors.Is(err, ErrNotExpressible) {
-				t.Errorf("Print error does not wrap ErrNotExpressible")
-			}
-		})
-	}
+	checkPrintErrors(t, V4A, tests)
 }
 
 // TestV4AApply checks the apply semantics the V4A model relies on: anchors
@@ -270,5 +253,32 @@ func TestV4AApply(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Apply mismatch (-want +got):\n%s", d)
+	}
+}
+
+// printErrorCase is a patch a printer must refuse, with the exact error.
+type printErrorCase struct {
+	name string
+	p    *Patch
+	want string
+}
+
+// checkPrintErrors prints each case in format f and checks the error, and
+// that refusals of what the format cannot say wrap ErrNotExpressible.
+func checkPrintErrors(t *testing.T, f Format, tests []printErrorCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Print(tt.p, f)
+			if err == nil {
+				t.Fatalf("Print succeeded, want error %q", tt.want)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("Print error:\n got %s\nwant %s", err, tt.want)
+			}
+			if strings.HasSuffix(tt.want, ErrNotExpressible.Error()) && !errors.Is(err, ErrNotExpressible) {
+				t.Errorf("Print error does not wrap ErrNotExpressible")
+			}
+		})
 	}
 }

@@ -32,7 +32,7 @@ func TestDevBench(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rows := rowsByID(t, out)
+	rows := swetest.RowsByID(t, out)
 	if len(rows) != len(b.Instances) || len(b.Instances) < 1000 {
 		t.Fatalf("%d rows for %d instances", len(rows), len(b.Instances))
 	}

@@ -11,19 +11,6 @@ import (
 	"github.com/patchbench/patchbench/bench/swe/swetest"
 )
 
-func rowsByID(t *testing.T, dir string) map[string]swe.Row {
-	t.Helper()
-	rows, err := swe.ReadResults(filepath.Join(dir, "results.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]swe.Row{}
-	for _, r := range rows {
-		m[r.InstanceID] = r
-	}
-	return m
-}
-
 func TestEvalNoTests(t *testing.T) {
 	dir := t.TempDir()
 	f := swetest.Build(t, dir)
@@ -34,7 +21,7 @@ func TestEvalNoTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := rowsByID(t, out)
+	rows := swetest.RowsByID(t, out)
 	for id, exp := range f.Expected {
 		r := rows[id]
 		if r.Status != exp.Status || r.PatchStatus != exp.PatchStatus {
@@ -61,7 +48,7 @@ func TestEvalGold(t *testing.T) {
 	if s.Counts[swe.StatusApplied] != len(f.Expected) {
 		t.Errorf("gold patches: %v, want all %d applied", s.Counts, len(f.Expected))
 	}
-	for id, r := range rowsByID(t, out) {
+	for id, r := range swetest.RowsByID(t, out) {
 		if r.Model != "gold" {
 			t.Errorf("%s: model %q", id, r.Model)
 		}

@@ -117,8 +117,8 @@ diff --git a/tests/test_calc.py b/tests/test_calc.py
 		RunID: "slow", Timeout: time.Second}); err != nil || s.Counts["test_timeout"] != 1 {
 		t.Errorf("a command past its timeout: %+v, %v", s, err)
 	}
-	rows := rowsByID(t, out)
-	for id, r := range rowsByID(t, slowOut) {
+	rows := swetest.RowsByID(t, out)
+	for id, r := range swetest.RowsByID(t, slowOut) {
 		rows[id] = r
 	}
 	for _, c := range cases {

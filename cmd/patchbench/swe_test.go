@@ -18,19 +18,6 @@ import (
 	"github.com/patchbench/patchbench/sandbox"
 )
 
-func sweRows(t *testing.T, out string) map[string]swe.Row {
-	t.Helper()
-	rows, err := swe.ReadResults(filepath.Join(out, "results.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]swe.Row{}
-	for _, r := range rows {
-		m[r.InstanceID] = r
-	}
-	return m
-}
-
 // checkRepairedPredictions asserts that every patch in
 // predictions.repaired.jsonl passes git apply --check at its base commit, and
 // that it holds exactly the instances whose edit applied.
@@ -112,7 +99,7 @@ func TestSWEEvalEndToEnd(t *testing.T) {
 	if !strings.Contains(stdout, "tests in "+want) {
 		t.Errorf("summary does not name the sandbox %s:\n%s", want, stdout)
 	}
-	rows := sweRows(t, out)
+	rows := swetest.RowsByID(t, out)
 	if len(rows) != len(f.Expected) {
 		t.Errorf("%d rows, want %d", len(rows), len(f.Expected))
 	}
@@ -262,7 +249,7 @@ func TestSWERerun(t *testing.T) {
 	if !strings.Contains(stdout, "re-evaluated 7 instances (infra)") || !regexpMatch(`infra_error +7 +0`, stdout) || !regexpMatch(`applied +2 +4`, stdout) {
 		t.Errorf("rerun output:\n%s", stdout)
 	}
-	rows := sweRows(t, out)
+	rows := swetest.RowsByID(t, out)
 	if len(rows) != len(f.Expected) {
 		t.Errorf("%d rows after the rerun, want %d", len(rows), len(f.Expected))
 	}

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/bench/swe"
 )
 
 // Project is one repository of the fixture.
@@ -367,3 +369,17 @@ type applyError struct {
 }
 
 func (e *applyError) Error() string { return e.err.Error() + ": " + strings.TrimSpace(e.out) }
+
+// RowsByID reads the results.jsonl of a run in dir, keyed by instance id.
+func RowsByID(t testing.TB, dir string) map[string]swe.Row {
+	t.Helper()
+	rows, err := swe.ReadResults(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]swe.Row{}
+	for _, r := range rows {
+		m[r.InstanceID] = r
+	}
+	return m
+}
