@@ -79,11 +79,6 @@ func (w *Worktree) Remove(ctx context.Context) error {
 	return nil
 }
 
-// outputEnv is output with extra environment variables.
-func (r *Repo) outputEnv(ctx context.Context, env []string, args ...string) ([]byte, error) {
-	cmd := append([]string{"--git-dir=" + r.gitDir}, args...)
-	return gitOutputEnv(ctx, r.git, "", env, cmd...)
-}
 
 func exists(p string) bool {
 	_, err := os.Lstat(p)

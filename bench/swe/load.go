@@ -1,7 +1,6 @@
 package swe
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -327,17 +326,3 @@ func stringList(v any) ([]string, error) {
 	return nil, fmt.Errorf("unexpected %T", v)
 }
 
-// bufferedLines is used by readers of results files.
-func scanLines(r io.Reader, fn func(line []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		if err := fn(sc.Bytes()); err != nil {
-			return err
-		}
-	}
-	return sc.Err()
-}
