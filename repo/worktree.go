@@ -79,7 +79,6 @@ func (w *Worktree) Remove(ctx context.Context) error {
 	return nil
 }
 
-
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil

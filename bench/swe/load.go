@@ -325,4 +325,3 @@ func stringList(v any) ([]string, error) {
 	}
 	return nil, fmt.Errorf("unexpected %T", v)
 }
-
