@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -95,6 +96,8 @@ func LoadCases(path string) ([]Case, error) {
 type Tool struct {
 	Name  string
 	Label string
+	// Needs lists the programs the tool runs.
+	Needs []string
 	Run   func(ctx context.Context, dir, patchFile string, c Case) (bool, error)
 }
 
@@ -134,7 +137,13 @@ func Patchbench() Tool {
 // command runs a peer: a list of commands tried in order until one
 // succeeds, as the SWE-bench harness does.
 func command(name, label string, cmds ...[]string) Tool {
-	return Tool{Name: name, Label: label, Run: func(ctx context.Context, dir, patchFile string, c Case) (bool, error) {
+	var needs []string
+	for _, c := range cmds {
+		if !slices.Contains(needs, c[0]) {
+			needs = append(needs, c[0])
+		}
+	}
+	return Tool{Name: name, Label: label, Needs: needs, Run: func(ctx context.Context, dir, patchFile string, c Case) (bool, error) {
 		for _, args := range cmds {
 			full := append(append([]string{}, args[1:]...), patchFile)
 			if name == "gnu-patch" {

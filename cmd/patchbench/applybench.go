@@ -62,12 +62,14 @@ func runApplybench(cmd *cobra.Command, o applybenchOptions, sio stdio) error {
 			if !ok {
 				return usage(fmt.Errorf("--compare: unknown peer %q (want %s)", name, strings.Join(applybench.PeerNames, ", ")))
 			}
-			bin := "git"
-			if name == "gnu-patch" {
-				bin = "patch"
+			missing := ""
+			for _, bin := range t.Needs {
+				if _, err := exec.LookPath(bin); err != nil {
+					missing = bin
+				}
 			}
-			if _, err := exec.LookPath(bin); err != nil {
-				fmt.Fprintf(sio.err, "%s: skipping %s: %s is not installed\n", programName, name, bin)
+			if missing != "" {
+				fmt.Fprintf(sio.err, "%s: skipping %s: %s is not installed\n", programName, name, missing)
 				continue
 			}
 			tools = append(tools, t)
