@@ -18,8 +18,6 @@ type ApplyOptions struct {
 var (
 	// ErrContextMismatch: a hunk's old lines were found nowhere in the file.
 	ErrContextMismatch = errors.New("context not found")
-	// ErrBinary: the patch changes a binary file, which is not supported.
-	ErrBinary = errors.New("binary patches are not supported")
 	// ErrFileExists: a created file, or a rename target, already exists.
 	ErrFileExists = errors.New("file already exists")
 	// ErrFileMissing: a modified, deleted or renamed file does not exist.
@@ -71,7 +69,8 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 		fp = fp.Reverse()
 	}
 	if fp.Binary {
-		return "", nil, fmt.Errorf("apply: %s: %w", fp.Path(), ErrBinary)
+		out, err := applyBinary(content, fp)
+		return out, nil, err
 	}
 	lines, eol := SplitLines(content)
 	img := image{lines: lines, eol: eol}
@@ -301,6 +300,8 @@ type FileResult struct {
 	// Mode is the new file mode from the patch, 0 when unchanged or unknown.
 	Mode       uint32
 	Placements []Placement
+	// Binary: the content came from a binary patch.
+	Binary bool
 }
 
 // Apply applies every file patch of p to files read from fsys and returns
@@ -354,9 +355,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	if fp.Path() == "" {
 		return res, fmt.Errorf("apply: %w", ErrNoPath)
 	}
-	if fp.Binary {
-		return res, fmt.Errorf("apply: %s: %w", fp.Path(), ErrBinary)
-	}
+	res.Binary = fp.Binary
 	var old string
 	switch fp.Op {
 	case Create:
@@ -373,7 +372,9 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 				name = fp.NewPath
 			}
 			res.OldPath, res.Path = name, name
-			fp = &FilePatch{OldPath: name, NewPath: name, Op: Modify, OldMode: fp.OldMode, NewMode: fp.NewMode, Hunks: fp.Hunks}
+			c := *fp
+			c.OldPath, c.NewPath = name, name
+			fp = &c
 		}
 		c, ok, err := ov.read(fp.OldPath)
 		if err != nil {
@@ -396,7 +397,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		}
 	}
 	content := ""
-	if !(fp.Op == Delete && len(fp.Hunks) == 0) { // V4A's Delete File has no content to check
+	if !(fp.Op == Delete && len(fp.Hunks) == 0 && !fp.Binary) { // V4A's Delete File has no content to check
 		var err error
 		if content, res.Placements, err = ApplyFile(old, fp, ApplyOptions{}); err != nil {
 			return res, err

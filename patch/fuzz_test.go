@@ -210,6 +210,9 @@ type cmpFile struct {
 	OldPath, NewPath string
 	Op               Operation
 	Binary           bool
+	// The index names and blocks of a binary change.
+	OldHash, NewHash string
+	Forward, Reverse *BinaryBlock
 	Hunks            []cmpHunk
 }
 
@@ -230,6 +233,9 @@ func comparable(p *Patch, positions bool) []cmpFile {
 	var out []cmpFile
 	for _, fp := range p.Files {
 		cf := cmpFile{OldPath: fp.OldPath, NewPath: fp.NewPath, Op: fp.Op, Binary: fp.Binary}
+		if fp.Binary {
+			cf.OldHash, cf.NewHash, cf.Forward, cf.Reverse = fp.OldHash, fp.NewHash, fp.BinaryForward, fp.BinaryReverse
+		}
 		for _, h := range fp.Hunks {
 			ch := cmpHunk{Section: h.Section, Anchors: h.Anchors, Lines: h.Lines,
 				OldNoEOL: h.OldNoEOL, NewNoEOL: h.NewNoEOL, KeepEOL: h.KeepEOL, AtEnd: h.AtEnd}

@@ -328,7 +328,18 @@ func renderPatch(t *testing.T, p *Patch) string {
 		NewMode    string `json:"newMode,omitempty"`
 		Similarity int    `json:"similarity,omitempty"`
 		Binary     bool   `json:"binary,omitempty"`
-		Hunks      []hunk `json:"hunks,omitempty"`
+		OldHash    string `json:"oldHash,omitempty"`
+		NewHash    string `json:"newHash,omitempty"`
+		// Forward and Reverse are binary blocks as "literal N" or "delta N".
+		Forward string `json:"forward,omitempty"`
+		Reverse string `json:"reverse,omitempty"`
+		Hunks   []hunk `json:"hunks,omitempty"`
+	}
+	block := func(b *BinaryBlock) string {
+		if b == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s %d", b.Method, len(b.Data))
 	}
 	type patch struct {
 		Files       []file       `json:"files"`
@@ -343,6 +354,11 @@ func renderPatch(t *testing.T, p *Patch) string {
 	out := patch{Diagnostics: p.Diagnostics}
 	for _, fp := range p.Files {
 		f := file{Old: fp.OldPath, New: fp.NewPath, Op: fp.Op.String(), OldMode: mode(fp.OldMode), NewMode: mode(fp.NewMode), Similarity: fp.Similarity, Binary: fp.Binary}
+		if fp.Binary {
+			// Text cases predate the index names; only binary ones show them.
+			f.OldHash, f.NewHash = fp.OldHash, fp.NewHash
+			f.Forward, f.Reverse = block(fp.BinaryForward), block(fp.BinaryReverse)
+		}
 		for _, h := range fp.Hunks {
 			jh := hunk{Section: h.Section, Anchors: h.Anchors, Lines: []string{}, OldNoEOL: h.OldNoEOL, NewNoEOL: h.NewNoEOL, KeepEOL: h.KeepEOL, AtEnd: h.AtEnd, Line: h.PatchLine}
 			if h.HasPos {

@@ -30,15 +30,7 @@ func DefaultMakeOptions() MakeOptions {
 // makes a creation, an empty newPath a deletion, two different paths a
 // rename. It returns a file patch without hunks when the contents are equal.
 func Make(oldPath, newPath, old, new string, opts MakeOptions) *FilePatch {
-	fp := &FilePatch{OldPath: oldPath, NewPath: newPath}
-	switch {
-	case oldPath == "":
-		fp.Op = Create
-	case newPath == "":
-		fp.Op = Delete
-	case oldPath != newPath:
-		fp.Op = Rename
-	}
+	fp := newFilePatch(oldPath, newPath)
 	var a, b []string
 	var aEOL, bEOL bool
 	if len(old)+len(new) > 1<<20 {
@@ -66,6 +58,22 @@ func Make(oldPath, newPath, old, new string, opts MakeOptions) *FilePatch {
 	}
 	for _, s := range spans {
 		fp.Hunks = append(fp.Hunks, m.hunk(s))
+	}
+	return fp
+}
+
+// newFilePatch returns a file patch without changes between the paths: a
+// creation when oldPath is empty, a deletion when newPath is, a rename when
+// they differ.
+func newFilePatch(oldPath, newPath string) *FilePatch {
+	fp := &FilePatch{OldPath: oldPath, NewPath: newPath}
+	switch {
+	case oldPath == "":
+		fp.Op = Create
+	case newPath == "":
+		fp.Op = Delete
+	case oldPath != newPath:
+		fp.Op = Rename
 	}
 	return fp
 }

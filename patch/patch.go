@@ -32,6 +32,10 @@
 // line numbers are only hints: the search starts at the hinted line and moves
 // outward, nearest first, as git apply does. Hunks without a position are
 // searched for after the end of the previous hunk.
+//
+// A binary file in a git diff --binary patch ([BinaryBlock]) is applied as
+// git apply does: the file must be the blob the index line names, and the
+// literal or delta block must make the blob it names for the result.
 package patch
 
 import (
@@ -259,10 +263,18 @@ type FilePatch struct {
 	OldMode, NewMode uint32
 	// Similarity is the similarity index of a rename or copy, in percent.
 	Similarity int
-	// Binary reports a binary change ("Binary files differ" or a GIT binary
-	// patch). Binary changes are recognised but never applied.
+	// Binary reports a binary change: a GIT binary patch, or "Binary files
+	// ... differ", which carries no data and cannot be applied.
 	Binary bool
-	Hunks  []*Hunk
+	// BinaryForward and BinaryReverse are the blocks of a GIT binary patch:
+	// the first makes the new content, the second (optional) the old one.
+	// Both are nil for "Binary files ... differ".
+	BinaryForward, BinaryReverse *BinaryBlock
+	// OldHash and NewHash are the blob names of the "index OLD..NEW" line,
+	// full or abbreviated, empty without one. Applying a binary change
+	// checks the content against them.
+	OldHash, NewHash string
+	Hunks            []*Hunk
 }
 
 // Path returns the path the file patch is about: the new path, or the old one
@@ -279,6 +291,8 @@ func (fp *FilePatch) Reverse() *FilePatch {
 	r := *fp
 	r.OldPath, r.NewPath = fp.NewPath, fp.OldPath
 	r.OldMode, r.NewMode = fp.NewMode, fp.OldMode
+	r.OldHash, r.NewHash = fp.NewHash, fp.OldHash
+	r.BinaryForward, r.BinaryReverse = fp.BinaryReverse, fp.BinaryForward
 	switch fp.Op {
 	case Create:
 		r.Op = Delete

@@ -108,8 +108,9 @@ func (wordMarkers) marker(k LineKind) string {
 // "@@ -A[,B] +C[,D] @@ [section]"; the body holds exactly B old and D new
 // lines, each prefixed by ' ', '-' or '+' (an empty line counts as an empty
 // context line), and "\ No newline at end of file" after the last line of
-// either side. "Binary files X and Y differ" and "GIT binary patch" are
-// recognised and produce a FilePatch with Binary set. Text outside file
+// either side. In a "diff --git" section, "GIT binary patch" and its
+// blocks (see [BinaryBlock]) and "Binary files X and Y differ" (which
+// carries no data) produce a FilePatch with Binary set. Text outside file
 // sections, such as a commit message, is ignored.
 func ParseUDiff(text string, opts ParseOptions) (*Patch, error) {
 	p := &udiffParser{format: UDiff, markers: plusMinus{}, counted: true, strip: opts.strip()}
@@ -249,11 +250,17 @@ headers:
 					fp.OldMode, fp.NewMode = m, m
 				}
 			}
-		case strings.HasPrefix(l, "Binary files ") && strings.HasSuffix(l, " differ"),
-			l == "GIT binary patch":
+			fp.OldHash, fp.NewHash, _ = parseIndexHashes(l)
+		case isBinaryFilesLine(l):
 			fp.Binary = true
 			p.i++
-			p.skipBinary()
+			break headers
+		case l == "GIT binary patch":
+			fp.Binary = true
+			p.i++
+			if err := p.binaryBlocks(fp); err != nil {
+				return err
+			}
 			break headers
 		case strings.HasPrefix(l, "--- "):
 			if err := p.fileNames(fp); err != nil {
@@ -303,16 +310,6 @@ headers:
 	}
 	p.out.Files = append(p.out.Files, fp)
 	return nil
-}
-
-// skipBinary moves past the body of a binary patch.
-func (p *udiffParser) skipBinary() {
-	for p.i < len(p.lines) && !strings.HasPrefix(p.lines[p.i], "diff --git ") {
-		if strings.HasPrefix(p.lines[p.i], "--- ") && p.i+1 < len(p.lines) && strings.HasPrefix(p.lines[p.i+1], "+++ ") {
-			return
-		}
-		p.i++
-	}
 }
 
 // splitGitHeader splits the names of a "diff --git" line. With unquoted
@@ -736,7 +733,7 @@ func printUnified(b *strings.Builder, p *Patch, f Format) error {
 	for _, fp := range p.Files {
 		writeGitHeader(b, fp)
 		if fp.Binary {
-			fmt.Fprintf(b, "Binary files %s and %s differ\n", sideName("a/", fp.OldPath), sideName("b/", fp.NewPath))
+			writeBinary(b, fp)
 			continue
 		}
 		hunks := nonEmpty(fp.Hunks)

@@ -11,7 +11,7 @@ targets=(
   ./patch:FuzzParseUDiff ./patch:FuzzParseUDiffH ./patch:FuzzParseUDiffL
   ./patch:FuzzParseSearchReplace ./patch:FuzzParseV4A ./patch:FuzzDetect
   ./patch/extract:FuzzExtract ./patch/repair:FuzzRepair ./metrics:FuzzExtractAnswer
-  ./diff:FuzzLines
+  ./diff:FuzzLines ./patch:FuzzBinary
 )
 run() {
   local pkg=${1%%:*} name=${1##*:}
