@@ -1,41 +1,17 @@
 package patch
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/internal/gittest"
 )
-
-// gitRun runs git in dir with no user or system configuration and returns
-// its standard output.
-func gitRun(t *testing.T, dir, stdin string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if err != nil {
-		err = errors.New(strings.TrimSpace(errb.String()))
-	}
-	return out.String(), err
-}
-
-func needGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-}
 
 // tree is a directory's regular files, path to content; a file's mode is
 // kept under the key "mode:PATH" when it is executable.
@@ -184,14 +160,14 @@ func binaryGitCases() []binaryGitCase {
 func gitBinaryPatch(t *testing.T, c binaryGitCase) string {
 	t.Helper()
 	repo := t.TempDir()
-	if _, err := gitRun(t, repo, "", "init", "-q"); err != nil {
+	if _, err := gittest.Run(t, repo, "", "init", "-q"); err != nil {
 		t.Fatal(err)
 	}
 	writeTree(t, repo, c.old)
-	if _, err := gitRun(t, repo, "", "add", "-A"); err != nil {
+	if _, err := gittest.Run(t, repo, "", "add", "-A"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gitRun(t, repo, "", "commit", "-q", "-m", "old"); err != nil {
+	if _, err := gittest.Run(t, repo, "", "commit", "-q", "-m", "old"); err != nil {
 		t.Fatal(err)
 	}
 	for p := range c.old {
@@ -200,10 +176,10 @@ func gitBinaryPatch(t *testing.T, c binaryGitCase) string {
 		}
 	}
 	writeTree(t, repo, c.new)
-	if _, err := gitRun(t, repo, "", "add", "-A"); err != nil {
+	if _, err := gittest.Run(t, repo, "", "add", "-A"); err != nil {
 		t.Fatal(err)
 	}
-	out, err := gitRun(t, repo, "", append([]string{"diff", "--cached", "--binary", "--no-color"}, c.diffArgs...)...)
+	out, err := gittest.Run(t, repo, "", append([]string{"diff", "--cached", "--binary", "--no-color"}, c.diffArgs...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +205,7 @@ func applyOurs(dir, text string, reverse bool) error {
 // byte, and that applying and reverse-applying it our way leaves exactly the
 // bytes git apply leaves.
 func TestBinaryAgainstGit(t *testing.T) {
-	needGit(t)
+	gittest.Need(t)
 	compared := 0
 	for _, c := range binaryGitCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -274,7 +250,7 @@ func TestBinaryAgainstGit(t *testing.T) {
 				if dir.reverse {
 					args = append(args, "-R")
 				}
-				if _, err := gitRun(t, theirs, text, append(args, "-")...); err != nil {
+				if _, err := gittest.Run(t, theirs, text, append(args, "-")...); err != nil {
 					t.Fatalf("%s: git apply: %v", dir.name, err)
 				}
 				if err := applyOurs(ours, text, dir.reverse); err != nil {
@@ -320,7 +296,7 @@ func binaryFiles(p *Patch) []*FilePatch {
 // preimage is refused, by git and by us, and nothing is written, text files
 // of the same patch included.
 func TestBinaryWrongPreimage(t *testing.T) {
-	needGit(t)
+	gittest.Need(t)
 	for _, c := range binaryGitCases() {
 		if c.name != "small-edits" && c.name != "png-replaced" && c.name != "with-text" && c.name != "delete" {
 			continue
@@ -337,7 +313,7 @@ func TestBinaryWrongPreimage(t *testing.T) {
 			ours, theirs := t.TempDir(), t.TempDir()
 			writeTree(t, ours, wrong)
 			writeTree(t, theirs, wrong)
-			if _, err := gitRun(t, theirs, text, "apply", "-"); err == nil {
+			if _, err := gittest.Run(t, theirs, text, "apply", "-"); err == nil {
 				t.Fatal("git apply accepted the wrong preimage")
 			}
 			err := applyOurs(ours, text, false)
@@ -354,7 +330,7 @@ func TestBinaryWrongPreimage(t *testing.T) {
 // TestMakeBinaryGitApplies: the patch MakeBinary prints is one git apply
 // accepts, forward and reverse, and makes the same bytes as our apply.
 func TestMakeBinaryGitApplies(t *testing.T) {
-	needGit(t)
+	gittest.Need(t)
 	deltas := 0
 	for _, c := range binaryGitCases() {
 		if c.diffArgs != nil {
@@ -411,7 +387,7 @@ func TestMakeBinaryGitApplies(t *testing.T) {
 				ours, theirs := t.TempDir(), t.TempDir()
 				writeTree(t, ours, from)
 				writeTree(t, theirs, from)
-				if _, err := gitRun(t, theirs, text, append(args, "-")...); err != nil {
+				if _, err := gittest.Run(t, theirs, text, append(args, "-")...); err != nil {
 					t.Fatalf("reverse=%v: git apply refused our patch: %v\n%s", reverse, err, text)
 				}
 				if err := applyOurs(ours, text, reverse); err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/internal/gittest"
 )
 
 func TestBase85(t *testing.T) {
@@ -265,7 +267,7 @@ func TestMakeBinary(t *testing.T) {
 // TestGoGitdiffBinaryCases applies go-gitdiff's binary test cases (see
 // testdata/binary/README.md) our way and with git apply, and compares.
 func TestGoGitdiffBinaryCases(t *testing.T) {
-	needGit(t)
+	gittest.Need(t)
 	const dir = "testdata/binary"
 	read := func(name string) string {
 		t.Helper()
@@ -326,7 +328,7 @@ func TestGoGitdiffBinaryCases(t *testing.T) {
 			indexed := strings.Replace(text, "\nGIT binary patch\n", "\nindex "+BlobHash(src)+".."+newName+" 100644\nGIT binary patch\n", 1)
 			work := t.TempDir()
 			writeTree(t, work, tree{name: src})
-			_, gitErr := gitRun(t, work, indexed, "apply", "-")
+			_, gitErr := gittest.Run(t, work, indexed, "apply", "-")
 			theirs := readTree(t, work)[name]
 			compared++
 			switch {
@@ -352,7 +354,7 @@ func TestGoGitdiffBinaryCases(t *testing.T) {
 			if err != nil || back != src {
 				t.Fatalf("reverse: %v, same as the source: %v", err, back == src)
 			}
-			if _, err := gitRun(t, work, indexed, "apply", "-R", "-"); err != nil {
+			if _, err := gittest.Run(t, work, indexed, "apply", "-R", "-"); err != nil {
 				t.Fatalf("git apply -R: %v", err)
 			}
 			if readTree(t, work)[name] != back {

@@ -19,6 +19,7 @@ type diffOptions struct {
 	format    string
 	algorithm string
 	context   int
+	binary    bool
 }
 
 func newDiffCommand(sio stdio) *cobra.Command {
@@ -30,7 +31,12 @@ func newDiffCommand(sio stdio) *cobra.Command {
 
 OLD or NEW may be /dev/null for a creation or a deletion. Formats without line
 numbers (udiff-h, search-replace, v4a) get enough context for every hunk to be
-placed uniquely. The exit status is 0 whether or not the files differ.`,
+placed uniquely. The exit status is 0 whether or not the files differ.
+
+A file with a NUL byte in its first 8000 bytes is binary, as git decides: the
+diff says only "Binary files ... differ", or with --binary is a GIT binary
+patch, as git diff --binary writes it, that patchbench apply and git apply
+accept. Binary changes have no search-replace or v4a form.`,
 		Args: argsUsage(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiff(o, args[0], args[1], sio)
@@ -40,6 +46,7 @@ placed uniquely. The exit status is 0 whether or not the files differ.`,
 	f.StringVar(&o.format, "format", "udiff", "output format: udiff, udiff-h, udiff-l, search-replace, v4a")
 	f.StringVar(&o.algorithm, "algorithm", "histogram", "diff algorithm: histogram or myers")
 	f.IntVarP(&o.context, "unified", "U", patch.DefaultContext, "lines of context around each change")
+	f.BoolVar(&o.binary, "binary", false, "write a change of binary files as a GIT binary patch that can be applied")
 	return cmd
 }
 
@@ -87,7 +94,12 @@ func runDiff(o diffOptions, oldName, newName string, sio stdio) error {
 	if newName == os.DevNull {
 		newPath = ""
 	}
-	fp := patch.Make(oldPath, newPath, old, neu, patch.MakeOptions{Context: o.context, Algorithm: alg, Unique: !f.HasPositions()})
+	var fp *patch.FilePatch
+	if patch.IsBinary(old) || patch.IsBinary(neu) {
+		fp = patch.MakeBinary(oldPath, newPath, old, neu, o.binary)
+	} else {
+		fp = patch.Make(oldPath, newPath, old, neu, patch.MakeOptions{Context: o.context, Algorithm: alg, Unique: !f.HasPositions()})
+	}
 	if fp.Op == patch.Rename {
 		// Two files compared, not a rename. Formats with one name per file
 		// get the new one.
@@ -96,7 +108,7 @@ func runDiff(o diffOptions, oldName, newName string, sio stdio) error {
 			fp.OldPath = fp.NewPath
 		}
 	}
-	if len(fp.Hunks) == 0 {
+	if len(fp.Hunks) == 0 && !fp.Binary {
 		return nil
 	}
 	text, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, f)

@@ -78,14 +78,17 @@
 // directly under a hunk line, followed by more diff lines, is taken as a
 // context line unless the hunk's counts are already met. The price: in a
 // hunk without counts, a context line that lost its leading space right
-// after a blank line ends the diff. Fences and tags have no such ambiguity;
+// after a blank line ends the diff. The blocks of a "GIT binary patch" (a
+// "literal N" or "delta N" line, base85 data lines, an empty line; twice
+// at most) belong to the diff. Fences and tags have no such ambiguity;
 // their content is kept whole.
 //
 // # Choosing
 //
 // A candidate is an edit when patch.Detect finds a format in its text and it
 // has at least one unit of change: a hunk header followed by a '+' or '-'
-// (ADD or DEL) line, a SEARCH block with its divider, or a V4A file section.
+// (ADD or DEL) line, a "GIT binary patch", a SEARCH block with its divider,
+// or a V4A file section.
 // An edit that contains another edit (a <patch> tag around a ```diff fence,
 // a bash fence around a heredoc around an envelope) gives way to the inner
 // one. Edits inside <think>...</think> reasoning are used only when the

@@ -165,6 +165,13 @@ func diffEnd(lines []string, start, hi int, v4a bool) int {
 			i += 2
 			end = i
 			continue
+		case inHeader && l == "GIT binary patch":
+			// Its blocks are data, not hunks; the file section ends with
+			// them.
+			h, inHeader = hunkCounts{}, false
+			i = binaryEnd(lines, i+1, hi)
+			end = i
+			continue
 		case inHeader:
 			if !isGitHeader(l) {
 				return end
@@ -226,6 +233,29 @@ func diffEnd(lines []string, start, hi int, v4a bool) int {
 	return end
 }
 
+// binaryEnd returns the end of the blocks of a GIT binary patch that start
+// at lines[i]: at most a forward and a reverse block, each "literal N" or
+// "delta N", data lines (a length letter, then groups of five base85
+// digits) and the empty line after them.
+func binaryEnd(lines []string, i, hi int) int {
+	for block := 0; block < 2 && i < hi; block++ {
+		l := bare(lines[i])
+		if !strings.HasPrefix(l, "literal ") && !strings.HasPrefix(l, "delta ") {
+			break
+		}
+		for i++; i < hi && isBinaryData(bare(lines[i])); i++ {
+		}
+		if i < hi && bare(lines[i]) == "" {
+			i++
+		}
+	}
+	return i
+}
+
+func isBinaryData(l string) bool {
+	return len(l) >= 6 && (len(l)-1)%5 == 0 && ('A' <= l[0] && l[0] <= 'Z' || 'a' <= l[0] && l[0] <= 'z')
+}
+
 func allBlank(lines []string) bool {
 	for _, l := range lines {
 		if !isBlank(l) {
@@ -279,6 +309,9 @@ func units(text string, f patch.Format) int {
 		inHunk, counted := false, false
 		for i, l := range lines {
 			switch {
+			case l == "GIT binary patch":
+				n++
+				inHunk = false
 			case strings.HasPrefix(l, "@@"):
 				inHunk, counted = true, false
 			case !inHunk || counted:

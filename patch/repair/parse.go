@@ -18,6 +18,10 @@ type looseFile struct {
 	git              bool // had a "diff --git" header
 	hunks            []*looseHunk
 	line             int // patch line of the file header
+	// bin is the strictly parsed binary section of a git patch, binErr why
+	// it did not parse (see binary.go).
+	bin    *patch.FilePatch
+	binErr error
 }
 
 type looseHunk struct {
@@ -123,6 +127,8 @@ func parseUnified(text string, d *diags) []*looseFile {
 				cur.op = patch.Delete
 			}
 			i += 2
+		case cur != nil && cur.git && len(cur.hunks) == 0 && isBinaryStart(l):
+			i = readBinary(cur, lines, i)
 		case strings.HasPrefix(l, "@@"):
 			if cur == nil {
 				cur = newFile(0)
@@ -352,6 +358,20 @@ func fromStrict(p *patch.Patch) []*looseFile {
 // reverse turns the section into the one that undoes it.
 func (f *looseFile) reverse() {
 	f.oldName, f.newName = f.newName, f.oldName
+	// Swapped, git's names read "b/x" then "a/x"; keep them a/ then b/,
+	// which resolvePath strips as one component (a reversed deletion would
+	// otherwise create "a/x").
+	if (strings.HasPrefix(f.oldName, "b/") || f.oldName == "/dev/null") && (strings.HasPrefix(f.newName, "a/") || f.newName == "/dev/null") {
+		if f.oldName != "/dev/null" {
+			f.oldName = "a/" + f.oldName[2:]
+		}
+		if f.newName != "/dev/null" {
+			f.newName = "b/" + f.newName[2:]
+		}
+	}
+	if f.bin != nil {
+		f.bin = f.bin.Reverse()
+	}
 	switch f.op {
 	case patch.Create:
 		f.op = patch.Delete

@@ -278,7 +278,7 @@ func allAlready(frs []FileReport) bool {
 func dropEmpty(files []*looseFile) []*looseFile {
 	out := files[:0]
 	for _, f := range files {
-		if len(f.hunks) > 0 || f.op == patch.Delete || f.op == patch.Rename || f.op == patch.Create {
+		if len(f.hunks) > 0 || f.op == patch.Delete || f.op == patch.Rename || f.op == patch.Create || f.bin != nil || f.binErr != nil {
 			out = append(out, f)
 		}
 	}
@@ -520,6 +520,9 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		fr.Reason = reason
 		return fr, res, &Error{File: name, Hunk: hunk, Reason: reason, Err: kind}
 	}
+	if lf.bin != nil || lf.binErr != nil {
+		return repairBinary(lf, fr, oldPath, newPath, ov)
+	}
 
 	content := ""
 	op := lf.op
@@ -647,6 +650,7 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		from, to string // original and current path; "" for none
 		content  string
 		copy     bool
+		binary   bool // a binary patch made it: print it as one
 	}
 	var chains []*chain
 	byPath := map[string]*chain{} // current path → its chain
@@ -660,6 +664,7 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 			delete(byPath, r.OldPath)
 		}
 		c.to, c.content = r.Path, string(r.Content)
+		c.binary = c.binary || r.Binary
 		if r.Path != "" {
 			byPath[r.Path] = c
 		}
@@ -676,7 +681,12 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		if c.from == c.to && old == c.content {
 			continue
 		}
-		fp := patch.Make(c.from, c.to, old, c.content, patch.DefaultMakeOptions())
+		var fp *patch.FilePatch
+		if c.binary {
+			fp = patch.MakeBinary(c.from, c.to, old, c.content, true)
+		} else {
+			fp = patch.Make(c.from, c.to, old, c.content, patch.DefaultMakeOptions())
+		}
 		if c.copy {
 			fp.Op = patch.Copy
 		}
