@@ -121,7 +121,7 @@ func checkBlob(content, want string) error {
 		ok = strings.HasPrefix(got, want) || strings.HasPrefix(blobHash256(content), want)
 	}
 	if !ok {
-		return fmt.Errorf("%w: its blob is %s, the index line says %s", ErrBinaryMismatch, got[:max(len(want), min(len(got), 12))], want)
+		return fmt.Errorf("%w: its blob is %s, the index line says %s", ErrBinaryMismatch, got, want)
 	}
 	return nil
 }
