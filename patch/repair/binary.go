@@ -61,6 +61,7 @@ func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *ove
 	if name == "" {
 		name = oldPath
 	}
+	fr.Binary = true
 	var res patch.FileResult
 	fail := func(reason string, kind error) (FileReport, patch.FileResult, error) {
 		fr.Reason = reason

@@ -101,6 +101,9 @@ type FileReport struct {
 	Repairs []string     `json:"repairs,omitempty"`
 	Hunks   []HunkReport `json:"hunks,omitempty"`
 	Reason  string       `json:"reason,omitempty"`
+	// Binary: a binary section (a GIT binary patch), applied strictly; it
+	// has no hunks.
+	Binary bool `json:"binary,omitempty"`
 }
 
 // Result is the outcome of Repair.
