@@ -158,6 +158,52 @@ func isBinaryFilesLine(l string) bool {
 	return strings.HasPrefix(l, "Binary files ") && strings.HasSuffix(l, " differ")
 }
 
+// binaryFilesLine reads "Binary files X and Y differ" at p.i as a binary
+// change without data, or skips it (nil) when it names no two files. Names may hold " and ": like git with "diff --git"
+// names, prefer the split whose names agree after their first component.
+func (p *udiffParser) binaryFilesLine() (*FilePatch, error) {
+	line := p.i + 1
+	body := strings.TrimSuffix(strings.TrimPrefix(p.lines[p.i], "Binary files "), " differ")
+	var a, b string
+	for i := 0; ; {
+		k := strings.Index(body[i:], " and ")
+		if k < 0 {
+			break
+		}
+		x, y := body[:i+k], body[i+k+len(" and "):]
+		if a == "" || dropFirst(x) == dropFirst(y) {
+			a, b = x, y
+		}
+		if dropFirst(x) == dropFirst(y) {
+			break
+		}
+		i += k + 1
+	}
+	if a == "" || b == "" {
+		// Prose that reads like it, such as a commit message's "Binary
+		// files differ": no names, no change.
+		p.i++
+		return nil, nil
+	}
+	fp := &FilePatch{Binary: true}
+	var err error
+	if fp.OldPath, err = p.headerName(a); err == nil {
+		fp.NewPath, err = p.headerName(b)
+	}
+	switch {
+	case err != nil:
+		return nil, p.errf(line, "%v", err)
+	case fp.OldPath == "" && fp.NewPath == "":
+		return nil, p.errf(line, "both sides are /dev/null")
+	case fp.OldPath == "":
+		fp.Op = Create
+	case fp.NewPath == "":
+		fp.Op = Delete
+	}
+	p.i++
+	return fp, nil
+}
+
 // binaryBlocks parses the blocks after a "GIT binary patch" line at p.i:
 // the forward block, then the reverse block when there is one.
 func (p *udiffParser) binaryBlocks(fp *FilePatch) error {

@@ -111,7 +111,9 @@ func (wordMarkers) marker(k LineKind) string {
 // either side. In a "diff --git" section, "GIT binary patch" and its
 // blocks (see [BinaryBlock]) and "Binary files X and Y differ" (which
 // carries no data) produce a FilePatch with Binary set. Text outside file
-// sections, such as a commit message, is ignored.
+// sections, such as a commit message, is ignored, but "Binary files X and
+// Y differ" outside a git section, as GNU diff writes it, is a binary
+// change without data too.
 func ParseUDiff(text string, opts ParseOptions) (*Patch, error) {
 	p := &udiffParser{format: UDiff, markers: plusMinus{}, counted: true, strip: opts.strip()}
 	return p.parse(text)
@@ -177,6 +179,15 @@ func (p *udiffParser) parse(text string) (*Patch, error) {
 				return nil, err
 			}
 			p.out.Files = append(p.out.Files, fp)
+		case isBinaryFilesLine(l):
+			// GNU diff's verdict on two binary files, outside a git section.
+			fp, err := p.binaryFilesLine()
+			if err != nil {
+				return nil, err
+			}
+			if fp != nil {
+				p.out.Files = append(p.out.Files, fp)
+			}
 		case isHunkHeader(l) && len(p.out.Files) == 0:
 			// Hunks with no file header: the caller names the file.
 			fp := &FilePatch{}

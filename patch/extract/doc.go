@@ -46,8 +46,9 @@
 //     is written as a bare path line before the block. A path has no spaces,
 //     does not end in ':' or '.', and holds a letter or digit.
 //   - Raw diffs, in top-level text outside all of the above: from a
-//     "diff --git" line, a "--- " line followed by "+++ ", or an "@@" hunk
-//     header, to the last line that belongs to the diff (see below).
+//     "diff --git" line, a "--- " line followed by "+++ ", an "@@" hunk
+//     header, or GNU diff's "Binary files X and Y differ", to the last line
+//     that belongs to the diff (see below).
 //
 // Fence, tag and heredoc contents are candidates as a whole; when such a
 // content holds a unified diff, prose lines before the first diff header are

@@ -40,7 +40,14 @@ func isHeaderStart(lines []string, i, hi int, v4a bool) bool {
 	if v4a {
 		return strings.HasPrefix(l, "*** ")
 	}
-	return strings.HasPrefix(l, "diff --git ") || isFilePair(lines, i, hi)
+	return strings.HasPrefix(l, "diff --git ") || isFilePair(lines, i, hi) || isBinaryFiles(l)
+}
+
+// isBinaryFiles matches GNU diff's "Binary files X and Y differ", a file
+// section of its own outside git's headers.
+func isBinaryFiles(l string) bool {
+	l = bare(l)
+	return strings.HasPrefix(l, "Binary files ") && strings.HasSuffix(l, " differ")
 }
 
 // isBody reports a hunk body line: ' ', '+', '-' or '\' first, or (not in
@@ -176,6 +183,11 @@ func diffEnd(lines []string, start, hi int, v4a bool) int {
 			if !isGitHeader(l) {
 				return end
 			}
+			i++
+			end = i
+			continue
+		case isBinaryFiles(l):
+			h = hunkCounts{}
 			i++
 			end = i
 			continue

@@ -55,6 +55,24 @@ func readBinary(f *looseFile, lines []string, i int) int {
 	return end
 }
 
+// binaryFilesLine reads GNU diff's "Binary files X and Y differ" outside a
+// git section as a binary change without data, nil when it names no files.
+func binaryFilesLine(l string, line int) *looseFile {
+	p, err := patch.ParseUDiff(strings.TrimSuffix(l, "\r")+"\n", patch.ParseOptions{Strip: 0})
+	if err != nil || len(p.Files) != 1 {
+		return nil
+	}
+	fp := p.Files[0]
+	f := &looseFile{oldName: fp.OldPath, newName: fp.NewPath, op: fp.Op, line: line, bin: fp}
+	if f.oldName == "" {
+		f.oldName = "/dev/null"
+	}
+	if f.newName == "" {
+		f.newName = "/dev/null"
+	}
+	return f
+}
+
 // repairBinary applies the binary section of lf strictly to the file.
 func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *overlay) (FileReport, patch.FileResult, error) {
 	name := newPath

@@ -128,6 +128,10 @@ func TestRepairBinaryRefusals(t *testing.T) {
 			patch.MapFS{"img.png": "\x00"}, StatusRefused, "img.png: refused: apply: img.png: binary change without data"},
 		{"corrupt", textPart + strings.Replace(text, "gcmd1F%u7|s&r9XX0WpjqR7plrDpVvbzqE)80Pw#IkpKVy", "gcmd1F%u7|s&r9XX0WpjqR7plrDpVvbzqE)80Pw#IkpKV", 1),
 			withNotes(old), StatusRefused, "parse udiff: line 31: GIT binary patch: data line of 45 characters"},
+		{"gnu-no-data", "Binary files a/img.png and b/img.png differ\n" + textPart, withNotes(patch.MapFS{"img.png": "\x00"}), StatusRefused,
+			"img.png: refused: apply: img.png: binary change without data"},
+		{"gnu-in-prose", "The diff:\n\nBinary files a/img.png and b/img.png differ\n" + textPart + "\nThat should do it.\n", withNotes(patch.MapFS{"img.png": "\x00"}), StatusRefused,
+			"img.png: refused: apply: img.png: binary change without data"},
 		{"missing", text, patch.MapFS{"gone.dat": old["gone.dat"], "big.dat": old["big.dat"]}, StatusRefused, "mod.dat: refused: the file does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -129,6 +129,12 @@ func parseUnified(text string, d *diags) []*looseFile {
 			i += 2
 		case cur != nil && cur.git && len(cur.hunks) == 0 && isBinaryStart(l):
 			i = readBinary(cur, lines, i)
+		case isBinaryStart(l):
+			if f := binaryFilesLine(l, i+1); f != nil {
+				files = append(files, f)
+				cur = f
+			}
+			i++
 		case strings.HasPrefix(l, "@@"):
 			if cur == nil {
 				cur = newFile(0)

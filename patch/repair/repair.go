@@ -261,7 +261,7 @@ func bare(text string) bool {
 	s := strings.TrimLeft(text, " \t\r\n")
 	// Only unified diffs: search-replace and V4A go through extraction,
 	// which also mends a V4A envelope that lacks its end.
-	for _, p := range []string{"diff --git ", "--- ", "@@ ", "@@\n", "Index: "} {
+	for _, p := range []string{"diff --git ", "--- ", "@@ ", "@@\n", "Index: ", "Binary files "} {
 		if strings.HasPrefix(s, p) {
 			return true
 		}
