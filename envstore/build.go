@@ -1,0 +1,575 @@
+package envstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/patchbench/patchbench/repo"
+	"github.com/patchbench/patchbench/sandbox"
+)
+
+// BuildOptions says how to build environments.
+type BuildOptions struct {
+	// Setup is the setup command, run with /bin/sh -c at the root of a
+	// clean checkout of the commit.
+	Setup string
+	// Runner runs the setup (bubblewrap: see package sandbox). The tree is
+	// the command's writable work directory.
+	Runner sandbox.Runner
+	// Network lets the setup use the network.
+	Network bool
+	// Env holds extra KEY=value variables for the setup.
+	Env []string
+	// Timeout bounds each setup; zero means none.
+	Timeout time.Duration
+	// Limits are the setup's resource limits.
+	Limits sandbox.Limits
+	// Workers is how many commits are built at once; zero means one.
+	Workers int
+	// RetryFailed builds commits whose setup failed before; otherwise
+	// they are skipped.
+	RetryFailed bool
+	// NoReuse hashes every file, even tracked files the setup did not
+	// touch whose hash the store knows; it exists to measure what the
+	// reuse saves.
+	NoReuse bool
+	// Progress, if set, is called after each commit (from any goroutine,
+	// one call at a time).
+	Progress func(BuildResult)
+
+	// testHook, if set, is called at named points of a build (tests kill
+	// the process there).
+	testHook func(stage, tree string)
+}
+
+// Build statuses.
+const (
+	StatusBuilt         = "built"
+	StatusSkipped       = "skipped"        // already stored
+	StatusSkippedFailed = "skipped-failed" // setup failed before; see BuildOptions.RetryFailed
+	StatusFailed        = "failed"         // the setup failed; recorded in DIR/failed
+	StatusError         = "error"          // the build itself could not be done
+)
+
+// BuildResult is what happened to one commit.
+type BuildResult struct {
+	Commit string `json:"commit"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Files and Bytes count the regular files of the stored tree and
+	// their total size; Dirs and Symlinks the rest; Skipped the entries
+	// of other types (sockets, fifos, devices), left out.
+	Files    int   `json:"files,omitempty"`
+	Bytes    int64 `json:"bytes,omitempty"`
+	Dirs     int   `json:"dirs,omitempty"`
+	Symlinks int   `json:"symlinks,omitempty"`
+	Skipped  int   `json:"skipped,omitempty"`
+	// NewObjects and NewBytes count the contents the store did not have.
+	NewObjects int   `json:"new_objects,omitempty"`
+	NewBytes   int64 `json:"new_bytes,omitempty"`
+	// ReusedFiles and ReusedBytes count the tracked files whose hash came
+	// from git's blob id (not read); HashedFiles and HashedBytes the files
+	// read and hashed.
+	ReusedFiles int   `json:"reused_files,omitempty"`
+	ReusedBytes int64 `json:"reused_bytes,omitempty"`
+	HashedFiles int   `json:"hashed_files,omitempty"`
+	HashedBytes int64 `json:"hashed_bytes,omitempty"`
+	// ExitCode is the setup's exit code.
+	ExitCode int `json:"exit_code"`
+	// Durations of the checkout, the setup and the snapshot (hashing,
+	// storing, writing the manifest), in milliseconds.
+	CheckoutMS int64 `json:"checkout_ms,omitempty"`
+	SetupMS    int64 `json:"setup_ms,omitempty"`
+	SnapshotMS int64 `json:"snapshot_ms,omitempty"`
+}
+
+// Build builds the environments of commits (revisions of r) in the store,
+// opts.Workers at a time, and returns one result per commit in order. A
+// commit whose setup fails, or whose build fails, does not stop the others;
+// the error is for a ctx that ended (the results so far are returned).
+func (s *Store) Build(ctx context.Context, r *repo.Repo, commits []string, opts BuildOptions) ([]BuildResult, error) {
+	if opts.Setup == "" {
+		return nil, errors.New("envstore: build: no setup command")
+	}
+	if opts.Runner == nil {
+		return nil, errors.New("envstore: build: no sandbox runner")
+	}
+	workers := max(opts.Workers, 1)
+	results := make([]BuildResult, len(commits))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var progress sync.Mutex
+	for range min(workers, len(commits)) {
+		wg.Go(func() {
+			for i := range jobs {
+				results[i] = s.buildOne(ctx, r, commits[i], &opts)
+				if opts.Progress != nil {
+					progress.Lock()
+					opts.Progress(results[i])
+					progress.Unlock()
+				}
+			}
+		})
+	}
+	for i := range commits {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return results, fmt.Errorf("envstore: build: %w", err)
+	}
+	return results, nil
+}
+
+// Has reports whether the store holds the environment of commit (a full id).
+func (s *Store) Has(commit string) bool {
+	_, err := os.Stat(s.manifestPath(commit))
+	return err == nil
+}
+
+func (s *Store) buildOne(ctx context.Context, r *repo.Repo, rev string, opts *BuildOptions) BuildResult {
+	res := BuildResult{Commit: rev, ExitCode: -1}
+	fail := func(err error) BuildResult {
+		res.Status, res.Reason = StatusError, err.Error()
+		return res
+	}
+	commit, err := r.ResolveCommit(ctx, rev)
+	if err != nil {
+		return fail(err)
+	}
+	res.Commit = commit
+	skipped := func() (BuildResult, bool) {
+		if s.Has(commit) {
+			res.Status = StatusSkipped
+			return res, true
+		}
+		if _, err := os.Stat(s.failurePath(commit)); err == nil && !opts.RetryFailed {
+			res.Status, res.Reason = StatusSkippedFailed, "the setup failed before (see env ls); retry with --retry-failed"
+			return res, true
+		}
+		return res, false
+	}
+	if r, ok := skipped(); ok {
+		return r
+	}
+	// One build per commit at a time, across processes; the loser finds
+	// the manifest.
+	cl, err := s.acquire(ctx, "commit-"+commit, false)
+	if err != nil {
+		return fail(err)
+	}
+	defer cl.release()
+	if r, ok := skipped(); ok {
+		return r
+	}
+	gl, err := s.acquire(ctx, "gc.lock", true)
+	if err != nil {
+		return fail(err)
+	}
+	defer gl.release()
+
+	work := s.tempName("build-" + commit[:min(12, len(commit))] + "-")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
+	}
+	defer removeAll(work)
+	start := time.Now()
+	wt, err := r.AddWorktree(ctx, commit, filepath.Join(work, "tree"))
+	if err != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
+	}
+	defer wt.Remove(context.WithoutCancel(ctx))
+	tree := wt.Dir
+	// The tree is built and stored without .git: a restored tree has no
+	// repository behind it, and the setup must not depend on one either.
+	if err := os.Remove(filepath.Join(tree, ".git")); err != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
+	}
+	tracked, err := trackedFiles(ctx, r.GitDir(), commit, tree)
+	if err != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
+	}
+	if err := waitClockPast(work, tracked); err != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
+	}
+	res.CheckoutMS = time.Since(start).Milliseconds()
+
+	start = time.Now()
+	sres, err := opts.Runner.Run(ctx, sandbox.Command{
+		Dir:     tree,
+		Args:    []string{"/bin/sh", "-c", opts.Setup},
+		Env:     opts.Env,
+		Timeout: opts.Timeout,
+		Network: opts.Network,
+		Limits:  opts.Limits,
+	})
+	res.SetupMS = time.Since(start).Milliseconds()
+	res.ExitCode = sres.ExitCode
+	log := string(sres.Stdout) + string(sres.Stderr)
+	if ctx.Err() != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, ctx.Err()))
+	}
+	if err != nil || sres.ExitCode != 0 || sres.TimedOut {
+		f := &Failure{Commit: commit, Setup: opts.Setup, Runner: opts.Runner.Name(), Time: time.Now().UTC(),
+			ExitCode: sres.ExitCode, TimedOut: sres.TimedOut, Log: log}
+		switch {
+		case err != nil:
+			f.Error = err.Error()
+			res.Reason = "the setup could not run: " + err.Error()
+		case sres.TimedOut:
+			res.Reason = fmt.Sprintf("the setup ran past %s", opts.Timeout)
+		default:
+			res.Reason = fmt.Sprintf("the setup exited with status %d", sres.ExitCode)
+		}
+		if werr := s.writeFailure(f); werr != nil {
+			return fail(fmt.Errorf("envstore: build %s: record the failed setup: %w", commit, werr))
+		}
+		res.Status = StatusFailed
+		return res
+	}
+	if opts.testHook != nil {
+		opts.testHook("setup-done", tree)
+	}
+
+	start = time.Now()
+	m := &Manifest{Commit: commit, Setup: opts.Setup, Runner: opts.Runner.Name(), Created: time.Now().UTC(),
+		SetupMS: res.SetupMS, Log: log}
+	if err := s.snapshot(ctx, tree, tracked, opts, m, &res); err != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
+	}
+	if opts.testHook != nil {
+		opts.testHook("objects-stored", tree)
+	}
+	if err := s.writeManifest(m); err != nil {
+		return fail(err)
+	}
+	res.SnapshotMS = time.Since(start).Milliseconds()
+	os.Remove(s.failurePath(commit))
+	res.Status = StatusBuilt
+	return res
+}
+
+// statKey is what says a file has not changed: git's test, with the change
+// time, which no system call can set back.
+type statKey struct {
+	ino, size    int64
+	mtime, ctime int64
+	mode         uint32
+}
+
+func keyOf(st *syscall.Stat_t) statKey {
+	return statKey{
+		ino: int64(st.Ino), size: st.Size,
+		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(),
+		mode: st.Mode,
+	}
+}
+
+// trackedFile is a regular file git checked out.
+type trackedFile struct {
+	blob string
+	size int64 // the blob's size
+	key  statKey
+}
+
+// trackedFiles lists commit's regular files with their blob ids and sizes
+// (git ls-tree) and the state of each in tree after checkout.
+func trackedFiles(ctx context.Context, gitDir, commit, tree string) (map[string]trackedFile, error) {
+	cmd := exec.CommandContext(ctx, "git", "--git-dir="+gitDir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-tree %s: %w: %s", commit, err, strings.TrimSpace(stderr.String()))
+	}
+	files := map[string]trackedFile{}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		meta, p, ok := strings.Cut(string(rec), "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta) // mode type object size
+		if len(f) != 4 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
+			continue
+		}
+		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(tree, filepath.FromSlash(p)), &st); err != nil {
+			continue // not checked out (sparse, or a path git could not write)
+		}
+		files[p] = trackedFile{blob: f[2], size: size, key: keyOf(&st)}
+	}
+	return files, nil
+}
+
+// waitClockPast returns once a file made in dir gets a change time later than
+// every tracked file's, so that a setup's write to one of them cannot leave
+// its times as they were.
+func waitClockPast(dir string, files map[string]trackedFile) error {
+	var latest int64
+	for _, f := range files {
+		latest = max(latest, f.key.ctime, f.key.mtime)
+	}
+	probe := filepath.Join(dir, "clock")
+	for i := 0; ; i++ {
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			return err
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(probe, &st); err != nil {
+			return err
+		}
+		os.Remove(probe)
+		if st.Ctim.Nano() > latest {
+			return nil
+		}
+		if i > 5000 {
+			return errors.New("the file system clock does not advance")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// fileJob is one regular file of the tree to hash and store.
+type fileJob struct {
+	entry int // index in the manifest's entries
+	abs   string
+	key   statKey
+}
+
+// snapshot records tree in m's entries and stores every file's content.
+func (s *Store) snapshot(ctx context.Context, tree string, tracked map[string]trackedFile, opts *BuildOptions, m *Manifest, res *BuildResult) error {
+	var jobs []fileJob
+	// Walk first, hash after: storing a file makes its inode read-only,
+	// and a second name of the same inode must still show the setup's
+	// mode.
+	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(tree, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e := Entry{Path: rel, Mode: manifestMode(info.Mode())}
+		switch {
+		case info.IsDir():
+			e.Type = TypeDir
+			res.Dirs++
+		case info.Mode()&fs.ModeSymlink != 0:
+			e.Type, e.Mode = TypeSymlink, 0
+			if e.Target, err = os.Readlink(p); err != nil {
+				return err
+			}
+			res.Symlinks++
+		case info.Mode().IsRegular():
+			e.Type, e.Size = TypeFile, info.Size()
+			jobs = append(jobs, fileJob{entry: len(m.Entries), abs: p, key: keyOf(info.Sys().(*syscall.Stat_t))})
+			res.Files++
+			res.Bytes += e.Size
+		default:
+			res.Skipped++
+			return nil
+		}
+		m.Entries = append(m.Entries, e)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("walk the tree: %w", err)
+	}
+
+	known := s.knownBlobs()
+	var mu sync.Mutex
+	var learned []string // "blob sha256" lines for the gitmap
+	work := make(chan fileJob)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			buf := make([]byte, 256<<10)
+			for j := range work {
+				e := &m.Entries[j.entry]
+				tf, isTracked := tracked[e.Path]
+				unchanged := isTracked && tf.key == j.key && tf.size == e.Size
+				hash, reused := "", false
+				if unchanged && !opts.NoReuse {
+					hash, reused = known[tf.blob]
+				}
+				if !reused {
+					h, err := hashFile(j.abs, e.Size, buf)
+					if err != nil {
+						select {
+						case errs <- fmt.Errorf("hash %s: %w", e.Path, err):
+						default:
+						}
+						continue
+					}
+					hash = h
+				}
+				e.Hash = hash
+				added, err := s.ingest(j.abs, hash, e.exec())
+				if err != nil {
+					select {
+					case errs <- fmt.Errorf("store %s: %w", e.Path, err):
+					default:
+					}
+					continue
+				}
+				mu.Lock()
+				if reused {
+					res.ReusedFiles++
+					res.ReusedBytes += e.Size
+				} else {
+					res.HashedFiles++
+					res.HashedBytes += e.Size
+					if unchanged && known[tf.blob] == "" {
+						learned = append(learned, tf.blob+" "+hash+"\n")
+					}
+				}
+				if added {
+					res.NewObjects++
+					res.NewBytes += e.Size
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil || len(errs) > 0 {
+			break
+		}
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.learnBlobs(learned)
+}
+
+// hashFile returns the hex SHA-256 of the file at p, which must hold size
+// bytes.
+func hashFile(p string, size int64, buf []byte) (string, error) {
+	h, n, err := hashObject(p, buf)
+	if err != nil {
+		return "", err
+	}
+	if n != size {
+		return "", fmt.Errorf("size changed from %d to %d bytes while being stored", size, n)
+	}
+	return h, nil
+}
+
+// ingest makes the file at src the store's object for hash, unless the store
+// has it. The file itself becomes the object (a hard link: the build tree is
+// in DIR/tmp, on the store's file system), made read-only first and then
+// linked to its final name, which fails if another build got there first.
+func (s *Store) ingest(src, hash string, exec bool) (bool, error) {
+	obj := s.objectPath(hash, exec)
+	if _, err := os.Lstat(obj); err == nil {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(obj), 0o755); err != nil {
+		return false, err
+	}
+	tmp := s.tempName("obj-")
+	if err := os.Link(src, tmp); err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	if err := os.Chmod(tmp, objectMode(exec)); err != nil {
+		return false, err
+	}
+	if err := os.Link(tmp, obj); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// knownBlobs returns the blob id -> SHA-256 map, reading DIR/gitmap the
+// first time. Lines that do not parse (none should) are ignored.
+func (s *Store) knownBlobs() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gitmap == nil {
+		s.gitmap = map[string]string{}
+		if f, err := os.Open(filepath.Join(s.dir, "gitmap")); err == nil {
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				blob, hash, ok := strings.Cut(sc.Text(), " ")
+				if ok && len(blob) >= 40 && isHash(hash) {
+					s.gitmap[blob] = hash
+				}
+			}
+			f.Close()
+		}
+	}
+	m := make(map[string]string, len(s.gitmap))
+	for k, v := range s.gitmap {
+		m[k] = v
+	}
+	return m
+}
+
+// learnBlobs appends blob -> SHA-256 lines to DIR/gitmap. One write with
+// O_APPEND: concurrent builds do not interleave lines.
+func (s *Store) learnBlobs(lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := os.OpenFile(filepath.Join(s.dir, "gitmap"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(strings.Join(lines, "")); err != nil {
+		f.Close()
+		return err
+	}
+	for _, l := range lines {
+		blob, hash, _ := strings.Cut(strings.TrimSpace(l), " ")
+		s.gitmap[blob] = hash
+	}
+	return f.Close()
+}

@@ -1,0 +1,345 @@
+package envstore
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// VerifyReport is what Verify found.
+type VerifyReport struct {
+	Objects   int `json:"objects"`
+	Manifests int `json:"manifests"`
+	// Temporary counts files and directories in DIR/tmp, as a killed
+	// build leaves them; they are not problems (gc removes them).
+	Temporary int `json:"temporary"`
+	// Problems names each problem: a damaged or missing object, a
+	// manifest that does not read.
+	Problems []string `json:"problems"`
+}
+
+// OK reports whether Verify found no problem.
+func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
+
+// Verify re-hashes every object (workers at a time; zero means one per CPU)
+// and checks its name, mode and size, and reads every manifest and checks
+// that each object it names exists with the size it records.
+func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) {
+	rep := &VerifyReport{Problems: []string{}}
+	var mu sync.Mutex
+	problem := func(format string, args ...any) {
+		mu.Lock()
+		rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	objects, err := s.objects(problem)
+	if err != nil {
+		return nil, err
+	}
+	rep.Objects = len(objects)
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	work := make(chan object)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			buf := make([]byte, 256<<10)
+			for o := range work {
+				if o.mode != objectMode(o.exec) {
+					problem("object %s: mode %04o, not read-only %04o: a write may have reached it", o.path, o.mode, objectMode(o.exec))
+				}
+				h, n, err := hashObject(o.path, buf)
+				switch {
+				case err != nil:
+					problem("object %s: %v", o.path, err)
+				case h != o.hash:
+					problem("object %s: content (%d bytes) hashes to %s", o.path, n, h)
+				}
+			}
+		})
+	}
+	for _, o := range objects {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- o
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("envstore: verify: %w", err)
+	}
+	byName := make(map[string]object, len(objects))
+	for _, o := range objects {
+		byName[o.key()] = o
+	}
+	commits, err := s.Commits()
+	if err != nil {
+		return nil, err
+	}
+	rep.Manifests = len(commits)
+	for _, c := range commits {
+		m, err := s.readManifest(c)
+		if err != nil {
+			problem("%v", err)
+			continue
+		}
+		for _, e := range m.Entries {
+			if e.Type != TypeFile {
+				continue
+			}
+			o, ok := byName[objectKey(e.Hash, e.exec())]
+			switch {
+			case !ok:
+				problem("manifest %s: %s: object %s is missing", c, e.Path, s.objectPath(e.Hash, e.exec()))
+			case o.size != e.Size:
+				problem("manifest %s: %s: object %s has %d bytes, the manifest says %d", c, e.Path, o.path, o.size, e.Size)
+			}
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(s.dir, "tmp")); err == nil {
+		rep.Temporary = len(ents)
+	}
+	sort.Strings(rep.Problems)
+	return rep, nil
+}
+
+// object is one file in DIR/objects.
+type object struct {
+	path string
+	hash string
+	exec bool
+	size int64
+	mode fs.FileMode
+}
+
+func objectKey(hash string, exec bool) string {
+	if exec {
+		return hash + ".x"
+	}
+	return hash
+}
+
+func (o object) key() string { return objectKey(o.hash, o.exec) }
+
+// objects lists the store's objects; files in DIR/objects that cannot be
+// objects are reported to problem, if it is not nil.
+func (s *Store) objects(problem func(string, ...any)) ([]object, error) {
+	root := filepath.Join(s.dir, "objects")
+	var out []object
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		hash, exec, ok := parseObjectName(d.Name())
+		if !ok || filepath.Base(filepath.Dir(p)) != hash[:2] {
+			if problem != nil {
+				problem("object %s: not an object name", p)
+			}
+			return nil
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return err
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			if problem != nil {
+				problem("object %s: not a regular file", p)
+			}
+			return nil
+		}
+		out = append(out, object{path: p, hash: hash, exec: exec, size: st.Size, mode: fs.FileMode(st.Mode & 0o7777)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("envstore: list objects: %w", err)
+	}
+	return out, nil
+}
+
+// Stats are the store's totals.
+type Stats struct {
+	// Commits is the number of stored environments; Files and
+	// LogicalBytes sum their regular files and sizes (what the trees
+	// would take as copies).
+	Commits      int   `json:"commits"`
+	Files        int64 `json:"files"`
+	LogicalBytes int64 `json:"logical_bytes"`
+	// StoredBytes is what the store takes: objects, manifests and the
+	// git map (file sizes; DIR/tmp not counted).
+	StoredBytes   int64 `json:"stored_bytes"`
+	Objects       int   `json:"objects"`
+	ObjectBytes   int64 `json:"object_bytes"`
+	ManifestBytes int64 `json:"manifest_bytes"`
+	Failed        int   `json:"failed"`
+}
+
+// Ratio is LogicalBytes / StoredBytes (0 for an empty store).
+func (st *Stats) Ratio() float64 {
+	if st.StoredBytes == 0 {
+		return 0
+	}
+	return float64(st.LogicalBytes) / float64(st.StoredBytes)
+}
+
+// Stats reads every manifest and lists every object.
+func (s *Store) Stats() (*Stats, error) {
+	st := &Stats{}
+	commits, err := s.Commits()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range commits {
+		m, err := s.readManifest(c)
+		if err != nil {
+			return nil, err
+		}
+		st.Commits++
+		files, bytes := m.totals()
+		st.Files += int64(files)
+		st.LogicalBytes += bytes
+		if fi, err := os.Stat(s.manifestPath(c)); err == nil {
+			st.ManifestBytes += fi.Size()
+		}
+	}
+	objects, err := s.objects(nil)
+	if err != nil {
+		return nil, err
+	}
+	st.Objects = len(objects)
+	for _, o := range objects {
+		st.ObjectBytes += o.size
+	}
+	st.StoredBytes = st.ObjectBytes + st.ManifestBytes
+	if fi, err := os.Stat(filepath.Join(s.dir, "gitmap")); err == nil {
+		st.StoredBytes += fi.Size()
+	}
+	failed, err := s.Failed()
+	if err != nil {
+		return nil, err
+	}
+	st.Failed = len(failed)
+	return st, nil
+}
+
+// GCResult says what GC removed.
+type GCResult struct {
+	Objects   int   `json:"objects"`
+	Bytes     int64 `json:"bytes"`
+	Temporary int   `json:"temporary"`
+}
+
+// GC removes the objects no manifest names, and everything in DIR/tmp. It
+// holds DIR/locks/gc.lock exclusively, so it waits for running builds and
+// builds wait for it (see the package documentation). A manifest that does
+// not read stops it before it removes anything.
+func (s *Store) GC(ctx context.Context) (*GCResult, error) {
+	l, err := s.acquire(ctx, "gc.lock", false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.release()
+	commits, err := s.Commits()
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, c := range commits {
+		m, err := s.readManifest(c)
+		if err != nil {
+			return nil, fmt.Errorf("envstore: gc: %w (nothing removed)", err)
+		}
+		for _, e := range m.Entries {
+			if e.Type == TypeFile {
+				used[objectKey(e.Hash, e.exec())] = true
+			}
+		}
+	}
+	objects, err := s.objects(nil)
+	if err != nil {
+		return nil, err
+	}
+	res := &GCResult{}
+	for _, o := range objects {
+		if used[o.key()] {
+			continue
+		}
+		if err := os.Remove(o.path); err != nil {
+			return res, fmt.Errorf("envstore: gc: %w", err)
+		}
+		res.Objects++
+		res.Bytes += o.size
+	}
+	// Everything in tmp, and the temporary files of atomic writes that a
+	// killed build left beside manifests and failure records.
+	for _, sub := range []string{"tmp", "manifests", "failed"} {
+		dir := filepath.Join(s.dir, sub)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return res, fmt.Errorf("envstore: gc: %w", err)
+		}
+		for _, e := range ents {
+			if sub != "tmp" && !strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if err := removeAll(filepath.Join(dir, e.Name())); err != nil {
+				return res, fmt.Errorf("envstore: gc: %w", err)
+			}
+			res.Temporary++
+		}
+	}
+	return res, nil
+}
+
+// Info describes one commit of the store for listings.
+type Info struct {
+	Commit  string `json:"commit"`
+	Status  string `json:"status"` // "stored" or "failed"
+	Files   int    `json:"files,omitempty"`
+	Bytes   int64  `json:"bytes,omitempty"`
+	Setup   string `json:"setup"`
+	Created string `json:"created"`
+	// ExitCode is a failed setup's exit status.
+	ExitCode int `json:"exit_code,omitempty"`
+}
+
+// List describes every stored and every failed commit, stored first.
+func (s *Store) List() ([]Info, error) {
+	var out []Info
+	commits, err := s.Commits()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range commits {
+		m, err := s.readManifest(c)
+		if err != nil {
+			return nil, err
+		}
+		in := Info{Commit: c, Status: "stored", Setup: m.Setup, Created: m.Created.Format("2006-01-02T15:04:05Z")}
+		in.Files, in.Bytes = m.totals()
+		out = append(out, in)
+	}
+	failed, err := s.Failed()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range failed {
+		f, err := s.Failure(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Info{Commit: c, Status: "failed", Setup: f.Setup, Created: f.Time.Format("2006-01-02T15:04:05Z"), ExitCode: f.ExitCode})
+	}
+	return out, nil
+}
