@@ -246,3 +246,5 @@ func jsonLine(v any) string {
 func sandboxCommand(dir, script string) sandbox.Command {
 	return sandbox.Command{Dir: dir, Args: []string{"/bin/sh", "-c", script}}
 }
+
+func openRepoErr(dir string) (*repo.Repo, error) { return repo.Open(context.Background(), dir) }
