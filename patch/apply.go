@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 )
 
@@ -73,7 +74,11 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 		return out, nil, err
 	}
 	lines, eol := SplitLines(content)
-	img := image{lines: lines, eol: eol}
+	grow := 0
+	for _, h := range fp.Hunks {
+		grow += len(h.Lines)
+	}
+	img := image{head: make([]string, 0, len(lines)+grow), tail: lines, eol: eol}
 	places := make([]Placement, 0, len(fp.Hunks))
 	after := 0 // where the search for a position-less hunk starts
 	for i, h := range fp.Hunks {
@@ -88,13 +93,39 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 		after = end
 		places = append(places, pl)
 	}
-	return JoinLines(img.lines, img.eol), places, nil
+	return JoinLines(append(img.head, img.tail...), img.eol), places, nil
 }
 
-// image is a file being patched.
+// image is a file being patched: head then tail. Hunks come in file order,
+// so each is spliced in at the end of head, taking the lines before it from
+// tail: the file is copied once, not once per hunk.
 type image struct {
-	lines []string
-	eol   bool // the last line ends with a newline (true when empty)
+	head, tail []string
+	eol        bool // the last line ends with a newline (true when empty)
+}
+
+// len is the number of lines of the image.
+func (img *image) len() int { return len(img.head) + len(img.tail) }
+
+// line returns line k of the image.
+func (img *image) line(k int) string {
+	if k < len(img.head) {
+		return img.head[k]
+	}
+	return img.tail[k-len(img.head)]
+}
+
+// splice replaces the n lines at pos with neu.
+func (img *image) splice(pos, n int, neu []string) {
+	if pos < len(img.head) {
+		// A hunk before the last one placed: cut the image anew at pos.
+		full := append(img.head, img.tail...)
+		img.head, img.tail = slices.Clip(full[:pos]), full[pos:]
+	}
+	k := pos - len(img.head)
+	img.head = append(img.head, img.tail[:k]...)
+	img.head = append(img.head, neu...)
+	img.tail = img.tail[k+n:]
 }
 
 // apply places one hunk and splices it in, returning the end of the new
@@ -118,14 +149,14 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 	case len(old) == 0 && !h.HasPos:
 		// An insertion with nothing to anchor it appends (search-replace's
 		// empty SEARCH).
-		pos, found = len(img.lines), true
+		pos, found = img.len(), true
 	case h.HasPos:
 		hint = h.NewStart - 1
 		if h.NewStart == 0 {
 			hint = 0
 		}
-		if hint > len(img.lines) {
-			hint = len(img.lines)
+		if hint > img.len() {
+			hint = img.len()
 		}
 		pos, found = img.searchOutward(old, hint, begin, end, h)
 	default:
@@ -145,15 +176,12 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 
 	// The final-newline state after the splice.
 	eol := img.eol
-	if pos+len(old) == len(img.lines) && !h.KeepEOL {
+	if pos+len(old) == img.len() && !h.KeepEOL {
 		eol = !h.NewNoEOL
 	}
-	spliced := make([]string, 0, len(img.lines)-len(old)+len(neu))
-	spliced = append(spliced, img.lines[:pos]...)
-	spliced = append(spliced, neu...)
-	spliced = append(spliced, img.lines[pos+len(old):]...)
-	img.lines, img.eol = spliced, eol
-	if len(img.lines) == 0 {
+	img.splice(pos, len(old), neu)
+	img.eol = eol
+	if img.len() == 0 {
 		img.eol = true
 	}
 	pl := Placement{Line: pos + 1}
@@ -184,13 +212,13 @@ func contextRuns(h *Hunk) (leading, trailing int) {
 // matchAt reports whether old matches the image at pos under the anchoring
 // rules.
 func (img *image) matchAt(old []string, pos int, begin, end bool, h *Hunk) bool {
-	if pos < 0 || pos+len(old) > len(img.lines) {
+	if pos < 0 || pos+len(old) > img.len() {
 		return false
 	}
 	if begin && pos != 0 {
 		return false
 	}
-	atEnd := pos+len(old) == len(img.lines)
+	atEnd := pos+len(old) == img.len()
 	if end && !atEnd {
 		return false
 	}
@@ -200,7 +228,7 @@ func (img *image) matchAt(old []string, pos int, begin, end bool, h *Hunk) bool 
 		return false
 	}
 	for i, l := range old {
-		if img.lines[pos+i] != l {
+		if img.line(pos+i) != l {
 			return false
 		}
 	}
@@ -212,7 +240,7 @@ func (img *image) searchOutward(old []string, hint int, begin, end bool, h *Hunk
 	if img.matchAt(old, hint, begin, end, h) {
 		return hint, true
 	}
-	for d := 1; hint+d <= len(img.lines) || hint-d >= 0; d++ {
+	for d := 1; hint+d <= img.len() || hint-d >= 0; d++ {
 		if img.matchAt(old, hint+d, begin, end, h) {
 			return hint + d, true
 		}
@@ -224,7 +252,7 @@ func (img *image) searchOutward(old []string, hint int, begin, end bool, h *Hunk
 }
 
 func (img *image) searchForward(old []string, from int, begin, end bool, h *Hunk) (int, bool) {
-	for pos := from; pos+len(old) <= len(img.lines); pos++ {
+	for pos := from; pos+len(old) <= img.len(); pos++ {
 		if img.matchAt(old, pos, begin, end, h) {
 			return pos, true
 		}
@@ -234,8 +262,8 @@ func (img *image) searchForward(old []string, from int, begin, end bool, h *Hunk
 
 func (img *image) findAnchor(a string, from int) int {
 	a = strings.TrimSpace(a)
-	for k := from; k < len(img.lines); k++ {
-		if strings.TrimSpace(img.lines[k]) == a {
+	for k := from; k < img.len(); k++ {
+		if strings.TrimSpace(img.line(k)) == a {
 			return k
 		}
 	}
@@ -252,9 +280,9 @@ func (img *image) mismatch(old []string, h *Hunk, hint int) error {
 		return e
 	}
 	best, bestLen := hint, -1
-	for pos := 0; pos <= len(img.lines); pos++ {
+	for pos := 0; pos <= img.len(); pos++ {
 		n := 0
-		for n < len(old) && pos+n < len(img.lines) && img.lines[pos+n] == old[n] {
+		for n < len(old) && pos+n < img.len() && img.line(pos+n) == old[n] {
 			n++
 		}
 		if n > bestLen || (n == bestLen && abs(pos-hint) < abs(best-hint)) {
@@ -269,9 +297,9 @@ func (img *image) mismatch(old []string, h *Hunk, hint int) error {
 		return e
 	}
 	e.Want = old[bestLen]
-	if best+bestLen < len(img.lines) {
+	if best+bestLen < img.len() {
 		e.FileLine = best + bestLen + 1
-		e.Got = img.lines[best+bestLen]
+		e.Got = img.line(best + bestLen)
 	}
 	return e
 }

@@ -1,6 +1,7 @@
 package patch_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/patchbench/patchbench/internal/testdata"
@@ -36,5 +37,30 @@ func BenchmarkMakeDev(b *testing.B) {
 		if _, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, patch.UDiff); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// largeSizes are the file sizes of the large-file benchmarks: the cost per
+// line should stay flat from one to the next.
+var largeSizes = []int{1000, 10000, 150000}
+
+// BenchmarkApplyLarge strictly applies a diff with about one hunk per 100
+// lines to files of 1k, 10k and 150k lines; b.N counts applies.
+func BenchmarkApplyLarge(b *testing.B) {
+	for _, n := range largeSizes {
+		old, new := testdata.LargePair(b, n)
+		fp := patch.Make("f", "f", old, new, patch.DefaultMakeOptions())
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				got, _, err := patch.ApplyFile(old, fp, patch.ApplyOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 && got != new {
+					b.Fatal("the result is not the new file")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/line")
+		})
 	}
 }

@@ -128,7 +128,7 @@ func (m *maker) group() []span {
 // unique grows or merges spans until each hunk's old lines occur only where
 // the hunk belongs.
 func (m *maker) unique(spans []span) []span {
-	img := image{lines: m.a, eol: m.aEOL}
+	img := image{tail: m.a, eol: m.aEOL}
 	for k := 0; k < len(spans); {
 		prevEnd := 0
 		if k > 0 {

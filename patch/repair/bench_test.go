@@ -1,6 +1,7 @@
 package repair_test
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -52,4 +53,31 @@ func BenchmarkRepairWellFormed(b *testing.B) {
 		paths, patches, files = append(paths, r.Path), append(patches, r.UDiff), append(files, r.OldCode)
 	}
 	benchRepair(b, paths, patches, files, true)
+}
+
+// BenchmarkRepairLarge repairs and applies GNU-style diffs with about one
+// hunk per 100 lines to files of 1k, 10k and 150k lines, in one goroutine;
+// b.N counts patches. The cost per line should stay flat from one size to
+// the next.
+func BenchmarkRepairLarge(b *testing.B) {
+	for _, n := range []int{1000, 10000, 150000} {
+		old, new := testdata.LargePair(b, n)
+		text, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{patch.Make("f", "f", old, new, patch.DefaultMakeOptions())}}, patch.UDiff)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fsys := patch.MapFS{"f": old}
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				res, err := repair.Repair(text, repair.Options{FS: fsys})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 && string(res.Results[0].Content) != new {
+					b.Fatal("the result is not the new file")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/line")
+		})
+	}
 }

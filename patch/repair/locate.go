@@ -1,6 +1,8 @@
 package repair
 
 import (
+	"slices"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -60,8 +62,8 @@ type text struct {
 	eol   bool
 	crlf  bool
 	norm  [numLevels][]string
-	// index maps a normalised line to the file lines that have it.
-	index [numLevels]map[string][]int
+	// index finds the normalised lines at each level.
+	index [numLevels]*lineIndex
 }
 
 func newText(content string) *text {
@@ -102,15 +104,11 @@ func anyCR(lines []string) bool {
 	return false
 }
 
-// indexLevel maps each normalised line at level lv to where it occurs.
-func (t *text) indexLevel(lv int) map[string][]int {
+// indexLevel returns the index of the file's lines normalised at level lv,
+// built the first time it is needed.
+func (t *text) indexLevel(lv int) *lineIndex {
 	if t.index[lv] == nil {
-		n := t.normLevel(lv)
-		idx := make(map[string][]int, len(n))
-		for i, l := range n {
-			idx[l] = append(idx[l], i)
-		}
-		t.index[lv] = idx
+		t.index[lv] = newLineIndex(t.normLevel(lv))
 	}
 	return t.index[lv]
 }
@@ -124,18 +122,10 @@ type entry struct {
 	signif  bool // carries enough text to anchor a match
 }
 
+// matches reports whether file line j equals a reading of e at level lv.
 func (e *entry) matches(t *text, lv, j int) bool {
-	return e.matchesAlt(t, lv, j, true)
-}
-
-// matchesAlt is matches, using only the most likely reading unless alt.
-func (e *entry) matchesAlt(t *text, lv, j int, alt bool) bool {
-	rs := e.normAt(lv)
-	if !alt && len(rs) > 1 {
-		rs = rs[:1]
-	}
 	f := t.normLevel(lv)[j]
-	for _, r := range rs {
+	for _, r := range e.normAt(lv) {
 		if f == r {
 			return true
 		}
@@ -207,18 +197,52 @@ type place struct {
 
 // contiguous finds every position where the entries match consecutive file
 // lines at level lv, with every reading of each line when alt is set and
-// with only the most likely one otherwise.
+// with only the most likely one otherwise. The candidates are the places
+// of the entry whose line is rarest in the file, each then checked whole:
+// every place that fits holds that line, so none is missed.
 func contiguous(t *text, es []entry, lv int, alt bool) []place {
 	m := len(es)
-	var out []place
-	if m == 0 {
+	if m == 0 || m > len(t.lines) {
 		return nil
 	}
-	fl := t.normLevel(lv)
-	for j := 0; j+m <= len(fl); j++ {
+	ix := t.indexLevel(lv)
+	want := make([][]int32, m) // entry → the classes of its readings
+	rare, rareN := 0, -1
+	for i := range es {
+		rs := es[i].normAt(lv)
+		if !alt && len(rs) > 1 {
+			rs = rs[:1]
+		}
+		n := 0
+		for _, r := range rs {
+			if c := ix.find(r); c >= 0 {
+				want[i] = append(want[i], c)
+				n += len(ix.at(c))
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		if rareN < 0 || n < rareN {
+			rare, rareN = i, n
+		}
+	}
+	starts := make([]int, 0, rareN)
+	for _, c := range want[rare] {
+		for _, p := range ix.at(c) {
+			if j := int(p) - rare; j >= 0 && j+m <= len(t.lines) {
+				starts = append(starts, j)
+			}
+		}
+	}
+	if len(want[rare]) > 1 {
+		sort.Ints(starts)
+	}
+	var out []place
+	for _, j := range starts {
 		ok := true
 		for i := 0; i < m && ok; i++ {
-			ok = es[i].matchesAlt(t, lv, j+i, alt)
+			ok = slices.Contains(want[i], ix.class[j+i])
 		}
 		if ok {
 			at := make([]int, m)
@@ -228,7 +252,6 @@ func contiguous(t *text, es []entry, lv int, alt bool) []place {
 			out = append(out, place{start: j, end: j + m, at: at, tier: tierOfLevel[lv], level: lv})
 		}
 	}
-	sortPlaces(out)
 	return out
 }
 
@@ -253,11 +276,74 @@ const (
 // (gaps, kept) and context lines the file lacks (dropped), each at cost 1.
 // Deleted lines must all match. It returns the distinct places whose cost is
 // within budget.
+//
+// Only stretches of the file near a significant line of the hunk are
+// aligned, with the same result as aligning the whole file: an acceptable
+// place matches at least two significant entries (so at least one that is
+// not the most frequent, which is left out), and without an elision an
+// alignment within budget spans at most r = the hunk's length plus the
+// budget. So every place lies within r of an anchor, and every alignment
+// within budget that the place's moves compare ends within r of it and
+// starts within 2r: a stretch of 2r+2 each side sees them all.
 func fuzzy(t *text, es []entry, budget, lv int) []place {
 	m, n := len(es), len(t.lines)
 	if m == 0 || n == 0 {
 		return nil
 	}
+	var anchors [][]int32 // per significant entry, the lines it matches
+	for i := range es {
+		e := &es[i]
+		if e.elision {
+			// An elision absorbs any number of lines: align the whole file.
+			return fuzzySpan(t, es, budget, lv, 0, n, nil)
+		}
+		if !e.signif {
+			continue
+		}
+		var at []int32
+		for _, r := range e.normAt(lv) {
+			if c := t.indexLevel(lv).find(r); c >= 0 {
+				at = append(at, t.indexLevel(lv).at(c)...)
+			}
+		}
+		if len(at) > 0 {
+			anchors = append(anchors, at)
+		}
+	}
+	if len(anchors) < 2 {
+		return nil
+	}
+	most := 0
+	for k := range anchors {
+		if len(anchors[k]) > len(anchors[most]) {
+			most = k
+		}
+	}
+	var near []int
+	for k, at := range anchors {
+		if k != most {
+			for _, p := range at {
+				near = append(near, int(p))
+			}
+		}
+	}
+	sort.Ints(near)
+	reach := 2*(m+budget) + 2
+	var out []place
+	for k := 0; k < len(near); {
+		lo, hi := max(near[k]-reach, 0), min(near[k]+reach+1, n)
+		for k++; k < len(near) && near[k]-reach <= hi; k++ {
+			hi = min(near[k]+reach+1, n)
+		}
+		out = fuzzySpan(t, es, budget, lv, lo, hi, out)
+	}
+	return out
+}
+
+// fuzzySpan runs the alignment of fuzzy over file lines [lo, hi) and
+// appends the places it finds to out.
+func fuzzySpan(t *text, es []entry, budget, lv, lo, hi int, out []place) []place {
+	m, n := len(es), hi-lo
 	const inf = 1 << 30
 	w := n + 1
 	cost := make([]int32, (m+1)*w)
@@ -266,7 +352,7 @@ func fuzzy(t *text, es []entry, budget, lv int) []place {
 		for j := 0; j <= n; j++ {
 			best, mv := int32(inf), uint8(mvNone)
 			e := &es[i-1]
-			if j > 0 && e.matches(t, lv, j-1) {
+			if j > 0 && e.matches(t, lv, lo+j-1) {
 				if c := cost[(i-1)*w+j-1]; c < best {
 					best, mv = c, mvMatch
 				}
@@ -293,13 +379,13 @@ func fuzzy(t *text, es []entry, budget, lv int) []place {
 			cost[i*w+j], move[i*w+j] = best, mv
 		}
 	}
-	var out []place
+	first := len(out)
 	for j := 1; j <= n; j++ {
 		c := cost[m*w+j]
 		if int(c) > budget || move[m*w+j] == mvDrop || move[m*w+j] == mvNone {
 			continue
 		}
-		p := trace(es, move, w, m, j)
+		p := trace(es, move, w, m, j, lo)
 		p.level = lv
 		p.cost = int(c)
 		if !acceptable(es, p) {
@@ -307,7 +393,7 @@ func fuzzy(t *text, es []entry, budget, lv int) []place {
 		}
 		// Alignments that share file lines describe the same place: keep the
 		// cheaper one.
-		if k := len(out) - 1; k >= 0 && out[k].end > p.start {
+		if k := len(out) - 1; k >= first && out[k].end > p.start {
 			if p.cost < out[k].cost {
 				out[k] = p
 			}
@@ -318,15 +404,17 @@ func fuzzy(t *text, es []entry, budget, lv int) []place {
 	return out
 }
 
-func trace(es []entry, move []uint8, w, m, j int) place {
-	p := place{at: make([]int, m), end: j, tier: TierFuzzy, level: levelSpace}
+// trace follows the moves back from column j; lo is the file line of
+// column 1.
+func trace(es []entry, move []uint8, w, m, j, lo int) place {
+	p := place{at: make([]int, m), end: lo + j, tier: TierFuzzy, level: levelSpace}
 	for k := range p.at {
 		p.at[k] = -1
 	}
 	for i := m; i > 0; {
 		switch move[i*w+j] {
 		case mvMatch:
-			p.at[i-1] = j - 1
+			p.at[i-1] = lo + j - 1
 			i, j = i-1, j-1
 		case mvDrop:
 			i--
@@ -336,9 +424,9 @@ func trace(es []entry, move []uint8, w, m, j int) place {
 			}
 			r, ok := p.elided[i-1]
 			if !ok {
-				r[1] = j
+				r[1] = lo + j
 			}
-			r[0] = j - 1
+			r[0] = lo + j - 1
 			p.elided[i-1] = r
 			j--
 		case mvGap:

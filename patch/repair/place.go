@@ -301,7 +301,7 @@ func missingRemoved(t *text, es []entry) bool {
 		}
 		found := false
 		for _, r := range e.normAt(levelSpace) {
-			if len(t.indexLevel(levelSpace)[r]) > 0 {
+			if t.indexLevel(levelSpace).find(r) >= 0 {
 				found = true
 				break
 			}
@@ -414,12 +414,19 @@ func filter(cs []place, keep func(place) bool) []place {
 	return out
 }
 
+// anchorLines returns the lines equal to a but for leading and trailing
+// whitespace: among those whose whitespace-collapsed form is a's.
 func anchorLines(t *text, a string) []int {
 	a = strings.TrimSpace(a)
+	ix := t.indexLevel(levelSpace)
+	c := ix.find(collapseSpace(a))
+	if c < 0 {
+		return nil
+	}
 	var out []int
-	for i, l := range t.lines {
-		if strings.TrimSpace(l) == a {
-			out = append(out, i)
+	for _, i := range ix.at(c) {
+		if strings.TrimSpace(t.lines[i]) == a {
+			out = append(out, int(i))
 		}
 	}
 	return out
