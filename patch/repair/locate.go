@@ -475,45 +475,8 @@ func acceptable(es []entry, p place) bool {
 // shift. A model that re-indents does so consistently; a match that pairs
 // a brace with a brace one level deeper does not.
 func indentConsistent(t *text, es []entry, p place) bool {
-	type pair struct {
-		hunk []string
-		file string
-	}
-	var pairs []pair
-	for i, at := range p.at {
-		if at < 0 || es[i].elision || strings.TrimSpace(t.lines[at]) == "" {
-			continue
-		}
-		pairs = append(pairs, pair{es[i].raw, leading(t.lines[at])})
-	}
-	if len(pairs) == 0 {
-		return true
-	}
-	for _, tab := range []int{2, 4, 8} {
-		// Every reading of the first line proposes a shift; one must fit
-		// every line.
-		for _, h0 := range pairs[0].hunk {
-			shift := width(leading(h0), tab) - width(pairs[0].file, tab)
-			ok := true
-			for _, pr := range pairs[1:] {
-				found := false
-				for _, h := range pr.hunk {
-					if width(leading(h), tab)-width(pr.file, tab) == shift {
-						found = true
-						break
-					}
-				}
-				if !found {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				return true
-			}
-		}
-	}
-	return false
+	pairs := indentPairs(t, es, p)
+	return len(pairs) == 0 || len(shifts(pairs, false)) > 0
 }
 
 // width is the display width of leading whitespace with tabs of tab columns.

@@ -240,12 +240,18 @@ func locate(t *text, pl *placed) string {
 		pl.cands = []place{pl.p}
 		return ""
 	}
+	// reindented: the hunk fits somewhere only if its lines are indented
+	// by different amounts, which leaves its added lines' indentation open.
+	reindented := -1
 	for lv := 0; lv < numLevels; lv++ {
 		// A line's literal reading before the one that assumes it lost its
 		// context space: the extra readings must not create extra places.
 		for _, alt := range []bool{false, true} {
 			cs := contiguous(t, es, lv, alt)
 			if lv == levelSpace {
+				if len(cs) > 0 && reindented < 0 {
+					reindented = cs[0].start
+				}
 				cs = filter(cs, func(c place) bool { return indentConsistent(t, es, c) })
 			}
 			if len(cs) > 0 {
@@ -279,6 +285,9 @@ func locate(t *text, pl *placed) string {
 			pl.p = cs[0]
 			return ""
 		}
+	}
+	if reindented >= 0 {
+		return fmt.Sprintf("context not found: the hunk's lines fit the file (at line %d) only with their indentation changed by different amounts on different lines, which leaves the added lines' indentation unknown", reindented+1)
 	}
 	return "context not found: the hunk's lines do not fit the file anywhere"
 }
@@ -439,7 +448,30 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	var out []string
 	cursor := pl.p.start
 	var pending []string // added lines not yet written
-	ei := 0              // index into the entries
+	// repl: the pending lines replace removed lines, which fix their place.
+	// prevDeleted: the last old-side line was a removed one. loose: the
+	// pending lines have dropped context or left-out file lines next to them.
+	repl, prevDeleted, loose := false, false, false
+	looseAt := looseInserts(pl)
+	type run struct {
+		lo, hi      int // span of out
+		repl, loose bool
+	}
+	var runs []run
+	emit := func(lines []string) {
+		if len(lines) == 0 {
+			return
+		}
+		if n := len(runs); n > 0 && runs[n-1].hi == len(out) {
+			runs[n-1].hi += len(lines)
+			runs[n-1].repl = runs[n-1].repl || repl
+			runs[n-1].loose = runs[n-1].loose || loose
+		} else {
+			runs = append(runs, run{len(out), len(out) + len(lines), repl, loose})
+		}
+		out = append(out, lines...)
+	}
+	ei := 0 // index into the entries
 	usedSpaceReading := false
 	// runBefore counts matched context entries since the last change.
 	runBefore, sawChange := 0, false
@@ -447,6 +479,24 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		gap := t.lines[cursor:to]
 		if len(gap) > 0 {
 			r.ContextRestored += len(gap)
+		}
+		if len(gap) == 1 && len(pending) > 0 {
+			// The hunk skipped a file line and adds the same line back at
+			// one end of its added lines: that line is the file's, kept once.
+			switch {
+			case sameLine(gap[0], pending[0]):
+				out = append(out, gap...)
+				emit(pending[1:])
+				pending, cursor = nil, to
+				r.Repairs = appendOnce(r.Repairs, "skipped-line")
+				return ""
+			case sameLine(gap[0], pending[len(pending)-1]):
+				emit(pending[:len(pending)-1])
+				out = append(out, gap...)
+				pending, cursor = nil, to
+				r.Repairs = appendOnce(r.Repairs, "skipped-line")
+				return ""
+			}
 		}
 		if len(pending) > 0 && len(gap) > 0 {
 			// The hunk lacks file lines right next to its added lines: did
@@ -464,40 +514,45 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			switch {
 			case len(gap) == 1 && beforeShort && !afterShort:
 				out = append(out, gap...)
-				out = append(out, pending...)
+				emit(pending)
 			case len(gap) == 1 && afterShort && !beforeShort:
-				out = append(out, pending...)
+				emit(pending)
 				out = append(out, gap...)
 			default:
 				return fmt.Sprintf("uncertain: the hunk leaves out file lines %d-%d next to its added lines", cursor+1, to)
 			}
 			pending = nil
 		} else {
-			out = append(out, pending...)
+			emit(pending)
 			out = append(out, gap...)
 			pending = nil
 		}
 		cursor = to
 		return ""
 	}
-	ind := learnIndent(t, pl)
-	converted := false   // the last old-side line was re-indented in the hunk
+	ind, why := newIndenter(t, pl)
+	if why != "" {
+		return nil, why
+	}
 	lastDeleted := false // the last placed old-side line is one the hunk removes
 	for li, l := range pl.h.lines {
 		if l.kind == patch.LineInsert {
-			text := l.texts[0]
-			if converted {
-				if c, ok := ind.convert(text); ok {
-					text = c
-					r.Repairs = appendOnce(r.Repairs, "reindent")
-				}
+			text, why := ind.indent(l.texts[0], ei-1)
+			if why != "" {
+				return nil, why
 			}
+			if text != l.texts[0] {
+				r.Repairs = appendOnce(r.Repairs, "reindent")
+			}
+			if len(pending) == 0 {
+				repl, loose = prevDeleted, false
+			}
+			loose = loose || looseAt[li]
 			pending = append(pending, fixEOL(t, text))
 			continue
 		}
-		if at := pl.p.at[ei]; at >= 0 {
-			converted = leading(l.texts[0]) != leading(t.lines[at]) && strings.TrimLeft(l.texts[0], " \t") == strings.TrimLeft(t.lines[at], " \t")
-		}
+		prevDeleted = l.kind == patch.LineDelete
+		repl = repl || prevDeleted
 		e := &pl.es[ei]
 		at := pl.p.at[ei]
 		ei++
@@ -516,6 +571,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 				continue
 			}
 			r.ContextDropped++
+			r.Unmatched = append(r.Unmatched, l.texts[0])
 			// A context line not in the file, with a file line missing
 			// from the hunk right where it stands, is that line altered:
 			// it keeps its place among the added lines.
@@ -527,7 +583,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 				}
 			}
 			if l.kind == patch.LineContext && next > cursor {
-				out = append(out, pending...)
+				emit(pending)
 				pending = nil
 				out = append(out, t.lines[cursor])
 				cursor++
@@ -563,11 +619,37 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		cursor = at + 1
 	}
 	if cursor < pl.p.end {
-		out = append(out, pending...)
+		emit(pending)
 		pending = nil
 		out = append(out, t.lines[cursor:pl.p.end]...)
 	}
-	out = append(out, pending...)
+	emit(pending)
+	if pl.p.tier == TierFuzzy {
+		// Context was dropped or file lines kept next to lines the hunk
+		// only adds: they must still sit in the block its context put them
+		// in. (Lines that replace removed ones take their place, which is
+		// certain.)
+		tab := 4
+		if ind.opts != nil {
+			tab = ind.opts[0].tab
+		}
+		for _, rn := range runs {
+			if rn.repl || !rn.loose {
+				continue
+			}
+			prev, ok := nearCode(out, rn.lo-1, -1)
+			if !ok {
+				prev, _ = nearCode(t.lines[:pl.p.start], pl.p.start-1, -1)
+			}
+			next, ok := nearCode(out, rn.hi, 1)
+			if !ok {
+				next, _ = nearCode(t.lines, pl.p.end, 1)
+			}
+			if why := blockFit(prev, next, out[rn.lo:rn.hi], tab); why != "" {
+				return nil, "uncertain: placed without some of its context, and " + why
+			}
+		}
+	}
 	if usedSpaceReading {
 		r.Repairs = appendOnce(r.Repairs, "context-space")
 	}
@@ -580,68 +662,12 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	return out, ""
 }
 
-// indent is a consistent re-indentation between a hunk and its file: the
-// hunk wrote each file tab as unit spaces (toTabs), or each file run of unit
-// spaces as a tab.
-type indent struct {
-	unit   int
-	toTabs bool
-}
-
 func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
 
-// learnIndent finds the re-indentation, if every re-indented old-side line
-// of the hunk agrees on one.
-func learnIndent(t *text, pl *placed) *indent {
-	var got *indent
-	ei := 0
-	for _, l := range pl.h.lines {
-		if l.kind == patch.LineInsert {
-			continue
-		}
-		at := pl.p.at[ei]
-		ei++
-		if at < 0 {
-			continue
-		}
-		hw, fw := leading(l.texts[0]), leading(t.lines[at])
-		if hw == fw || strings.TrimLeft(l.texts[0], " \t") != strings.TrimLeft(t.lines[at], " \t") {
-			continue
-		}
-		var cand indent
-		switch {
-		case strings.Trim(hw, " ") == "" && strings.Trim(fw, "\t") == "" && len(fw) > 0 && len(hw)%len(fw) == 0:
-			cand = indent{unit: len(hw) / len(fw), toTabs: true}
-		case strings.Trim(hw, "\t") == "" && strings.Trim(fw, " ") == "" && len(hw) > 0 && len(fw)%len(hw) == 0:
-			cand = indent{unit: len(fw) / len(hw)}
-		default:
-			return nil
-		}
-		if cand.unit < 2 || (got != nil && *got != cand) {
-			return nil
-		}
-		got = &cand
-	}
-	return got
-}
-
-// convert re-indents an added line written in the hunk's style into the
-// file's.
-func (in *indent) convert(s string) (string, bool) {
-	if in == nil {
-		return s, false
-	}
-	w := leading(s)
-	if in.toTabs {
-		if w == "" || strings.Trim(w, " ") != "" {
-			return s, false
-		}
-		return strings.Repeat("\t", len(w)/in.unit) + strings.Repeat(" ", len(w)%in.unit) + s[len(w):], true
-	}
-	if w == "" || strings.Trim(w, "\t") != "" {
-		return s, false
-	}
-	return strings.Repeat(" ", len(w)*in.unit) + s[len(w):], true
+// sameLine compares a file line and an added line, trailing whitespace and
+// line endings aside.
+func sameLine(a, b string) bool {
+	return normalize(levelTrailing, a) == normalize(levelTrailing, b) && strings.TrimSpace(a) != ""
 }
 
 // ctxRunAfter counts the context lines from l on (l included when it is

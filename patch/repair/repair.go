@@ -86,6 +86,8 @@ type HunkReport struct {
 	// ContextRestored counts file lines the hunk left out and that were kept.
 	ContextDropped  int `json:"context_dropped,omitempty"`
 	ContextRestored int `json:"context_restored,omitempty"`
+	// Unmatched lists the dropped context lines as the hunk wrote them.
+	Unmatched []string `json:"unmatched,omitempty"`
 	// Candidates are the 1-based lines of every place that fit at the
 	// deciding tier.
 	Candidates []int  `json:"candidates,omitempty"`

@@ -1,0 +1,194 @@
+package repair_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
+)
+
+// repairOne repairs edit against one file and returns the new content, the
+// hunk reports and the error.
+func repairOne(t *testing.T, name, content, edit string) (string, []repair.HunkReport, error) {
+	t.Helper()
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{name: content}})
+	var hunks []repair.HunkReport
+	if len(res.Files) > 0 {
+		hunks = res.Files[0].Hunks
+	}
+	if err != nil || len(res.Results) == 0 {
+		return "", hunks, err
+	}
+	return string(res.Results[0].Content), hunks, nil
+}
+
+// refuses checks that edit is refused for file with a reason containing
+// why.
+func refuses(t *testing.T, name, content, edit, why string) {
+	t.Helper()
+	if _, _, err := repairOne(t, name, content, edit); !errors.Is(err, repair.ErrRefused) || !strings.Contains(err.Error(), why) {
+		t.Fatalf("err = %v, want a refusal containing %q", err, why)
+	}
+}
+
+// applies checks that edit gives want at the given tier, and returns the
+// hunk reports.
+func applies(t *testing.T, name, content, edit, want, tier string) []repair.HunkReport {
+	t.Helper()
+	got, hunks, err := repairOne(t, name, content, edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if hunks[0].Tier != tier {
+		t.Errorf("tier %s, want %s", hunks[0].Tier, tier)
+	}
+	return hunks
+}
+
+// The real case: an elif/else chain inside `if r is not None:`, the hunk
+// written 4 spaces shallower than the file (12 against 16). Placed at the
+// indentation tier, its added lines move 4 columns deeper with the rest;
+// written at the hunk's 12 columns, the elif belonged to `if r is not None:`.
+func TestIndentationShiftMovesAddedLines(t *testing.T) {
+	file := `class Domain(Option):
+    @classmethod
+    def preprocess(cls, domain):
+        if isinstance(domain, str):
+            r = cls._re_fraction.match(domain)
+            if r is not None:
+                ground = r.groups()[0]
+                if ground in ['Z', 'ZZ']:
+                    return sympy.polys.domains.ZZ.frac_field(*gens)
+                else:
+                    return sympy.polys.domains.QQ.frac_field(*gens)
+        raise OptionError('expected a valid domain specification, got %s' % domain)
+`
+	edit := `--- a/sympy/polys/polyoptions.py
++++ b/sympy/polys/polyoptions.py
+@@ -7,5 +7,7 @@
+             ground = r.groups()[0]
+             if ground in ['Z', 'ZZ']:
+                 return sympy.polys.domains.ZZ.frac_field(*gens)
++            elif ground in ['R', 'RR']:
++                return sympy.polys.domains.RR.frac_field(*gens)
+             else:
+                 return sympy.polys.domains.QQ.frac_field(*gens)
+`
+	want := strings.Replace(file, "                else:\n",
+		"                elif ground in ['R', 'RR']:\n                    return sympy.polys.domains.RR.frac_field(*gens)\n                else:\n", 1)
+	hunks := applies(t, "sympy/polys/polyoptions.py", file, edit, want, repair.TierIndentation)
+	if !contains(hunks[0].Repairs, "reindent") {
+		t.Errorf("repairs %v lack reindent", hunks[0].Repairs)
+	}
+}
+
+// The same shift in a brace language whose file indents with tabs: the
+// hunk wrote each level as 4 spaces and one level too shallow. Added lines
+// come out one tab deeper, in tabs.
+func TestIndentationShiftTabsGo(t *testing.T) {
+	file := "package p\n\nfunc f(xs []int) int {\n\tn := 0\n\tfor _, x := range xs {\n\t\tif x > 0 {\n\t\t\tn += x\n\t\t}\n\t}\n\treturn n\n}\n"
+	edit := "--- a/p.go\n+++ b/p.go\n@@ -5,4 +5,7 @@\n for _, x := range xs {\n     if x > 0 {\n         n += x\n+    } else if x < -10 {\n+        n -= x\n+        continue\n     }\n"
+	want := strings.Replace(file, "\t\t\tn += x\n\t\t}\n", "\t\t\tn += x\n\t\t} else if x < -10 {\n\t\t\tn -= x\n\t\t\tcontinue\n\t\t}\n", 1)
+	applies(t, "p.go", file, edit, want, repair.TierIndentation)
+}
+
+// A hunk whose lines match only with indentation changed by different
+// amounts on different lines is refused, saying so: its added lines could
+// go at either depth.
+func TestIndentationInconsistentRefused(t *testing.T) {
+	file := "def f(x):\n    if x:\n        y = compute(x)\n        return y\n    return None\n"
+	edit := "--- a/f.py\n+++ b/f.py\n@@ @@\n     if x:\n     y = compute(x)\n+    log(y)\n         return y\n"
+	refuses(t, "f.py", file, edit, "different amounts")
+}
+
+// The real case: a module-level def added after a method whose hunk
+// context is followed by two blank lines; in the file the method is
+// followed by one blank line and the next method of the same class.
+// Dropping the blank context line that does not match would put the new
+// function inside the class, and the class's later methods inside it.
+func TestFuzzyRefusesDedentedBlockInsideClass(t *testing.T) {
+	file := `class Printer(Visitor):
+    def visit_constant(self, node):
+        return repr(node.value)
+
+    def variable(self, node):
+        return self.scope[node.name]
+
+    def visit_call(self, node):
+        return node.func(*node.args)
+`
+	edit := `--- a/printer.py
++++ b/printer.py
+@@ -2,4 +2,8 @@ class Printer(Visitor):
+     def visit_constant(self, node):
+         return repr(node.value)
+ 
+ 
++def print_tree(node):
++    return Printer().visit(node)
++
++
+`
+	refuses(t, "printer.py", file, edit, "would fall into their block")
+}
+
+// The reverse: a method (indented) placed loosely after module-level code
+// that opens no block is refused.
+func TestFuzzyRefusesIndentedBlockAfterModuleCode(t *testing.T) {
+	file := "class A:\n    def f(self):\n        return 1\n\n\nLIMIT = 10\nNAME = 'a'\n\n\ndef g():\n    return 2\n"
+	edit := "--- a/a.py\n+++ b/a.py\n@@ @@\n LIMIT = 10\n NAME = 'a'\n EXTRA = 3\n+    def h(self):\n+        return 3\n \n \n def g():\n"
+	refuses(t, "a.py", file, edit, "opens no block")
+}
+
+// Brace languages, where indentation is not syntax: edits placed loosely
+// whose added lines sit in the block around them apply; a top-level
+// function dropped into the middle of a function body does not.
+func TestFuzzyBlockRuleBraceLanguages(t *testing.T) {
+	goFile := "package p\n\nimport \"fmt\"\n\nfunc run(args []string) error {\n\tif len(args) == 0 {\n\t\treturn errUsage\n\t}\n\tname := args[0]\n\tfmt.Println(name)\n\treturn nil\n}\n"
+	jsFile := "class Store {\n  constructor() {\n    this.items = [];\n  }\n\n  add(item) {\n    this.items.push(item);\n  }\n\n  size() {\n    return this.items.length;\n  }\n}\n"
+	javaFile := "public class Counter {\n    private int n;\n\n    public void inc() {\n        n++;\n    }\n\n    public int get() {\n        return n;\n    }\n}\n"
+	for _, tc := range []struct {
+		name, path, file, edit, want, refusal string
+	}{{
+		// A file line the model left out of its context, statements added
+		// inside the function body.
+		name: "go statements", path: "p.go", file: goFile,
+		edit: "--- a/p.go\n+++ b/p.go\n@@ @@\n \tif len(args) == 0 {\n \t}\n \tname := args[0]\n+\tif name == \"\" {\n+\t\treturn errUsage\n+\t}\n \tfmt.Println(name)\n \treturn nil\n }\n",
+		want: strings.Replace(goFile, "\tfmt.Println", "\tif name == \"\" {\n\t\treturn errUsage\n\t}\n\tfmt.Println", 1),
+	}, {
+		name: "go top-level func inside a body", path: "p.go", file: goFile,
+		edit:    "--- a/p.go\n+++ b/p.go\n@@ @@\n \tif len(args) == 0 {\n \t\treturn errUsage\n \t}\n \n+func helper() string {\n+\treturn \"x\"\n+}\n+\n \tname := args[0]\n",
+		refusal: "would fall into their block",
+	}, {
+		name: "js method", path: "store.js", file: jsFile,
+		edit: "--- a/store.js\n+++ b/store.js\n@@ @@\n   add(item) {\n   }\n \n+  clear() {\n+    this.items = [];\n+  }\n+\n   size() {\n     return this.items.length;\n   }\n",
+		want: strings.Replace(jsFile, "  size() {", "  clear() {\n    this.items = [];\n  }\n\n  size() {", 1),
+	}, {
+		name: "java statement", path: "Counter.java", file: javaFile,
+		edit: "--- a/Counter.java\n+++ b/Counter.java\n@@ @@\n     public void inc() {\n+        if (n == Integer.MAX_VALUE) return;\n         n++;\n     }\n \n     // getters\n     public int get() {\n",
+		want: strings.Replace(javaFile, "        n++;", "        if (n == Integer.MAX_VALUE) return;\n        n++;", 1),
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.refusal != "" {
+				refuses(t, tc.path, tc.file, tc.edit, tc.refusal)
+				return
+			}
+			// Fuzzy: the rule is meant to be exercised.
+			applies(t, tc.path, tc.file, tc.edit, tc.want, repair.TierFuzzy)
+		})
+	}
+}
+
+// Python edits placed loosely whose added lines fit their block apply: a
+// method added inside the class, a statement at the end of a body.
+func TestFuzzyBlockRulePythonLegit(t *testing.T) {
+	file := "class Printer(Visitor):\n    def visit_constant(self, node):\n        return repr(node.value)\n\n    def variable(self, node):\n        return self.scope[node.name]\n\n\ndef main():\n    print(Printer())\n"
+	edit := "--- a/printer.py\n+++ b/printer.py\n@@ @@\n     def variable(self, node):\n         return self.scope[node.name]\n+\n+    def visit_list(self, node):\n+        return [self.visit(x) for x in node.items]\n \n \n # entry point\n def main():\n"
+	want := strings.Replace(file, "node.name]\n", "node.name]\n\n    def visit_list(self, node):\n        return [self.visit(x) for x in node.items]\n", 1)
+	applies(t, "printer.py", file, edit, want, repair.TierFuzzy)
+}
