@@ -573,3 +573,36 @@ func (s *Store) learnBlobs(lines []string) error {
 	}
 	return f.Close()
 }
+
+// Revisions turns a --commits argument into revisions of r: the lines of a
+// file if spec names one (blank lines and # comments skipped), the commits
+// of a git rev-list range, oldest first, if spec has ".." or "^", or else
+// comma-separated revisions.
+func Revisions(ctx context.Context, r *repo.Repo, spec string) ([]string, error) {
+	if b, err := os.ReadFile(spec); err == nil {
+		var out []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				out = append(out, line)
+			}
+		}
+		return out, nil
+	}
+	if strings.Contains(spec, "..") || strings.Contains(spec, "^") {
+		cmd := exec.CommandContext(ctx, "git", "--git-dir="+r.GitDir(), "rev-list", "--reverse", spec, "--")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("envstore: git rev-list %s: %w: %s", spec, err, strings.TrimSpace(stderr.String()))
+		}
+		return strings.Fields(string(out)), nil
+	}
+	var out []string
+	for _, rev := range strings.Split(spec, ",") {
+		if rev = strings.TrimSpace(rev); rev != "" {
+			out = append(out, rev)
+		}
+	}
+	return out, nil
+}

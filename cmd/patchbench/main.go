@@ -65,6 +65,7 @@ func newRootCommand(sio stdio) *cobra.Command {
 		newSWECommand(sio),
 		newRepairCommand(sio),
 		newDiffxyzCommand(sio), newReportCommand(sio),
+		newEnvCommand(sio),
 	)
 	return root
 }

@@ -1,0 +1,391 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/repo"
+)
+
+// envOptions are the flags every env subcommand shares.
+type envOptions struct {
+	store string
+	json  bool
+}
+
+func newEnvCommand(sio stdio) *cobra.Command {
+	var o envOptions
+	cmd := &cobra.Command{
+		Use:   "env",
+		Short: "Per-commit environments in a content-addressed store: build, restore, stats, verify, gc, ls",
+		Long: `Keep the tree a setup command leaves at each commit of a repository
+(dependencies, build outputs) in a content-addressed store (--store DIR),
+and restore one in well under a second by hard links (or reflinks, or
+copies).
+
+Each file content is stored once, read-only, whatever the commit; each
+commit has a manifest (path, mode, size, SHA-256; symlink targets). A
+restored tree must only be changed by replacing files (write a new file,
+rename it), as git, editors and compilers do: a hard-linked file is the
+store's object, and an in-place write by root outside the sandbox would
+reach it ("env verify" finds that). Use "restore --copy" when that cannot be
+promised.
+
+Exit status: 0 success; 1 the operation did not succeed (a setup failed, a
+problem found by verify); 2 usage or input error.`,
+	}
+	cmd.PersistentFlags().StringVar(&o.store, "store", "", "environment store `DIR` (made if missing)")
+	cmd.MarkPersistentFlagRequired("store")
+	cmd.AddCommand(
+		newEnvBuildCommand(sio, &o),
+		newEnvRestoreCommand(sio, &o),
+		newEnvStatsCommand(sio, &o),
+		newEnvVerifyCommand(sio, &o),
+		newEnvGCCommand(sio, &o),
+		newEnvLsCommand(sio, &o),
+	)
+	return cmd
+}
+
+func (o *envOptions) open() (*envstore.Store, error) {
+	s, err := envstore.Open(o.store)
+	if err != nil {
+		return nil, usage(err)
+	}
+	return s, nil
+}
+
+type envBuildOptions struct {
+	repo, commits, setup, sandbox string
+	envstore.BuildOptions
+}
+
+func newEnvBuildCommand(sio stdio, g *envOptions) *cobra.Command {
+	var o envBuildOptions
+	cmd := &cobra.Command{
+		Use:   "build --store DIR --repo DIR --commits REV-RANGE|FILE|REV,... --setup CMD",
+		Short: "Build and store the environment of each commit",
+		Long: `For each commit: a clean checkout (without .git) in the store's tmp
+directory, the setup command run there with sh -c in the sandbox (bubblewrap:
+no network unless --network, the tree its only writable directory), then the
+whole tree snapshotted into the store and removed. Commits already stored
+are skipped. A failed setup is recorded with its exit code and log (see
+"env ls") and stores nothing; it is skipped next time unless --retry-failed.
+
+--commits is a file of revisions (one a line), a git range (A..B, built
+oldest first), or comma-separated revisions. One line per commit on stdout
+(--json: one JSON object per commit).`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runEnvBuild(cmd, g, o, sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.repo, "repo", "", "git repository `DIR`")
+	f.StringVar(&o.commits, "commits", "", "commits: `REV-RANGE|FILE|REV,...`")
+	f.StringVar(&o.setup, "setup", "", "setup `CMD`, run with sh -c at the root of the tree")
+	f.StringVar(&o.sandbox, "sandbox", "auto", "setup runner: auto (bubblewrap if it works, else unsandboxed), bwrap, none")
+	f.IntVar(&o.Workers, "workers", 1, "commits built at once")
+	f.BoolVar(&o.Network, "network", false, "let the setup use the network")
+	f.StringArrayVar(&o.Env, "env", nil, "`KEY=VALUE` for the setup (repeatable)")
+	f.DurationVar(&o.Timeout, "timeout", 0, "time limit of each setup (0: none)")
+	f.BoolVar(&o.RetryFailed, "retry-failed", false, "build commits whose setup failed before")
+	f.BoolVar(&o.NoReuse, "no-reuse", false, "hash every file, not trusting git's blob ids for unchanged tracked files (to measure what that saves)")
+	f.BoolVar(&g.json, "json", false, "print one JSON object per commit")
+	for _, name := range []string{"repo", "commits", "setup"} {
+		cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}
+
+func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio stdio) error {
+	ctx := cmd.Context()
+	if o.sandbox == "docker" {
+		return usage(errors.New("env build: --sandbox docker is not supported (the tree is a bind-mounted directory of the store)"))
+	}
+	s, err := g.open()
+	if err != nil {
+		return err
+	}
+	r, err := repo.Open(ctx, o.repo)
+	if err != nil {
+		return usage(err)
+	}
+	defer r.Close()
+	revs, err := envstore.Revisions(ctx, r, o.commits)
+	if err != nil {
+		return usage(err)
+	}
+	if len(revs) == 0 {
+		return usage(fmt.Errorf("env build: --commits %s names no commit", o.commits))
+	}
+	o.Runner, err = swe.NewSandbox(ctx, o.sandbox, "")
+	if err != nil {
+		return usage(err)
+	}
+	o.Setup = o.setup
+	o.Progress = func(res envstore.BuildResult) {
+		if g.json {
+			json.NewEncoder(sio.out).Encode(res)
+			return
+		}
+		fmt.Fprintln(sio.out, formatBuildResult(res))
+	}
+	results, err := s.Build(ctx, r, revs, o.BuildOptions)
+	if err != nil {
+		return failed(err)
+	}
+	bad := 0
+	for _, res := range results {
+		if res.Status == envstore.StatusFailed || res.Status == envstore.StatusError {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return failed(fmt.Errorf("env build: %d of %d commits not built", bad, len(results)))
+	}
+	return nil
+}
+
+func formatBuildResult(r envstore.BuildResult) string {
+	switch r.Status {
+	case envstore.StatusBuilt:
+		return fmt.Sprintf("built   %s  %d files, %s; %d new objects, %s; %d files hashed, %d known from git; checkout %s, setup %s, snapshot %s",
+			r.Commit, r.Files, sizeString(r.Bytes), r.NewObjects, sizeString(r.NewBytes), r.HashedFiles, r.ReusedFiles,
+			ms(r.CheckoutMS), ms(r.SetupMS), ms(r.SnapshotMS))
+	case envstore.StatusSkipped:
+		return fmt.Sprintf("stored  %s  (skipped)", r.Commit)
+	}
+	return fmt.Sprintf("%-7s %s  %s", r.Status, r.Commit, r.Reason)
+}
+
+func ms(n int64) string { return (time.Duration(n) * time.Millisecond).String() }
+
+// sizeString prints n bytes in kB, MB or GB (powers of 1000).
+func sizeString(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+type envRestoreOptions struct {
+	commit     string
+	repo       string
+	copy, link bool
+	envstore.RestoreOptions
+}
+
+func newEnvRestoreCommand(sio stdio, g *envOptions) *cobra.Command {
+	var o envRestoreOptions
+	cmd := &cobra.Command{
+		Use:   "restore --store DIR --commit C [--repo DIR] [--copy] [--verify] DEST",
+		Short: "Rebuild a commit's environment at DEST (which must not exist or be empty)",
+		Long: `Rebuild the tree of commit C (a full id or a unique prefix) at DEST by
+reflinks where the file system has them, else hard links (--link forces hard
+links), or copies (--copy). Each object's size and mode are checked; --verify
+re-hashes each one too. A restore that fails leaves nothing at DEST.
+
+Hard-linked files are read-only (0444, 0555 when executable): the manifest's
+mode less its write bits. Copies and reflinks have the exact mode.`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runEnvRestore(cmd, g, o, args, sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.commit, "commit", "", "`COMMIT` to restore: a stored commit id or a unique prefix, or with --repo any revision")
+	f.StringVar(&o.repo, "repo", "", "git repository `DIR` in which --commit is resolved")
+	f.BoolVar(&o.copy, "copy", false, "copy every file (the tree shares nothing with the store)")
+	f.BoolVar(&o.link, "link", false, "hard links even where reflinks work")
+	f.BoolVar(&o.Verify, "verify", false, "re-hash every object before using it")
+	f.IntVar(&o.Workers, "workers", 0, "files made at once (0: 8)")
+	f.BoolVar(&g.json, "json", false, "print the result as JSON")
+	cmd.MarkFlagRequired("commit")
+	return cmd
+}
+
+func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args []string, sio stdio) error {
+	if o.copy && o.link {
+		return usage(errors.New("env restore: --copy and --link exclude each other"))
+	}
+	s, err := g.open()
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.copy:
+		o.Method = envstore.RestoreCopy
+	case o.link:
+		o.Method = envstore.RestoreLink
+	}
+	start := time.Now()
+	if o.repo != "" {
+		r, err := repo.Open(cmd.Context(), o.repo)
+		if err != nil {
+			return usage(err)
+		}
+		o.commit, err = r.ResolveCommit(cmd.Context(), o.commit)
+		r.Close()
+		if err != nil {
+			return usage(err)
+		}
+	}
+	res, err := s.Restore(cmd.Context(), o.commit, args[0], o.RestoreOptions)
+	if errors.Is(err, fs.ErrNotExist) {
+		return usage(err)
+	}
+	if err != nil {
+		return failed(err)
+	}
+	if g.json {
+		return writeJSON(sio, res)
+	}
+	fmt.Fprintf(sio.out, "restored %s to %s: %d files (%d hard links, %d reflinks, %d copies), %d directories, %d symlinks, %s in %s\n",
+		res.Commit, res.Dir, res.Files, res.Linked, res.Reflinked, res.Copied, res.Dirs, res.Symlinks,
+		sizeString(res.Bytes), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func newEnvStatsCommand(sio stdio, g *envOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "stats --store DIR [--json]",
+		Short: "Commits, files, bytes of the trees and bytes stored",
+		Long: `Print the store's totals: stored commits, their files, the bytes the trees
+would take as copies (logical), the bytes the store takes (objects,
+manifests, git map) and their ratio. --json prints {"commits", "files",
+"logical_bytes", "stored_bytes", ...}.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.open()
+			if err != nil {
+				return err
+			}
+			st, err := s.Stats()
+			if err != nil {
+				return failed(err)
+			}
+			if g.json {
+				return writeJSON(sio, st)
+			}
+			fmt.Fprintf(sio.out, "commits        %d (and %d failed setups)\nfiles          %d\nlogical bytes  %d (%s)\nstored bytes   %d (%s: %d objects %s, manifests %s)\nratio          %.1fx\n",
+				st.Commits, st.Failed, st.Files, st.LogicalBytes, sizeString(st.LogicalBytes), st.StoredBytes, sizeString(st.StoredBytes),
+				st.Objects, sizeString(st.ObjectBytes), sizeString(st.ManifestBytes), st.Ratio())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&g.json, "json", false, "print JSON")
+	return cmd
+}
+
+func newEnvVerifyCommand(sio stdio, g *envOptions) *cobra.Command {
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "verify --store DIR",
+		Short: "Re-hash every object and check every manifest; exit 1 on any problem, naming it",
+		Args:  argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.open()
+			if err != nil {
+				return err
+			}
+			rep, err := s.Verify(cmd.Context(), workers)
+			if err != nil {
+				return failed(err)
+			}
+			if g.json {
+				if err := writeJSON(sio, rep); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range rep.Problems {
+					fmt.Fprintln(sio.out, p)
+				}
+				fmt.Fprintf(sio.out, "%d objects, %d manifests, %d problems", rep.Objects, rep.Manifests, len(rep.Problems))
+				if rep.Temporary > 0 {
+					fmt.Fprintf(sio.out, "; %d temporary files of interrupted builds (env gc removes them)", rep.Temporary)
+				}
+				fmt.Fprintln(sio.out)
+			}
+			if !rep.OK() {
+				return failed(fmt.Errorf("env verify: %d problems in %s", len(rep.Problems), s.Dir()))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&workers, "workers", 0, "objects hashed at once (0: one per CPU)")
+	cmd.Flags().BoolVar(&g.json, "json", false, "print JSON")
+	return cmd
+}
+
+func newEnvGCCommand(sio stdio, g *envOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "gc --store DIR",
+		Short: "Remove objects no manifest names, and what interrupted builds left",
+		Long: `Remove the objects no manifest names and the temporary files of
+interrupted builds. gc waits for running builds and builds wait for it (a
+lock every build holds shared from its first object to its manifest), so it
+is safe to run at any time.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.open()
+			if err != nil {
+				return err
+			}
+			res, err := s.GC(cmd.Context())
+			if err != nil {
+				return failed(err)
+			}
+			if g.json {
+				return writeJSON(sio, res)
+			}
+			fmt.Fprintf(sio.out, "removed %d objects (%s) and %d temporary entries\n", res.Objects, sizeString(res.Bytes), res.Temporary)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&g.json, "json", false, "print JSON")
+	return cmd
+}
+
+func newEnvLsCommand(sio stdio, g *envOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ls --store DIR [--json]",
+		Short: "List stored commits and failed setups",
+		Args:  argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.open()
+			if err != nil {
+				return err
+			}
+			list, err := s.List()
+			if err != nil {
+				return failed(err)
+			}
+			if g.json {
+				return writeJSON(sio, list)
+			}
+			for _, in := range list {
+				if in.Status == "failed" {
+					fmt.Fprintf(sio.out, "%s  failed (exit %d)  %s  %s\n", in.Commit, in.ExitCode, in.Created, in.Setup)
+					continue
+				}
+				fmt.Fprintf(sio.out, "%s  %d files, %s  %s  %s\n", in.Commit, in.Files, sizeString(in.Bytes), in.Created, in.Setup)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&g.json, "json", false, "print JSON")
+	return cmd
+}
