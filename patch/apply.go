@@ -25,6 +25,8 @@ var (
 	ErrFileMissing = errors.New("file does not exist")
 	// ErrNoPath: a file patch names no file and the caller gave none.
 	ErrNoPath = errors.New("file patch names no file")
+	// ErrAmbiguous: a hunk of a Lenient file patch fits more than one place.
+	ErrAmbiguous = errors.New("ambiguous")
 )
 
 // HunkError reports a hunk that could not be placed.
@@ -60,6 +62,11 @@ type Placement struct {
 	// old lines started; Offset is Line minus the hinted line, 0 without a
 	// hint.
 	Line, Offset int
+	// Level is how loosely the hunk of a Lenient file patch matched: 0
+	// exactly (line endings aside), 1 ignoring trailing whitespace, 2
+	// ignoring surrounding whitespace, 3 with typographic punctuation made
+	// ASCII.
+	Level int
 }
 
 // ApplyFile applies the hunks of fp to content and returns the new content
@@ -73,27 +80,40 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 		out, err := applyBinary(content, fp)
 		return out, nil, err
 	}
+	if fp.Lenient {
+		return applyLenient(content, fp)
+	}
 	lines, eol := SplitLines(content)
 	grow := 0
 	for _, h := range fp.Hunks {
 		grow += len(h.Lines)
 	}
 	img := image{head: make([]string, 0, len(lines)+grow), tail: lines, eol: eol}
+	places, err := eachHunk(fp, img.apply)
+	if err != nil {
+		return "", nil, err
+	}
+	return JoinLines(append(img.head, img.tail...), img.eol), places, nil
+}
+
+// eachHunk applies the hunks of fp in order with apply, which places one
+// hunk at or after line after and returns where its new lines end.
+func eachHunk(fp *FilePatch, apply func(h *Hunk, after int) (Placement, int, error)) ([]Placement, error) {
 	places := make([]Placement, 0, len(fp.Hunks))
 	after := 0 // where the search for a position-less hunk starts
 	for i, h := range fp.Hunks {
-		pl, end, err := img.apply(h, after)
+		pl, end, err := apply(h, after)
 		if err != nil {
 			var he *HunkError
 			if errors.As(err, &he) {
 				he.File, he.Hunk = fp.Path(), i+1
 			}
-			return "", nil, err
+			return nil, err
 		}
 		after = end
 		places = append(places, pl)
 	}
-	return JoinLines(append(img.head, img.tail...), img.eol), places, nil
+	return places, nil
 }
 
 // image is a file being patched: head then tail. Hunks come in file order,
@@ -330,6 +350,9 @@ type FileResult struct {
 	Placements []Placement
 	// Binary: the content came from a binary patch.
 	Binary bool
+	// Replaced: a file existed at Path before a Create or Rename with
+	// Overwrite, and the new content replaces it.
+	Replaced bool
 }
 
 // Apply applies every file patch of p to files read from fsys and returns
@@ -389,8 +412,10 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	case Create:
 		if _, ok, err := ov.read(fp.NewPath); err != nil {
 			return res, err
-		} else if ok {
+		} else if ok && !fp.Overwrite {
 			return res, fmt.Errorf("apply: create %s: %w", fp.NewPath, ErrFileExists)
+		} else if ok {
+			res.Replaced = true
 		}
 	default:
 		if fp.Op == Modify && fp.OldPath != fp.NewPath {
@@ -419,8 +444,10 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		if fp.Op == Rename || fp.Op == Copy {
 			if _, ok, err := ov.read(fp.NewPath); err != nil {
 				return res, err
-			} else if ok {
+			} else if ok && (!fp.Overwrite || fp.Op != Rename) {
 				return res, fmt.Errorf("apply: %s %s to %s: %w", fp.Op, fp.OldPath, fp.NewPath, ErrFileExists)
+			} else if ok {
+				res.Replaced = fp.NewPath != fp.OldPath
 			}
 		}
 	}

@@ -275,6 +275,21 @@ type FilePatch struct {
 	// checks the content against them.
 	OldHash, NewHash string
 	Hunks            []*Hunk
+	// Overwrite lets a Create, or a Rename, replace a file that exists at
+	// NewPath, as V4A's Add File and Move to do.
+	Overwrite bool
+	// Lenient applies the hunks by the rules of OpenAI's apply_patch (V4A):
+	// a file line ends at "\n", "\r\n" or a lone "\r", and lines compare
+	// without their endings, first exactly, then ignoring trailing
+	// whitespace, then surrounding whitespace, then also with typographic
+	// dashes, quotes and spaces made ASCII. A hunk goes to the first place
+	// after the previous hunk (and its anchors) that fits exactly; at the
+	// looser levels the place must be the only one. A hunk with no old
+	// lines and no anchor appends. Context lines keep the file's text and
+	// ending, added lines take the ending of the file's first line, and a
+	// hunk that reaches the end of the file leaves it with a final line
+	// ending (unless its NewNoEOL, with KeepEOL clear, says otherwise).
+	Lenient bool
 }
 
 // Path returns the path the file patch is about: the new path, or the old one

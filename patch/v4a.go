@@ -16,12 +16,14 @@ const (
 	v4aEndOfFile = "*** End of File"
 )
 
-// ParseV4A parses the V4A patch format of OpenAI's apply_patch tool.
+// ParseV4A parses the V4A patch format of OpenAI's apply_patch tool, with
+// the rules of codex's apply_patch (codex-rs/apply-patch; see docs/formats.md).
 //
-// The input is read line by line ("\n" ends a line; a "\r" before it stays
-// part of the line). Marker lines, those starting with "***", may carry
-// trailing whitespace; paths are trimmed of surrounding whitespace. The
-// grammar:
+// The input is read line by line; a line ends at "\n" or "\r\n" (the
+// patch's own line endings do not reach the hunks). The envelope markers may
+// carry surrounding whitespace, and so may a section header line ("*** Add
+// File:", ...) where a section may start; paths are trimmed of surrounding
+// whitespace. The grammar:
 //
 //	patch   = "*** Begin Patch" { section } "*** End Patch"
 //	section = add | delete | update
@@ -34,27 +36,33 @@ const (
 //	noeol   = "\" text
 //
 // Blank lines may come before "*** Begin Patch" and after "*** End Patch";
-// any other text outside the envelope is an error (finding a patch inside
-// prose is the job of package extract). An empty line in a chunk is an empty
-// context line.
+// the envelope may also sit in a heredoc ("<<EOF", "<<'EOF'" or "<<\"EOF\""
+// first, a line ending with "EOF" last), as codex accepts. Any other text
+// outside the envelope is an error (finding a patch inside prose is the job
+// of package extract). An empty line in a chunk is an empty context line;
+// blank lines where a chunk may start (after the Update File line, after
+// "*** End of File") are skipped, and a blank line that does not start with
+// a space ends its chunk, as in codex.
 //
-// Each section is one [FilePatch]. Add File is Op Create with one hunk of
-// inserted lines (none for an empty file) with KeepEOL false: the new file
-// ends with a newline. Delete File is Op Delete with no hunks: apply deletes
-// the file whatever it holds. Update File is Op Modify, or Op Rename with
-// NewPath from "*** Move to:", with one hunk per chunk; an update must have
-// a chunk or a Move to. Changes right after the Update File (or Move to)
-// line form a first chunk with no "@@" line.
+// Each section is one [FilePatch] with Lenient set: apply matches its lines
+// as apply_patch does (see [FilePatch]). Add File is Op Create with one hunk
+// of inserted lines (none for an empty file) with KeepEOL false: the new
+// file ends with a newline. Delete File is Op Delete with no hunks: apply
+// deletes the file whatever it holds. Update File is Op Modify, or Op Rename
+// with NewPath from "*** Move to:", with one hunk per chunk; an update must
+// have a chunk or a Move to. Changes right after the Update File (or Move to)
+// line form a first chunk with no "@@" line. Add File and Move to set
+// Overwrite: like codex, they replace a file that exists.
 //
 // Chunk hunks have no position (HasPos false): apply searches for the old
 // lines after the previous hunk. Each "@@ anchor" line appends anchor to
 // Hunk.Anchors (a blank anchor counts as none): apply first seeks forward to
-// each anchor line in turn, comparing without surrounding whitespace, and
-// searches after it. "*** End of File" sets AtEnd: the old lines must end at
-// the end of the file. Hunks have KeepEOL set, keeping the file's final
-// newline, unless the extension below is used.
+// each anchor line in turn and searches after it. "*** End of File" sets
+// AtEnd: the old lines must end at the end of the file. Hunks have KeepEOL
+// set unless the extension below is used.
 //
-// Extension (not OpenAI's): a line starting with '\', such as
+// Extensions (not OpenAI's): several "@@ anchor" lines may open one chunk;
+// an update may be a Move to alone; and a line starting with '\', such as
 // "\ No newline at end of file", after a change line says, as in a unified
 // diff, that the line is the last of its side(s) and has no final newline:
 // after a context line both OldNoEOL and NewNoEOL are set, after a deleted
@@ -63,7 +71,11 @@ const (
 //
 // Errors are *[ParseError] values naming the input line.
 func ParseV4A(text string) (*Patch, error) {
-	p := &v4aParser{lines: splitInput(text)}
+	lines := splitInput(text)
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	p := &v4aParser{lines: lines}
 	return p.parse()
 }
 
@@ -95,25 +107,48 @@ func (p *v4aParser) parse() (*Patch, error) {
 	if p.i >= len(p.lines) {
 		return nil, p.errf(p.lastLine(), "no %q found", v4aBegin)
 	}
-	if trimEnd(p.lines[p.i]) != v4aBegin {
-		return nil, p.errf(p.i+1, "expected %q, found %q", v4aBegin, p.lines[p.i])
+	heredoc := false
+	if isHeredocStart(p.lines[p.i]) {
+		heredoc = true
+		p.i++
+	}
+	if p.i >= len(p.lines) || strings.TrimSpace(p.lines[p.i]) != v4aBegin {
+		line := min(p.i, len(p.lines)-1)
+		return nil, p.errf(line+1, "expected %q, found %q", v4aBegin, p.lines[line])
 	}
 	p.i++
-	out := &Patch{}
-	for {
-		if p.i >= len(p.lines) {
-			return nil, p.errf(p.lastLine(), "missing %q", v4aEnd)
+	// The envelope ends at its last line (codex reads the end marker first,
+	// so a padded one is never taken for a context line).
+	end := len(p.lines) - 1
+	for end >= p.i && isBlank(p.lines[end]) {
+		end--
+	}
+	if heredoc && end >= p.i && strings.HasSuffix(strings.TrimSpace(p.lines[end]), "EOF") && strings.TrimSpace(p.lines[end]) != v4aEnd {
+		for end--; end >= p.i && isBlank(p.lines[end]); end-- {
 		}
+	}
+	if end < p.i || strings.TrimSpace(p.lines[end]) != v4aEnd {
+		for k := p.i; k <= end; k++ {
+			if strings.TrimSpace(p.lines[k]) == v4aEnd {
+				for k++; isBlank(p.lines[k]); k++ {
+				}
+				return nil, p.errf(k+1, "text after %q", v4aEnd)
+			}
+		}
+		return nil, p.errf(p.lastLine(), "missing %q", v4aEnd)
+	}
+	p.lines = p.lines[:end]
+	out := &Patch{}
+	for p.i < len(p.lines) {
 		l := p.lines[p.i]
 		var fp *FilePatch
 		var err error
-		if trimEnd(l) == v4aEnd {
-			break
-		} else if path, ok := cutMarker(l, v4aAdd); ok {
+		t := strings.TrimSpace(l)
+		if path, ok := cutMarker(t, v4aAdd); ok {
 			fp, err = p.add(path)
-		} else if path, ok := cutMarker(l, v4aDelete); ok {
+		} else if path, ok := cutMarker(t, v4aDelete); ok {
 			fp, err = p.delete(path)
-		} else if path, ok := cutMarker(l, v4aUpdate); ok {
+		} else if path, ok := cutMarker(t, v4aUpdate); ok {
 			fp, err = p.update(path)
 		} else {
 			err = p.errf(p.i+1, "expected a file section (%q, %q or %q) or %q, found %q", v4aAdd, v4aDelete, v4aUpdate, v4aEnd, l)
@@ -121,17 +156,23 @@ func (p *v4aParser) parse() (*Patch, error) {
 		if err != nil {
 			return nil, err
 		}
+		fp.Lenient = true
 		out.Files = append(out.Files, fp)
-	}
-	for k := p.i + 1; k < len(p.lines); k++ {
-		if !isBlank(p.lines[k]) {
-			return nil, p.errf(k+1, "text after %q", v4aEnd)
-		}
 	}
 	if len(out.Files) == 0 {
 		return nil, p.errf(p.i+1, "no file sections")
 	}
 	return out, nil
+}
+
+// isHeredocStart reports whether l opens a heredoc around the envelope, as
+// a model calling apply_patch through a shell writes it.
+func isHeredocStart(l string) bool {
+	switch strings.TrimSpace(l) {
+	case "<<EOF", "<<'EOF'", `<<"EOF"`:
+		return true
+	}
+	return false
 }
 
 // sectionPath checks the path of the section header at p.i.
@@ -146,7 +187,7 @@ func (p *v4aParser) add(path string) (*FilePatch, error) {
 	if err := p.sectionPath(path); err != nil {
 		return nil, err
 	}
-	fp := &FilePatch{NewPath: path, Op: Create}
+	fp := &FilePatch{NewPath: path, Op: Create, Overwrite: true}
 	h := &Hunk{PatchLine: p.i + 1}
 	var marks []v4aMark
 	for p.i++; p.i < len(p.lines); p.i++ {
@@ -163,7 +204,7 @@ func (p *v4aParser) add(path string) (*FilePatch, error) {
 			marks = append(marks, m)
 			continue
 		}
-		if strings.HasPrefix(l, "***") {
+		if strings.HasPrefix(strings.TrimSpace(l), "***") {
 			break
 		}
 		return nil, p.errf(p.i+1, "line in an Add File section does not start with '+': %q", l)
@@ -194,11 +235,11 @@ func (p *v4aParser) update(path string) (*FilePatch, error) {
 	fp := &FilePatch{OldPath: path, NewPath: path, Op: Modify}
 	p.i++
 	if p.i < len(p.lines) {
-		if to, ok := cutMarker(p.lines[p.i], v4aMove); ok {
+		if to, ok := cutMarker(strings.TrimSpace(p.lines[p.i]), v4aMove); ok {
 			if err := p.sectionPath(to); err != nil {
 				return nil, err
 			}
-			fp.NewPath, fp.Op = to, Rename
+			fp.NewPath, fp.Op, fp.Overwrite = to, Rename, true
 			p.i++
 		}
 	}
@@ -218,13 +259,24 @@ func (p *v4aParser) update(path string) (*FilePatch, error) {
 		h, marks = nil, nil
 		return nil
 	}
-	// eof: a chunk just ended with "*** End of File", so the next change line
-	// needs a new "@@".
-	eof := false
+	// ended: a chunk just ended with "*** End of File" or a blank line, so
+	// the next change line needs a new "@@".
+	ended := false
 loop:
 	for ; p.i < len(p.lines); p.i++ {
 		l := p.lines[p.i]
 		switch {
+		case h == nil && isBlank(l):
+			// Between chunks, as codex skips them.
+		case isBlank(l) && l != "" && l[0] != ' ':
+			// A blank line that is no context line ends the chunk (codex).
+			if len(h.Lines) == 0 {
+				return nil, p.errf(p.i+1, "blank line before any change line of its chunk")
+			}
+			if err := done(); err != nil {
+				return nil, err
+			}
+			ended = true
 		case strings.HasPrefix(l, "@@"):
 			if h != nil && len(h.Lines) > 0 {
 				if err := done(); err != nil {
@@ -250,7 +302,7 @@ loop:
 			if err := done(); err != nil {
 				return nil, err
 			}
-			eof = true
+			ended = true
 		case strings.HasPrefix(l, "***"):
 			break loop
 		case strings.HasPrefix(l, `\`):
@@ -264,8 +316,8 @@ loop:
 			marks = append(marks, m)
 		case l == "" || l[0] == ' ' || l[0] == '-' || l[0] == '+':
 			if h == nil {
-				if eof || len(fp.Hunks) > 0 {
-					return nil, p.errf(p.i+1, "change line after %q: start a new chunk with \"@@\"", v4aEndOfFile)
+				if ended || len(fp.Hunks) > 0 {
+					return nil, p.errf(p.i+1, "change line after the end of a chunk: start a new chunk with \"@@\"")
 				}
 				h = &Hunk{PatchLine: p.i + 1}
 			}

@@ -181,11 +181,7 @@ func applyPatch(o applyOptions, name string, sio stdio, rep *applyReport) ([]pat
 			return nil, failed(err)
 		}
 		for _, r := range results {
-			fr := repair.FileReport{Path: r.Path, OldPath: r.OldPath, Op: r.Op.String(), Status: repair.StatusApplied, Binary: r.Binary}
-			for i, pl := range r.Placements {
-				fr.Hunks = append(fr.Hunks, repair.HunkReport{Hunk: i + 1, Status: repair.StatusApplied, Tier: repair.TierExact, Line: pl.Line, Offset: pl.Offset})
-			}
-			rep.Files = append(rep.Files, fr)
+			rep.Files = append(rep.Files, repair.ResultReport(r))
 		}
 		return results, nil
 	}

@@ -15,6 +15,9 @@ const (
 	TierWhitespace  = "whitespace"  // trailing whitespace ignored
 	TierIndentation = "indentation" // all whitespace runs ignored
 	TierFuzzy       = "fuzzy"       // context lines missing or invented
+	// TierPunctuation: typographic dashes, quotes and spaces made ASCII, a
+	// level of V4A's matching (see patch.FilePatch.Lenient).
+	TierPunctuation = "punctuation"
 )
 
 // Normalisation levels used by the tiers.

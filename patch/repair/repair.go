@@ -106,6 +106,9 @@ type FileReport struct {
 	// Binary: a binary section (a GIT binary patch), applied strictly; it
 	// has no hunks.
 	Binary bool `json:"binary,omitempty"`
+	// Replaced: the file existed at Path and a V4A Add File or Move to
+	// replaced it, as codex's apply_patch does.
+	Replaced bool `json:"replaced,omitempty"`
 }
 
 // Result is the outcome of Repair.
@@ -177,6 +180,12 @@ func (d *diags) add(line int, code, msg string) {
 func Repair(text string, opts Options) (*Result, error) {
 	res := &Result{Status: StatusRefused}
 	f := opts.Format
+	v4aFirst := !opts.Reverse && opts.Target == "" && opts.FS != nil
+	if v4aFirst && (f == "" || f == patch.V4A) && applyV4A(text, opts, res) {
+		// A well-formed envelope, as codex's apply_patch takes it.
+		res.Format = patch.V4A
+		return res, nil
+	}
 	if bare(text) {
 		// A patch and nothing else: extraction could only lose lines that
 		// lost their context space and look like prose.
@@ -203,6 +212,9 @@ func Repair(text string, opts Options) (*Result, error) {
 	var files []*looseFile
 	switch f {
 	case patch.V4A:
+		if v4aFirst && res.Extracted != "" && applyV4A(text, opts, res) {
+			return res, nil
+		}
 		files = parseV4A(text, &d)
 	case patch.SearchReplace:
 		p, err := patch.Parse(text, f, patch.DefaultParseOptions)
