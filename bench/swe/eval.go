@@ -37,12 +37,17 @@ type Config struct {
 	Workers int  `json:"workers"`
 	NoTests bool `json:"no_tests"`
 	// Sandbox is auto, bwrap, docker or none (see [NewSandbox]).
-	Sandbox  string        `json:"sandbox,omitempty"`
-	TestCmd  string        `json:"test_cmd,omitempty"`
-	Image    string        `json:"image,omitempty"`
-	Timeout  time.Duration `json:"timeout,omitempty"`
-	Env      []string      `json:"env,omitempty"`
-	Writable []string      `json:"writable,omitempty"`
+	Sandbox string `json:"sandbox,omitempty"`
+	TestCmd string `json:"test_cmd,omitempty"`
+	// SpecFile holds test specs per repository and version (see [Spec]),
+	// tried before TestCmd and the built-in specs.
+	SpecFile string `json:"spec,omitempty"`
+	// NoBuiltinSpecs turns the built-in specs off.
+	NoBuiltinSpecs bool          `json:"no_builtin_specs,omitempty"`
+	Image          string        `json:"image,omitempty"`
+	Timeout        time.Duration `json:"timeout,omitempty"`
+	Env            []string      `json:"env,omitempty"`
+	Writable       []string      `json:"writable,omitempty"`
 	// Memory limits the test command's address space in bytes; zero means
 	// no limit.
 	Memory  uint64 `json:"memory,omitempty"`
@@ -98,7 +103,7 @@ type Summary struct {
 
 // abs makes the run's paths absolute, so run.json works from anywhere.
 func (c *Config) abs() error {
-	for _, p := range []*string{&c.Dataset, &c.Predictions, &c.Repos, &c.Out, &c.WorkDir} {
+	for _, p := range []*string{&c.Dataset, &c.Predictions, &c.Repos, &c.Out, &c.WorkDir, &c.SpecFile} {
 		if *p == "" || *p == GoldPredictions && p == &c.Predictions {
 			continue
 		}
@@ -215,14 +220,22 @@ type evaluator struct {
 func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error) {
 	e := &evaluator{cfg: c, in: in}
 	if !c.NoTests {
+		var specs SpecTable
+		if c.SpecFile != "" {
+			var err error
+			if specs, err = LoadSpecs(c.SpecFile); err != nil {
+				return nil, inputErr("--spec: %v", err)
+			}
+		}
+		e.test = &TestConfig{Command: c.TestCmd, Specs: specs, NoBuiltinSpecs: c.NoBuiltinSpecs}
 		var missing []string
 		for _, p := range in.preds {
-			if in.byID[p.InstanceID].TestCmd == "" && c.TestCmd == "" {
+			if cmd, _, _ := e.test.testCommand(in.byID[p.InstanceID]); cmd == "" {
 				missing = append(missing, p.InstanceID)
 			}
 		}
 		if len(missing) > 0 {
-			return nil, inputErr("no test command for %d instances (%s): the dataset rows have no test_cmd; give --test-cmd or --no-tests", len(missing), listSome(missing))
+			return nil, inputErr("no test command for %d instances (%s): the dataset rows have no test_cmd and no spec names their repository and version; give --spec, --test-cmd or --no-tests", len(missing), listSome(missing))
 		}
 		r, err := NewSandbox(ctx, c.Sandbox, c.Image)
 		if err != nil {
@@ -235,11 +248,9 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 		if timeout == 0 {
 			timeout = DefaultTimeout
 		}
-		e.test = &TestConfig{
-			Runner: r, Command: c.TestCmd, Image: c.Image, Timeout: timeout,
-			Env: c.Env, Writable: c.Writable, WorkDir: c.WorkDir,
-			Limits: sandbox.Limits{AddressSpace: c.Memory, FileSize: 4 << 30},
-		}
+		e.test.Runner, e.test.Image, e.test.Timeout = r, c.Image, timeout
+		e.test.Env, e.test.Writable, e.test.WorkDir = c.Env, c.Writable, c.WorkDir
+		e.test.Limits = sandbox.Limits{AddressSpace: c.Memory, FileSize: 4 << 30}
 	}
 	e.store = repo.NewStore(c.Repos)
 	e.store.BaseURL = c.CloneFrom

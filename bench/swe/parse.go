@@ -143,29 +143,44 @@ type TestGroup struct {
 }
 
 // Grade sorts the FAIL_TO_PASS and PASS_TO_PASS tests of inst by the
-// statuses of a test log, as SWE-bench does: a test succeeds when it PASSED
-// or XFAILed, fails when it FAILED, ERRORed or is missing from the log, and is
-// in neither list when it was skipped. The instance is resolved when no test
-// of either group failed.
+// statuses of a test log, as SWE-bench's grading does: a test passes when
+// it PASSED or XFAILed; a FAIL_TO_PASS test fails otherwise (FAILED, ERROR,
+// SKIPPED, or missing from the log); a PASS_TO_PASS test is also kept when
+// it was SKIPPED. The instance is resolved when no test of either group
+// failed.
 func Grade(inst Instance, statuses map[string]string) (TestsStatus, bool) {
 	ts := TestsStatus{
-		FailToPass: group(inst.FailToPass, statuses),
-		PassToPass: group(inst.PassToPass, statuses),
+		FailToPass: group(inst.FailToPass, statuses, false),
+		PassToPass: group(inst.PassToPass, statuses, true),
 		FailToFail: TestGroup{Success: []string{}, Failure: []string{}},
 		PassToFail: TestGroup{Success: []string{}, Failure: []string{}},
 	}
 	return ts, len(ts.FailToPass.Failure) == 0 && len(ts.PassToPass.Failure) == 0
 }
 
-func group(tests []string, statuses map[string]string) TestGroup {
+func group(tests []string, statuses map[string]string, skipKeeps bool) TestGroup {
 	g := TestGroup{Success: []string{}, Failure: []string{}}
 	for _, t := range tests {
-		switch s, ok := statuses[t]; {
-		case ok && (s == TestPassed || s == TestXFail):
+		switch s := statuses[t]; {
+		case s == TestPassed || s == TestXFail || skipKeeps && s == TestSkipped:
 			g.Success = append(g.Success, t)
-		case !ok || s == TestFailed || s == TestError:
+		default:
 			g.Failure = append(g.Failure, t)
 		}
 	}
 	return g
+}
+
+// testOutcomes gives each graded test's status in the log, MISSING when
+// the log does not name it.
+func testOutcomes(inst Instance, statuses map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, t := range append(append([]string{}, inst.FailToPass...), inst.PassToPass...) {
+		if s, ok := statuses[t]; ok {
+			out[t] = s
+		} else {
+			out[t] = "MISSING"
+		}
+	}
+	return out
 }

@@ -126,10 +126,15 @@ func (Result) Usage() runner.Usage { return runner.Usage{} }
 type TestRun struct {
 	Runner     string       `json:"runner"`
 	Command    string       `json:"command"`
+	Parser     string       `json:"parser,omitempty"`
 	ExitCode   int          `json:"exit_code"`
 	TimedOut   bool         `json:"timed_out,omitempty"`
 	DurationMS int64        `json:"duration_ms"`
 	Status     *TestsStatus `json:"tests_status,omitempty"`
+	// Tests gives each FAIL_TO_PASS and PASS_TO_PASS test's status in the
+	// log (PASSED, FAILED, ERROR, SKIPPED, XFAIL), or MISSING when the log
+	// does not report it.
+	Tests map[string]string `json:"tests,omitempty"`
 }
 
 // Row is a results.jsonl row as read back: the [Result] and the runner's

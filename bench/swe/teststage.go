@@ -42,23 +42,32 @@ type TestConfig struct {
 	// WorkDir is where worktrees are made; empty means the system's
 	// temporary directory.
 	WorkDir string
+	// Specs are the user's test specs (--spec), tried before Command and
+	// the built-in specs.
+	Specs SpecTable
+	// NoBuiltinSpecs turns the built-in specs off.
+	NoBuiltinSpecs bool
 }
 
 // ExpandTemplate fills in a test command or image template for inst:
 //
 //	{tests}        the FAIL_TO_PASS and PASS_TO_PASS test ids, each
-//	               shell-quoted, separated by spaces
+//	               shell-quoted, separated by spaces; an id cut short in
+//	               the dataset (a parametrization with no closing bracket)
+//	               is passed as the test it parametrizes
 //	{tests_regex}  one shell-quoted regular expression matching those test
 //	               names up to the first '/' exactly, for go test -run:
 //	               '^(TestA|TestB)$'
 //	{instance_id}, {repo}, {base_commit}, {version}
 func ExpandTemplate(tmpl string, inst Instance) string {
 	tests := append(append([]string{}, inst.FailToPass...), inst.PassToPass...)
-	quoted := make([]string, len(tests))
-	var names []string
-	seen := map[string]bool{}
-	for i, t := range tests {
-		quoted[i] = shellQuote(t)
+	var quoted, names []string
+	seen, seenArg := map[string]bool{}, map[string]bool{}
+	for _, t := range tests {
+		if a := commandLineID(t); !seenArg[a] {
+			seenArg[a] = true
+			quoted = append(quoted, shellQuote(a))
+		}
 		n, _, _ := strings.Cut(t, "/")
 		if !seen[n] {
 			seen[n] = true
@@ -75,6 +84,19 @@ func ExpandTemplate(tmpl string, inst Instance) string {
 	).Replace(tmpl)
 }
 
+// commandLineID returns a test id as a test runner's command line can take
+// it. SWE-bench's ids are what its log parser read, the second word of a
+// result line, so a parametrization holding a space is cut there
+// ("test_x[a(1," for test_x[a(1, 2)]); such an id names no test, and
+// pytest given it collects nothing. It becomes the id up to its bracket,
+// which runs every parametrization; grading still uses the cut id.
+func commandLineID(id string) string {
+	if i := strings.IndexByte(id, '['); i >= 0 && !strings.HasSuffix(id, "]") {
+		return id[:i]
+	}
+	return id
+}
+
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
 
 func shellQuote(s string) string {
@@ -84,15 +106,26 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// testCommand returns the command for inst: its own, or the template.
-func (c *TestConfig) testCommand(inst Instance) string {
+// testCommand returns the command for inst and the parser of its log: the
+// row's own test_cmd, else the user's spec for its repository and version,
+// else the --test-cmd template, else the built-in spec (see [Spec]). A
+// template's log is read by every parser [ParseTestOutput] knows.
+func (c *TestConfig) testCommand(inst Instance) (cmdline, parser string, env []string) {
 	if inst.TestCmd != "" {
-		return ExpandTemplate(inst.TestCmd, inst)
+		return ExpandTemplate(inst.TestCmd, inst), "auto", nil
+	}
+	if s, ok := c.Specs.Lookup(inst.Repo, inst.Version); ok {
+		return s.Command(inst), s.Parser, s.Env
 	}
 	if c.Command != "" {
-		return ExpandTemplate(c.Command, inst)
+		return ExpandTemplate(c.Command, inst), "auto", nil
 	}
-	return ""
+	if !c.NoBuiltinSpecs {
+		if s, ok := BuiltinSpecs().Lookup(inst.Repo, inst.Version); ok {
+			return s.Command(inst), s.Parser, s.Env
+		}
+	}
+	return "", "", nil
 }
 
 // testOutcome is the test stage's verdict.
@@ -107,9 +140,9 @@ type testOutcome struct {
 // patch (as SWE-bench does), runs the test command in the sandbox, and grades
 // the log.
 func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, results []patch.FileResult, cfg *TestConfig) testOutcome {
-	cmdline := cfg.testCommand(inst)
+	cmdline, parser, specEnv := cfg.testCommand(inst)
 	if cmdline == "" {
-		return testOutcome{status: StatusTestError, reason: "no test command: the dataset row has no test_cmd and no --test-cmd was given"}
+		return testOutcome{status: StatusTestError, reason: "no test command: the dataset row has no test_cmd, no spec names its repository and version, and no --test-cmd was given"}
 	}
 	tmp, err := os.MkdirTemp(cfg.WorkDir, "patchbench-swe-"+SafeID(inst.InstanceID)+"-")
 	if err != nil {
@@ -133,11 +166,11 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 			return testOutcome{status: StatusTestError, reason: "the test patch does not apply: " + err.Error()}
 		}
 	}
-	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline}
+	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline, Parser: parser}
 	c := sandbox.Command{
 		Dir:           wt.Dir,
 		Args:          []string{"/bin/sh", "-c", cmdline},
-		Env:           append([]string{"PYTHONDONTWRITEBYTECODE=1"}, cfg.Env...),
+		Env:           append(append([]string{"PYTHONDONTWRITEBYTECODE=1"}, specEnv...), cfg.Env...),
 		Timeout:       cfg.Timeout,
 		ExtraWritable: cfg.Writable,
 		Limits:        cfg.Limits,
@@ -157,14 +190,17 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		out.status, out.reason = StatusTestTimeout, fmt.Sprintf("the test command ran past %s", cfg.Timeout)
 		return out
 	}
-	statuses, known := ParseTestOutput(string(res.Stdout) + "\n" + string(res.Stderr))
-	if !known && res.ExitCode != 0 {
+	text := string(res.Stdout) + "\n" + string(res.Stderr)
+	statuses, _ := ParseLog(parser, text)
+	_, known := ParseTestOutput(text)
+	if !known && len(statuses) == 0 && res.ExitCode != 0 {
 		out.status = StatusTestError
 		out.reason = fmt.Sprintf("no test results in the output (exit %d): %s", res.ExitCode, lastLine(log))
 		return out
 	}
 	ts, resolved := Grade(inst, statuses)
 	run.Status = &ts
+	run.Tests = testOutcomes(inst, statuses)
 	if resolved {
 		out.status = StatusResolved
 	} else {

@@ -35,6 +35,8 @@ type sweTestFlags struct {
 	noTests  bool
 	sandbox  string
 	testCmd  string
+	spec     string
+	noSpecs  bool
 	image    string
 	timeout  time.Duration
 	env      []string
@@ -48,6 +50,8 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&t.noTests, "no-tests", false, "skip the test stage: only extract, repair and apply")
 	f.StringVar(&t.sandbox, "sandbox", "auto", "test runner: auto (bubblewrap if it works, else docker with --image, else unsandboxed), bwrap, docker, none")
 	f.StringVar(&t.testCmd, "test-cmd", "", "test command `TEMPLATE` for rows without test_cmd, run with sh -c in the worktree; {tests}, {tests_regex}, {instance_id}, {repo}, {base_commit}, {version} are filled in")
+	f.StringVar(&t.spec, "spec", "", "test specs `FILE` (YAML or JSON: per repository and version, test_cmd, parser, directives, env), tried before --test-cmd and the built-in specs")
+	f.BoolVar(&t.noSpecs, "no-builtin-specs", false, "do not use the built-in specs of SWE-bench's repositories")
 	f.StringVar(&t.image, "image", "", "container image `TEMPLATE` for --sandbox docker, with the same placeholders")
 	f.DurationVar(&t.timeout, "timeout", swe.DefaultTimeout, "time limit of each test command; its whole process tree is killed")
 	f.StringArrayVar(&t.env, "env", nil, "`KEY=VALUE` for the test command (repeatable)")
@@ -68,6 +72,12 @@ func (t *sweTestFlags) apply(f *pflag.FlagSet, c *swe.Config, all bool) {
 	}
 	if set("test-cmd") {
 		c.TestCmd = t.testCmd
+	}
+	if set("spec") {
+		c.SpecFile = t.spec
+	}
+	if set("no-builtin-specs") {
+		c.NoBuiltinSpecs = t.noSpecs
 	}
 	if set("image") {
 		c.Image = t.image
@@ -111,9 +121,11 @@ repaired and applied in memory to the files of base_commit, read from
 --repos DIR/OWNER/NAME (cloned once as a mirror when missing). Status:
 empty_patch, malformed, apply_failed, applied or applied_repaired. Then,
 unless --no-tests, a worktree is made at base_commit, the repaired patch and
-the test_patch are applied, and the instance's test command (the dataset's
-test_cmd, else --test-cmd) runs in bubblewrap; pytest, go test and Django
-output is graded against FAIL_TO_PASS and PASS_TO_PASS: resolved,
+the test_patch are applied, and the instance's tests run in bubblewrap: the
+dataset's test_cmd, else the --spec entry for its repository and version,
+else --test-cmd, else the built-in spec (SWE-bench's command with the test
+files of test_patch, and its log parser for the repository). The log is
+graded against FAIL_TO_PASS and PASS_TO_PASS as SWE-bench grades: resolved,
 unresolved, test_error, test_timeout (infra_error when the repository or
 worktree fails).
 
