@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -56,7 +57,7 @@ func newAnthropic(model, name string, cfg resolved) (*anthropicClient, error) {
 // Complete sends one Messages API request.
 func (c *anthropicClient) Complete(ctx context.Context, req Request) (Response, error) {
 	const op = "anthropic: messages"
-	if err := checkRoles(req); err != nil {
+	if err := checkMessages(req); err != nil {
 		return Response{}, fmt.Errorf("%s for model %s: %w", op, c.name, err)
 	}
 	params := anthropic.MessageNewParams{
@@ -70,14 +71,21 @@ func (c *anthropicClient) Complete(ctx context.Context, req Request) (Response, 
 		params.System = append(params.System, anthropic.TextBlockParam{Text: req.System})
 	}
 	for _, m := range req.Messages {
-		switch m.Role {
-		case "user":
-			params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
-		case "assistant":
-			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.Content)))
-		case "system":
+		if m.Role == "system" {
 			params.System = append(params.System, anthropic.TextBlockParam{Text: m.Content})
+			continue
 		}
+		role, blocks := anthropicBlocks(m)
+		// Tool results and the user's next words travel in one user
+		// message: the API wants the roles to alternate.
+		if n := len(params.Messages); n > 0 && params.Messages[n-1].Role == role {
+			params.Messages[n-1].Content = append(params.Messages[n-1].Content, blocks...)
+			continue
+		}
+		params.Messages = append(params.Messages, anthropic.MessageParam{Role: role, Content: blocks})
+	}
+	for _, t := range req.Tools {
+		params.Tools = append(params.Tools, anthropicTool(t))
 	}
 	if req.Temperature != nil {
 		params.Temperature = anthropic.Float(*req.Temperature)
@@ -98,15 +106,87 @@ func (c *anthropicClient) Complete(ctx context.Context, req Request) (Response, 
 		return Response{}, callError(ctx, op, c.name, c.timeout, res, err, c.secret)
 	}
 	var text strings.Builder
+	var calls []ToolCall
 	for _, b := range out.Content {
-		if b.Type == "text" {
+		switch b.Type {
+		case "text":
 			text.WriteString(b.Text)
+		case "tool_use":
+			calls = append(calls, ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
 		}
 	}
 	return Response{
 		Text:         text.String(),
+		ToolCalls:    calls,
+		StopReason:   string(out.StopReason),
 		InputTokens:  int(out.Usage.InputTokens),
 		OutputTokens: int(out.Usage.OutputTokens),
 		Latency:      latency,
 	}, nil
+}
+
+// anthropicBlocks converts a user, assistant or tool message to the role
+// and content blocks of a Messages API message. Empty text blocks are left
+// out: the API refuses them.
+func anthropicBlocks(m Message) (anthropic.MessageParamRole, []anthropic.ContentBlockParamUnion) {
+	var blocks []anthropic.ContentBlockParamUnion
+	if m.Content != "" || (len(m.ToolCalls) == 0 && len(m.ToolResults) == 0) {
+		blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+	}
+	switch m.Role {
+	case "assistant":
+		for _, tc := range m.ToolCalls {
+			input := json.RawMessage(tc.Arguments)
+			if !json.Valid(input) {
+				// The model wrote broken arguments; the call's error
+				// result says so, and the API takes only an object here.
+				input = json.RawMessage("{}")
+			}
+			blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, input, tc.Name))
+		}
+		return anthropic.MessageParamRoleAssistant, blocks
+	case "tool":
+		for _, r := range m.ToolResults {
+			b := anthropic.ToolResultBlockParam{ToolUseID: r.CallID}
+			if r.Content != "" {
+				b.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: r.Content}}}
+			}
+			if r.IsError {
+				b.IsError = anthropic.Bool(true)
+			}
+			blocks = append(blocks, anthropic.ContentBlockParamUnion{OfToolResult: &b})
+		}
+	}
+	return anthropic.MessageParamRoleUser, blocks
+}
+
+// anthropicTool converts a tool; the schema's properties and required
+// fields have their own places in input_schema, the rest rides along.
+func anthropicTool(t Tool) anthropic.ToolUnionParam {
+	tp := &anthropic.ToolParam{Name: t.Name}
+	if t.Description != "" {
+		tp.Description = anthropic.String(t.Description)
+	}
+	if t.Parameters != nil {
+		// checkMessages has made sure the schema is an object.
+		schema, _ := schemaObject(t.Parameters)
+		tp.InputSchema.Properties = schema["properties"]
+		if req, ok := schema["required"].([]any); ok {
+			for _, r := range req {
+				if s, ok := r.(string); ok {
+					tp.InputSchema.Required = append(tp.InputSchema.Required, s)
+				}
+			}
+		}
+		for k, v := range schema {
+			if k == "properties" || k == "required" || k == "type" {
+				continue
+			}
+			if tp.InputSchema.ExtraFields == nil {
+				tp.InputSchema.ExtraFields = map[string]any{}
+			}
+			tp.InputSchema.ExtraFields[k] = v
+		}
+	}
+	return anthropic.ToolUnionParam{OfTool: tp}
 }

@@ -10,11 +10,26 @@
 //
 // [New] resolves a name to a [Client]. Network clients are wrapped in a
 // rate limiter ([Limiter]) and a retry policy ([RetryPolicy]); the response
-// cache lives in the subpackage llm/cache and wraps any Client.
+// cache lives in the subpackage llm/cache and wraps any Client. Benchmarks
+// do not assemble these themselves: runner.OpenModel puts them together,
+// once for all of them.
 //
 // Package llm knows nothing about benchmarks: a Request carries the
-// conversation and the sampling parameters, and an opaque Meta map that only
-// the replay and reference clients read.
+// conversation, the sampling parameters, the tools the model may call, and
+// an opaque Meta map that only the replay and reference clients read.
+//
+// # Tool calling
+//
+// A Request may offer [Tool]s: functions with a JSON-schema for their
+// arguments. The model answers with text, or with [ToolCall]s (in
+// Response.ToolCalls); the caller runs them and sends the conversation
+// again with the assistant's message ([Response.Message]) and a "tool"
+// message holding one [ToolResult] per call. Both wire formats carry this:
+// OpenAI chat completions (tools, tool_calls, role "tool" messages with
+// tool_call_id) and Anthropic messages (tools with input_schema, tool_use
+// and tool_result blocks). [RunAgent] runs such a conversation to its end.
+// Each turn is a separate request, so the response cache (llm/cache) keys
+// every turn by the whole history and a rerun of an agent sends nothing.
 //
 // API keys come from Options or the environment (see [LoadDotEnv] for .env
 // files). They are never logged, and errors returned by this package never
@@ -23,16 +38,52 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 )
 
-// Message is one turn of a conversation. Role is "user" or "assistant"
-// (a "system" message is also accepted and sent as a system instruction).
+// Message is one turn of a conversation. Role is "user", "assistant" or
+// "tool" (a "system" message is also accepted and sent as a system
+// instruction). An assistant message may carry the ToolCalls the model
+// made; a tool message carries the ToolResults of the calls of the
+// assistant message before it, and no Content.
 type Message struct {
-	Role    string `json:"role"`
+	Role        string       `json:"role"`
+	Content     string       `json:"content"`
+	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
+	ToolResults []ToolResult `json:"tool_results,omitempty"`
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Parameters is the JSON schema of the arguments, an object schema
+	// ({"type": "object", "properties": ...}); nil means none.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ToolCall is the model's request to call a tool.
+type ToolCall struct {
+	// ID names the call; its result refers to it. [RunAgent] fills in
+	// an ID a server left empty.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the JSON object of arguments as the model wrote it. It
+	// may be invalid JSON or miss required fields: check it.
+	Arguments string `json:"arguments"`
+}
+
+// ToolResult is the outcome of a ToolCall, sent back to the model.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
 	Content string `json:"content"`
+	// IsError marks a failed call. The Anthropic wire sends it as
+	// is_error; the OpenAI wire has no such field, so Content should say
+	// what went wrong.
+	IsError bool `json:"is_error,omitempty"`
 }
 
 // Request is one call to a model.
@@ -50,6 +101,8 @@ type Request struct {
 	MaxTokens int
 	// Seed asks for deterministic sampling where the provider supports it.
 	Seed *int64
+	// Tools are the functions the model may call; nil offers none.
+	Tools []Tool
 	// Meta describes the case a request belongs to (for example id, task,
 	// format, prompt). Only the replay and reference clients read it, and it
 	// is not part of the cache key.
@@ -60,6 +113,13 @@ type Request struct {
 type Response struct {
 	// Text is the answer's text content.
 	Text string
+	// ToolCalls are the tool calls the answer makes, in order; none when
+	// the model is done.
+	ToolCalls []ToolCall
+	// StopReason is why the model stopped, as the provider said it (for
+	// example "stop", "tool_calls", "length"; "end_turn", "tool_use",
+	// "max_tokens"); empty when unknown.
+	StopReason string
 	// InputTokens and OutputTokens are the usage the provider reported.
 	InputTokens, OutputTokens int
 	// Cost is the price in US dollars when known, else 0.
@@ -69,6 +129,12 @@ type Response struct {
 	Cached bool
 	// Latency is the time the call took (for a cached response, the lookup).
 	Latency time.Duration
+}
+
+// Message returns the answer as the assistant message to append to the
+// conversation before the results of its tool calls.
+func (r Response) Message() Message {
+	return Message{Role: "assistant", Content: r.Text, ToolCalls: r.ToolCalls}
 }
 
 // Client completes requests. Implementations are safe for concurrent use.
@@ -115,19 +181,60 @@ func Cacheable(model string) bool {
 // about four characters per token for the prompt, plus the answer bound.
 func estimateTokens(req Request) int {
 	n := len(req.System)
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
 	for _, m := range req.Messages {
 		n += len(m.Content) + 4
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments) + 4
+		}
+		for _, r := range m.ToolResults {
+			n += len(r.CallID) + len(r.Content) + 4
+		}
 	}
 	return n/4 + 1 + req.MaxTokens
 }
 
-func checkRoles(req Request) error {
+// checkMessages refuses what neither wire format can carry: unknown roles,
+// tool calls outside assistant messages, tool results outside tool
+// messages, and tools without a name or with a schema that is not a JSON
+// object.
+func checkMessages(req Request) error {
 	for i, m := range req.Messages {
 		switch m.Role {
-		case "user", "assistant", "system":
+		case "user", "assistant", "system", "tool":
 		default:
 			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
+		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
+			return fmt.Errorf("message %d: tool calls in a %s message", i, m.Role)
+		}
+		if (len(m.ToolResults) > 0) != (m.Role == "tool") {
+			return fmt.Errorf("message %d: a tool message carries tool results and only it does", i)
+		}
+	}
+	for i, t := range req.Tools {
+		if t.Name == "" {
+			return fmt.Errorf("tool %d: no name", i)
+		}
+		if t.Parameters != nil {
+			if _, err := schemaObject(t.Parameters); err != nil {
+				return fmt.Errorf("tool %s: parameters: %w", t.Name, err)
+			}
+		}
 	}
 	return nil
+}
+
+// schemaObject decodes a tool's JSON schema, which must be an object.
+func schemaObject(raw json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("not a JSON object: null")
+	}
+	return m, nil
 }

@@ -57,7 +57,7 @@ func newOpenAI(model, name string, cfg resolved) (*openaiClient, error) {
 // Complete sends one chat completion.
 func (c *openaiClient) Complete(ctx context.Context, req Request) (Response, error) {
 	const op = "openai: chat completion"
-	if err := checkRoles(req); err != nil {
+	if err := checkMessages(req); err != nil {
 		return Response{}, fmt.Errorf("%s for model %s: %w", op, c.name, err)
 	}
 	params := openai.ChatCompletionNewParams{Model: c.name}
@@ -65,14 +65,10 @@ func (c *openaiClient) Complete(ctx context.Context, req Request) (Response, err
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
 	}
 	for _, m := range req.Messages {
-		switch m.Role {
-		case "user":
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
-		case "assistant":
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
-		case "system":
-			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
-		}
+		params.Messages = append(params.Messages, openaiMessages(m)...)
+	}
+	for _, t := range req.Tools {
+		params.Tools = append(params.Tools, openaiTool(t))
 	}
 	if req.Temperature != nil {
 		params.Temperature = openai.Float(*req.Temperature)
@@ -107,10 +103,65 @@ func (c *openaiClient) Complete(ctx context.Context, req Request) (Response, err
 		}
 		return Response{}, callError(ctx, op, c.name, c.timeout, res, err, c.secret)
 	}
-	return Response{
-		Text:         out.Choices[0].Message.Content,
+	choice := out.Choices[0]
+	resp := Response{
+		Text:         choice.Message.Content,
+		StopReason:   choice.FinishReason,
 		InputTokens:  int(out.Usage.PromptTokens),
 		OutputTokens: int(out.Usage.CompletionTokens),
 		Latency:      latency,
-	}, nil
+	}
+	for _, tc := range choice.Message.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			continue // custom tools are never offered
+		}
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return resp, nil
+}
+
+// openaiMessages converts one message; a tool message becomes one "tool"
+// message per result, as the wire format wants.
+func openaiMessages(m Message) []openai.ChatCompletionMessageParamUnion {
+	switch m.Role {
+	case "user":
+		return []openai.ChatCompletionMessageParamUnion{openai.UserMessage(m.Content)}
+	case "system":
+		return []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(m.Content)}
+	case "tool":
+		var out []openai.ChatCompletionMessageParamUnion
+		for _, r := range m.ToolResults {
+			out = append(out, openai.ToolMessage(r.Content, r.CallID))
+		}
+		return out
+	}
+	if len(m.ToolCalls) == 0 {
+		return []openai.ChatCompletionMessageParamUnion{openai.AssistantMessage(m.Content)}
+	}
+	a := &openai.ChatCompletionAssistantMessageParam{}
+	if m.Content != "" {
+		a.Content.OfString = openai.String(m.Content)
+	}
+	for _, tc := range m.ToolCalls {
+		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID:       tc.ID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+			},
+		})
+	}
+	return []openai.ChatCompletionMessageParamUnion{{OfAssistant: a}}
+}
+
+func openaiTool(t Tool) openai.ChatCompletionToolUnionParam {
+	fn := openai.FunctionDefinitionParam{Name: t.Name}
+	if t.Description != "" {
+		fn.Description = openai.String(t.Description)
+	}
+	if t.Parameters != nil {
+		// checkMessages has made sure the schema is an object.
+		schema, _ := schemaObject(t.Parameters)
+		fn.Parameters = schema
+	}
+	return openai.ChatCompletionFunctionTool(fn)
 }

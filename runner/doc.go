@@ -1,8 +1,19 @@
 // Package runner is the engine every benchmark runs on: it takes a list of
 // cases and a function that does the work of one case, runs the function on
 // a pool of workers, and appends one JSON row per finished case to a results
-// file. It knows nothing of benchmarks, models or scoring; those live in the
+// file. It knows nothing of benchmarks or scoring; those live in the
 // function the caller supplies.
+//
+// # The model-call path
+//
+// Every benchmark calls its model through a [Model] ([OpenModel]): the
+// client of llm.New with its rate limiter, retries and prices, wrapped in
+// the response cache (ModelOptions.Cache, by default cache.db in the run
+// directory). A case records the latency, tokens and cost of its calls in a
+// [ModelCalls] embedded in its result row (latency_ms, tokens, cost,
+// cached), whose Usage counts only what was not served from the cache.
+// Tool-calling agents run through the same Model: llm.RunAgent with the
+// client of [Model.Recording] records every turn, and each turn is cached.
 //
 // # Selection
 //

@@ -32,11 +32,11 @@ func TestReferenceDevSet(t *testing.T) {
 	path := devDataset(t)
 	out := t.TempDir()
 	sum, err := Run(context.Background(), Options{
-		Dataset: path,
-		Model:   "reference",
-		Prompts: PromptVariants,
-		Out:     out,
-		Runner:  runner.Options{Workers: 4 * runtime.NumCPU()},
+		Dataset:      path,
+		ModelOptions: runner.ModelOptions{Model: "reference"},
+		Prompts:      PromptVariants,
+		Out:          out,
+		Runner:       runner.Options{Workers: 4 * runtime.NumCPU()},
 	})
 	if err != nil {
 		t.Fatal(err)

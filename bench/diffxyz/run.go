@@ -22,11 +22,7 @@ import (
 const (
 	ResultsFile = "results.jsonl"
 	RunFile     = "run.json"
-	CacheFile   = "cache.db"
 )
-
-// CacheOff, as Options.Cache, turns the response cache off.
-const CacheOff = "off"
 
 // Options configure a run.
 type Options struct {
@@ -45,15 +41,12 @@ type Options struct {
 	// [LoadPrompts]).
 	PromptDir string
 
-	// Model is the provider/model name (see llm.New).
-	Model string
-	// Client, when set, answers the requests instead of the client New
-	// would make for Model; Model is still recorded. For tests and
-	// programs that bring their own client.
-	Client llm.Client
-	// LLM configures llm.New: base URL, rate limits, retries, per-attempt
-	// timeout, price. Run sets its Oracle.
-	LLM llm.Options
+	// ModelOptions name the model and how to call it: client options
+	// (base URL, rate limits, retries, per-attempt timeout, price), a
+	// client of the caller's own, and the response cache file ("" means
+	// Out/cache.db, runner.CacheOff none). Run sets Dir and the oracle of
+	// the reference model.
+	runner.ModelOptions
 	// Sampling parameters sent with every request; nil and 0 leave the
 	// provider's defaults.
 	Temperature *float64
@@ -63,9 +56,6 @@ type Options struct {
 	// Out is the run directory: results.jsonl, run.json, report.json,
 	// report.md and, by default, the response cache.
 	Out string
-	// Cache is the response cache file; "" means Out/cache.db and CacheOff
-	// none. Replay and reference answers are never cached.
-	Cache string
 	// Force discards an existing results file, so that the run starts
 	// over (and is answered from the cache where it can).
 	Force bool
@@ -128,21 +118,10 @@ type Result struct {
 	F1Minus       *float64 `json:"f1_minus,omitempty"`
 	ApplyError    string   `json:"apply_error,omitempty"`
 
-	LatencyMS int64   `json:"latency_ms"`
-	Tokens    int64   `json:"tokens"`
-	Cost      float64 `json:"cost"`
-	// Cached reports that the response came from the cache: nothing was
-	// sent and nothing paid this time (Tokens and Cost are the original
-	// call's).
-	Cached bool `json:"cached"`
-}
-
-// Usage is what the case cost this time: nothing when it was cached.
-func (r *Result) Usage() runner.Usage {
-	if r.Cached {
-		return runner.Usage{}
-	}
-	return runner.Usage{Tokens: r.Tokens, Cost: r.Cost}
+	// ModelCalls holds latency_ms, tokens, cost and cached (the response
+	// came from the cache: nothing was sent and nothing paid this time),
+	// and makes Result a runner.Result.
+	runner.ModelCalls
 }
 
 // setScore fills in the scores of r from s.
@@ -238,32 +217,20 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		info.Formats = append(info.Formats, string(f))
 	}
 
-	client := o.Client
-	if client == nil {
-		lo := o.LLM
-		lo.Oracle = func(ctx context.Context, req llm.Request) (string, error) {
-			c, ok := byKey[metaKey(req.Meta)]
-			if !ok {
-				return "", fmt.Errorf("no case %q", metaKey(req.Meta))
-			}
-			return c.Reference(), nil
+	mo := o.ModelOptions
+	mo.Dir = o.Out
+	mo.LLM.Oracle = func(ctx context.Context, req llm.Request) (string, error) {
+		c, ok := byKey[metaKey(req.Meta)]
+		if !ok {
+			return "", fmt.Errorf("no case %q", metaKey(req.Meta))
 		}
-		if client, err = llm.New(ctx, o.Model, lo); err != nil {
-			return sum, fmt.Errorf("diffxyz: %w", err)
-		}
+		return c.Reference(), nil
 	}
-	var store *cache.Store
-	if o.Cache != CacheOff && llm.Cacheable(o.Model) {
-		path := o.Cache
-		if path == "" {
-			path = filepath.Join(o.Out, CacheFile)
-		}
-		if store, err = cache.Open(ctx, path); err != nil {
-			return sum, fmt.Errorf("diffxyz: %w", err)
-		}
-		defer store.Close()
-		client = cache.Wrap(client, store)
+	model, err := runner.OpenModel(ctx, mo)
+	if err != nil {
+		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
+	defer model.Close()
 	// run.json is written once the options are known to work, before the
 	// first row, so that score can always find the dataset of a results
 	// file.
@@ -282,26 +249,17 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			Model: o.Model, System: system, Messages: []llm.Message{{Role: "user", Content: user}},
 			Temperature: o.Temperature, MaxTokens: o.MaxTokens, Seed: o.Seed, Meta: c.Meta(),
 		}
-		start := time.Now()
-		resp, err := client.Complete(ctx, req)
-		res.LatencyMS = time.Since(start).Milliseconds()
+		resp, err := model.Recording(&res.ModelCalls).Complete(ctx, req)
 		if err != nil {
 			return res, err
 		}
-		if resp.Latency > 0 {
-			res.LatencyMS = resp.Latency.Milliseconds()
-		}
 		res.Response = &resp.Text
-		res.Tokens = int64(resp.InputTokens + resp.OutputTokens)
-		res.Cost, res.Cached = resp.Cost, resp.Cached
 		res.setScore(ScoreResponse(c, resp.Text))
 		return res, nil
 	}
 	s, runErr := runner.Run(ctx, rcases, fn, ropts)
 	sum.Summary = s
-	if store != nil {
-		sum.Cache = store.Stats()
-	}
+	sum.Cache = model.CacheStats()
 	if _, err := os.Stat(ropts.Out); errors.Is(err, fs.ErrNotExist) {
 		return sum, runErr // the run stopped before its first row
 	}

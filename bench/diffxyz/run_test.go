@@ -146,10 +146,11 @@ func TestFaultsThenSuccess(t *testing.T) {
 			}
 			out := t.TempDir()
 			sum, err := Run(context.Background(), Options{
-				Rows: rows, Tasks: tasks, Formats: formats, Model: model, Out: out,
+				Rows: rows, Tasks: tasks, Formats: formats, Out: out,
 				// The attempt timeout must cut the slow attempt short but
 				// no other, even on a loaded machine.
-				LLM:    llm.Options{BaseURL: base, APIKey: "test-key", Timeout: time.Second, Retry: fastRetry},
+				ModelOptions: runner.ModelOptions{Model: model,
+					LLM: llm.Options{BaseURL: base, APIKey: "test-key", Timeout: time.Second, Retry: fastRetry}},
 				Runner: runner.Options{Workers: len(cases)},
 			})
 			if err != nil {
@@ -167,8 +168,9 @@ func TestFaultsThenSuccess(t *testing.T) {
 			srv.ResetCounts()
 			out2 := t.TempDir()
 			sum, err = Run(context.Background(), Options{
-				Rows: rows, Tasks: tasks, Formats: formats, Model: model, Out: out2, Cache: filepath.Join(out, CacheFile),
-				LLM:    llm.Options{BaseURL: base, APIKey: "test-key", Retry: fastRetry},
+				Rows: rows, Tasks: tasks, Formats: formats, Out: out2,
+				ModelOptions: runner.ModelOptions{Model: model, Cache: filepath.Join(out, runner.CacheFile),
+					LLM: llm.Options{BaseURL: base, APIKey: "test-key", Retry: fastRetry}},
 				Runner: runner.Options{Workers: 8},
 			})
 			if err != nil {
@@ -213,7 +215,7 @@ func TestResumeAfterCancel(t *testing.T) {
 		}
 		return llm.Response{Text: byKey[metaKey(req.Meta)].Reference()}, nil
 	})
-	opts := Options{Rows: rows, Formats: patch.Formats, Model: "openai/test", Client: first, Out: out, Runner: runner.Options{Workers: 4}}
+	opts := Options{Rows: rows, Formats: patch.Formats, ModelOptions: runner.ModelOptions{Model: "openai/test", Client: first}, Out: out, Runner: runner.Options{Workers: 4}}
 	if _, err := Run(ctx, opts); !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: error %v, want context.Canceled", err)
 	}
@@ -290,7 +292,7 @@ func TestReplayScores(t *testing.T) {
 	}
 	out := filepath.Join(dir, "run")
 	sum, err := Run(context.Background(), Options{
-		Rows: rows, Tasks: []Task{Apply, AntiApply}, Prompts: PromptVariants, Model: "replay/" + rp, Out: out,
+		Rows: rows, Tasks: []Task{Apply, AntiApply}, Prompts: PromptVariants, ModelOptions: runner.ModelOptions{Model: "replay/" + rp}, Out: out,
 		Runner: runner.Options{Workers: 4},
 	})
 	if err != nil {
@@ -299,7 +301,7 @@ func TestReplayScores(t *testing.T) {
 	if want := len(tests) * 2 * len(patch.Formats) * 2; sum.Rows != want || sum.FailedRows != 0 {
 		t.Fatalf("%d rows (%d failed), want %d", sum.Rows, sum.FailedRows, want)
 	}
-	if _, err := os.Stat(filepath.Join(out, CacheFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, runner.CacheFile)); err == nil {
 		t.Error("replay answers were cached")
 	}
 	results, err := runner.ReadRows(filepath.Join(out, ResultsFile))
@@ -370,7 +372,7 @@ func TestFailedCases(t *testing.T) {
 		return llm.Response{Text: "no idea", InputTokens: 10, OutputTokens: 5, Cost: 0.01}, nil
 	})
 	out := t.TempDir()
-	sum, err := Run(context.Background(), Options{Rows: rows, Tasks: []Task{Apply, DiffGen}, Formats: []patch.Format{patch.UDiff}, Model: "openai/x", Client: client, Out: out})
+	sum, err := Run(context.Background(), Options{Rows: rows, Tasks: []Task{Apply, DiffGen}, Formats: []patch.Format{patch.UDiff}, ModelOptions: runner.ModelOptions{Model: "openai/x", Client: client}, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +403,7 @@ func TestFailedCases(t *testing.T) {
 
 func TestDryRun(t *testing.T) {
 	var buf bytes.Buffer
-	sum, err := Run(context.Background(), Options{Rows: synthRows(2), Model: "reference", Runner: runner.Options{DryRun: true, Limit: 5, Progress: runner.Progress{Writer: &buf}}})
+	sum, err := Run(context.Background(), Options{Rows: synthRows(2), ModelOptions: runner.ModelOptions{Model: "reference"}, Runner: runner.Options{DryRun: true, Limit: 5, Progress: runner.Progress{Writer: &buf}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,13 +197,17 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio stdio) error {
 	opts := diffxyz.Options{
 		Dataset: o.dataset, Rows: rows,
 		Tasks: tasks, Formats: formats, Prompts: variants, PromptDir: o.promptDir,
-		Model: o.model, MaxTokens: o.maxTokens,
-		Out: o.out, Cache: o.cache, Force: o.force,
-		LLM: llm.Options{
-			BaseURL: o.baseURL,
-			Timeout: o.requestTimeout,
-			Retry:   llm.RetryPolicy{MaxAttempts: o.attempts},
-			Limits:  llm.Limits{RequestsPerMinute: o.rpm, TokensPerMinute: o.tpm},
+		MaxTokens: o.maxTokens,
+		Out:       o.out, Force: o.force,
+		ModelOptions: runner.ModelOptions{
+			Model: o.model,
+			Cache: o.cache,
+			LLM: llm.Options{
+				BaseURL: o.baseURL,
+				Timeout: o.requestTimeout,
+				Retry:   llm.RetryPolicy{MaxAttempts: o.attempts},
+				Limits:  llm.Limits{RequestsPerMinute: o.rpm, TokensPerMinute: o.tpm},
+			},
 		},
 		Runner: runner.Options{
 			Workers: o.workers, PerCaseTimeout: o.timeout, Limit: o.limit, Shuffle: o.shuffle, Seed: o.seed,

@@ -3,8 +3,12 @@
 //
 // A response is keyed by the SHA-256 of a canonical JSON document holding
 // the provider, the model, the sampling parameters (temperature, max tokens,
-// seed), the system prompt and the messages; Request.Meta is not part of
-// the key. Only successful responses are stored. The database uses WAL mode
+// seed), the system prompt, the tools offered and the messages with their
+// tool calls and results; Request.Meta is not part of the key. Each turn of
+// a tool-calling conversation is its own request keyed by the whole history
+// before it, so a rerun of an agent that makes the same calls is answered
+// turn by turn from the cache. A stored response keeps its tool calls and
+// stop reason. Only successful responses are stored. The database uses WAL mode
 // and a busy timeout, serializes its writes, and serves many concurrent
 // readers.
 package cache
@@ -19,6 +23,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +46,9 @@ type keyDoc struct {
 	Seed        *int64        `json:"seed"`
 	System      string        `json:"system"`
 	Messages    []llm.Message `json:"messages"`
+	// Tools is left out when empty, so that requests without tools keep
+	// the keys they had before tools existed.
+	Tools []llm.Tool `json:"tools,omitempty"`
 }
 
 func canonical(req llm.Request) []byte {
@@ -48,7 +56,7 @@ func canonical(req llm.Request) []byte {
 	d := keyDoc{
 		V: keyVersion, Provider: p, Model: m,
 		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed,
-		System: req.System, Messages: req.Messages,
+		System: req.System, Messages: req.Messages, Tools: req.Tools,
 	}
 	if d.Messages == nil {
 		d.Messages = []llm.Message{}
@@ -97,8 +105,17 @@ const schema = `CREATE TABLE IF NOT EXISTS responses (
 	output_tokens INTEGER NOT NULL,
 	cost          REAL NOT NULL,
 	latency_ms    INTEGER NOT NULL,
-	created_at    TEXT NOT NULL
+	created_at    TEXT NOT NULL,
+	tool_calls    TEXT NOT NULL DEFAULT '',
+	stop_reason   TEXT NOT NULL DEFAULT ''
 )`
+
+// addedColumns are the columns added to the table after its first
+// version; Open adds those an older cache file lacks.
+var addedColumns = []struct{ name, def string }{
+	{"tool_calls", "TEXT NOT NULL DEFAULT ''"},
+	{"stop_reason", "TEXT NOT NULL DEFAULT ''"},
+}
 
 // Open opens or creates the cache file at path.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -122,7 +139,42 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("cache: create table in %s: %w", path, err)
 	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cache: upgrade table in %s: %w", path, err)
+	}
 	return &Store{db: db, path: path}, nil
+}
+
+// migrate adds the columns an older cache file lacks. Another process may
+// add them at the same time; a duplicate column is then no error.
+func migrate(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info('responses')`)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, c := range addedColumns {
+		if have[c.name] {
+			continue
+		}
+		_, err := db.ExecContext(ctx, `ALTER TABLE responses ADD COLUMN `+c.name+` `+c.def)
+		if err != nil && !strings.Contains(err.Error(), "duplicate column") {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the database.
@@ -148,14 +200,20 @@ func (s *Store) Stats() Stats {
 // Get returns the stored response for key; ok is false when there is none.
 func (s *Store) Get(ctx context.Context, key string) (resp llm.Response, ok bool, err error) {
 	var latencyMS int64
+	var calls string
 	err = s.db.QueryRowContext(ctx,
-		`SELECT text, input_tokens, output_tokens, cost, latency_ms FROM responses WHERE key = ?`, key,
-	).Scan(&resp.Text, &resp.InputTokens, &resp.OutputTokens, &resp.Cost, &latencyMS)
+		`SELECT text, input_tokens, output_tokens, cost, latency_ms, tool_calls, stop_reason FROM responses WHERE key = ?`, key,
+	).Scan(&resp.Text, &resp.InputTokens, &resp.OutputTokens, &resp.Cost, &latencyMS, &calls, &resp.StopReason)
 	if errors.Is(err, sql.ErrNoRows) {
 		return llm.Response{}, false, nil
 	}
 	if err != nil {
 		return llm.Response{}, false, fmt.Errorf("cache: read %s: %w", s.path, err)
+	}
+	if calls != "" {
+		if err := json.Unmarshal([]byte(calls), &resp.ToolCalls); err != nil {
+			return llm.Response{}, false, fmt.Errorf("cache: read %s: tool calls of %s: %w", s.path, key, err)
+		}
 	}
 	resp.Latency = time.Duration(latencyMS) * time.Millisecond
 	return resp, true, nil
@@ -167,14 +225,21 @@ func (s *Store) Put(ctx context.Context, req llm.Request, resp llm.Response) err
 }
 
 func (s *Store) put(ctx context.Context, key string, req llm.Request, resp llm.Response) error {
+	var calls []byte
+	if len(resp.ToolCalls) > 0 {
+		var err error
+		if calls, err = json.Marshal(resp.ToolCalls); err != nil {
+			return fmt.Errorf("cache: write %s: tool calls: %w", s.path, err)
+		}
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_, err := s.db.ExecContext(ctx,
 		`INSERT OR REPLACE INTO responses
-		 (key, model, request, text, input_tokens, output_tokens, cost, latency_ms, created_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 (key, model, request, text, input_tokens, output_tokens, cost, latency_ms, created_at, tool_calls, stop_reason)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		key, req.Model, string(canonical(req)), resp.Text, resp.InputTokens, resp.OutputTokens,
-		resp.Cost, resp.Latency.Milliseconds(), time.Now().UTC().Format(time.RFC3339))
+		resp.Cost, resp.Latency.Milliseconds(), time.Now().UTC().Format(time.RFC3339), string(calls), resp.StopReason)
 	if err != nil {
 		return fmt.Errorf("cache: write %s: %w", s.path, err)
 	}

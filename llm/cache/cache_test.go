@@ -2,18 +2,32 @@ package cache_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/cache"
 	"github.com/patchbench/patchbench/llm/llmtest"
 )
 
 func ptr[T any](v T) *T { return &v }
+
+// toolTurn is a conversation of one tool call and its result.
+func toolTurn(id, args, result string, isErr bool) []llm.Message {
+	return []llm.Message{
+		{Role: "user", Content: "q"},
+		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: id, Name: "f", Arguments: args}}},
+		{Role: "tool", ToolResults: []llm.ToolResult{{CallID: id, Content: result, IsError: isErr}}},
+	}
+}
 
 func TestKey(t *testing.T) {
 	base := llm.Request{
@@ -25,6 +39,12 @@ func TestKey(t *testing.T) {
 	k := cache.Key(base)
 	if k != cache.Key(base) {
 		t.Fatal("key is not stable")
+	}
+	// The key document of a request without tools is the one caches were
+	// written with before tools existed: their entries stay valid.
+	old := sha256.Sum256([]byte(`{"v":1,"provider":"openai","model":"gpt-4o","temperature":0,"max_tokens":100,"seed":1,"system":"s","messages":[{"role":"user","content":"q"}]}`))
+	if k != hex.EncodeToString(old[:]) {
+		t.Errorf("key of a request without tools changed")
 	}
 	same := base
 	same.Meta = map[string]string{"id": "2", "task": "other"}
@@ -45,6 +65,15 @@ func TestKey(t *testing.T) {
 		"more turns": func(r *llm.Request) {
 			r.Messages = []llm.Message{{Role: "user", Content: "q"}, {Role: "user", Content: ""}}
 		},
+		"tools": func(r *llm.Request) { r.Tools = []llm.Tool{{Name: "f"}} },
+		"tool schema": func(r *llm.Request) {
+			r.Tools = []llm.Tool{{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}}
+		},
+		"tool call":  func(r *llm.Request) { r.Messages = toolTurn("c1", `{"a":1}`, "out", false) },
+		"call id":    func(r *llm.Request) { r.Messages = toolTurn("c2", `{"a":1}`, "out", false) },
+		"arguments":  func(r *llm.Request) { r.Messages = toolTurn("c1", `{"a":2}`, "out", false) },
+		"result":     func(r *llm.Request) { r.Messages = toolTurn("c1", `{"a":1}`, "other", false) },
+		"error flag": func(r *llm.Request) { r.Messages = toolTurn("c1", `{"a":1}`, "out", true) },
 	}
 	seen := map[string]string{k: "base"}
 	for name, f := range variants {
@@ -261,12 +290,46 @@ func TestPutGet(t *testing.T) {
 	if _, ok, err := s.Get(ctx, cache.Key(req)); ok || err != nil {
 		t.Fatalf("empty store: %v, %v", ok, err)
 	}
-	want := llm.Response{Text: "t", InputTokens: 3, OutputTokens: 4, Cost: 0.5, Latency: 1500 * time.Millisecond}
+	want := llm.Response{Text: "t", InputTokens: 3, OutputTokens: 4, Cost: 0.5, Latency: 1500 * time.Millisecond,
+		ToolCalls:  []llm.ToolCall{{ID: "toolu_1", Name: "grep", Arguments: `{"pattern":"x"}`}, {ID: "toolu_2", Name: "view", Arguments: `{broken`}},
+		StopReason: "tool_use"}
 	if err := s.Put(ctx, req, want); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := s.Get(ctx, cache.Key(req))
-	if !ok || err != nil || got != want {
-		t.Errorf("got %+v, %v, %v; want %+v", got, ok, err, want)
+	if !ok || err != nil {
+		t.Fatalf("got %v, %v", ok, err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("stored response differs (-want +got):\n%s", d)
+	}
+}
+
+// TestOpenOldCache opens a cache file written before tool calls were
+// stored: Open adds the columns and the old entries are still served.
+func TestOpenOldCache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request("openai/x", 1)
+	if _, err := db.Exec(`CREATE TABLE responses (
+		key TEXT PRIMARY KEY, model TEXT NOT NULL, request TEXT NOT NULL, text TEXT NOT NULL,
+		input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost REAL NOT NULL,
+		latency_ms INTEGER NOT NULL, created_at TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO responses VALUES (?, 'openai/x', '{}', 'old answer', 1, 2, 0, 5, '')`, cache.Key(req)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for i := 0; i < 2; i++ { // the second Open finds the columns there
+		s := open(t, path)
+		got, ok, err := s.Get(context.Background(), cache.Key(req))
+		if !ok || err != nil || got.Text != "old answer" || got.ToolCalls != nil {
+			t.Errorf("open %d: got %+v, %v, %v; want the old answer", i+1, got, ok, err)
+		}
+		s.Close()
 	}
 }

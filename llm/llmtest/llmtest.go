@@ -4,14 +4,24 @@
 // (POST .../messages), and can be scripted to fail the first attempts of
 // every conversation with 429s, 5xx errors, slow answers, truncated JSON or
 // dropped connections before it answers.
+//
+// Config.Script scripts tool-calling conversations: the server answers a
+// request with the turn whose index is the number of assistant messages in
+// it, checks the tool results the request brings back, and answers with
+// that turn's tool calls or text in the wire format's own shape (tool_calls
+// with finish_reason "tool_calls"; tool_use blocks with stop_reason
+// "tool_use"). Every turn is a conversation of its own for the fault
+// script, so each turn's first attempts fail as configured.
 package llmtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +59,11 @@ type Config struct {
 	Faults []Fault
 	// Reply computes the answer; nil answers "echo: " and the last message.
 	Reply func(model, system string, messages []llm.Message) string
+	// Script, when set, answers instead of Reply: see the package
+	// documentation. A request with more assistant messages than the
+	// script has turns, or with other tool results than its turn
+	// expects, is answered 400 with what differs.
+	Script []Turn
 	// APIKey, when set, is required (Authorization: Bearer or x-api-key);
 	// other requests get 401.
 	APIKey string
@@ -57,15 +72,29 @@ type Config struct {
 	EchoAuth bool
 }
 
+// Turn is one answer of a scripted conversation.
+type Turn struct {
+	// Results, when not nil, are the tool results the request must end
+	// with (call ids and contents, in order; IsError too on the Anthropic
+	// wire, which carries it).
+	Results []llm.ToolResult
+	// Text is the answer's text; ToolCalls the calls it makes.
+	Text      string
+	ToolCalls []llm.ToolCall
+}
+
 // Call is one request the server decoded.
 type Call struct {
 	Wire        string // "openai" or "anthropic"
 	Model       string
 	System      string
-	Messages    []llm.Message
+	Messages    []llm.Message // tool results of one turn in one "tool" message
+	Tools       []llm.Tool
 	MaxTokens   int // max_tokens or max_completion_tokens
 	Temperature *float64
 	Seed        *int64
+	// Body is the request body as sent, for asserting the wire format.
+	Body []byte
 }
 
 // Server is a fake model server. Close it when done.
@@ -187,13 +216,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, wire, f.Status, fmt.Sprintf("scripted fault %d on attempt %d", f.Status, n+1))
 		return
 	}
-	text := "echo: "
-	if s.cfg.Reply != nil {
-		text = s.cfg.Reply(call.Model, call.System, call.Messages)
-	} else if len(call.Messages) > 0 {
-		text += call.Messages[len(call.Messages)-1].Content
+	turn := Turn{Text: "echo: "}
+	switch {
+	case s.cfg.Script != nil:
+		var err error
+		if turn, err = scripted(s.cfg.Script, call); err != nil {
+			writeError(w, wire, http.StatusBadRequest, "script: "+err.Error())
+			return
+		}
+	case s.cfg.Reply != nil:
+		turn.Text = s.cfg.Reply(call.Model, call.System, call.Messages)
+	case len(call.Messages) > 0:
+		turn.Text += call.Messages[len(call.Messages)-1].Content
 	}
-	out := encode(call, text)
+	out := encode(call, turn)
 	if f.Truncate {
 		out = out[:len(out)/2]
 	}
@@ -256,28 +292,98 @@ func text(raw json.RawMessage) (string, error) {
 	return b.String(), nil
 }
 
+// scripted returns the turn of script that answers c.
+func scripted(script []Turn, c Call) (Turn, error) {
+	n := 0
+	for _, m := range c.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	if n >= len(script) {
+		return Turn{}, fmt.Errorf("request has %d assistant messages; the script has %d turns", n, len(script))
+	}
+	t := script[n]
+	if t.Results == nil {
+		return t, nil
+	}
+	var got []llm.ToolResult
+	if k := len(c.Messages); k > 0 && c.Messages[k-1].Role == "tool" {
+		got = c.Messages[k-1].ToolResults
+	}
+	want := t.Results
+	if c.Wire == "openai" {
+		// The OpenAI wire has no error flag.
+		want = append([]llm.ToolResult(nil), want...)
+		for i := range want {
+			want[i].IsError = false
+		}
+	}
+	if !slices.Equal(got, want) {
+		return Turn{}, fmt.Errorf("turn %d: got tool results %+v, want %+v", n+1, got, want)
+	}
+	return t, nil
+}
+
+// wireMessage is a message of either wire format.
+type wireMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// block is an Anthropic content block.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
 func decode(wire string, body []byte) (Call, error) {
 	var in struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
+		Model               string          `json:"model"`
+		Messages            []wireMessage   `json:"messages"`
 		System              json.RawMessage `json:"system"`
 		MaxTokens           *int            `json:"max_tokens"`
 		MaxCompletionTokens *int            `json:"max_completion_tokens"`
 		Temperature         *float64        `json:"temperature"`
 		Seed                *int64          `json:"seed"`
+		Tools               []struct {
+			Function    *llm.Tool       `json:"function"` // OpenAI
+			Name        string          `json:"name"`     // Anthropic
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		} `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return Call{}, err
 	}
-	c := Call{Wire: wire, Model: in.Model, Temperature: in.Temperature, Seed: in.Seed}
+	c := Call{Wire: wire, Model: in.Model, Temperature: in.Temperature, Seed: in.Seed, Body: body}
 	if in.MaxTokens != nil {
 		c.MaxTokens = *in.MaxTokens
 	}
 	if in.MaxCompletionTokens != nil {
 		c.MaxTokens = *in.MaxCompletionTokens
+	}
+	for _, t := range in.Tools {
+		if t.Function != nil {
+			c.Tools = append(c.Tools, *t.Function)
+		} else {
+			c.Tools = append(c.Tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+		}
 	}
 	sys, err := text(in.System)
 	if err != nil {
@@ -285,15 +391,27 @@ func decode(wire string, body []byte) (Call, error) {
 	}
 	c.System = sys
 	for i, m := range in.Messages {
-		t, err := text(m.Content)
+		var msgs []llm.Message
+		if wire == "openai" {
+			msgs, err = decodeOpenAI(m)
+		} else {
+			msgs, err = decodeAnthropic(m)
+		}
 		if err != nil {
 			return Call{}, fmt.Errorf("message %d: %w", i, err)
 		}
-		if wire == "openai" && (m.Role == "system" || m.Role == "developer") {
-			c.System += t
-			continue
+		for _, msg := range msgs {
+			k := len(c.Messages)
+			switch {
+			case msg.Role == "system":
+				c.System += msg.Content
+			case msg.Role == "tool" && k > 0 && c.Messages[k-1].Role == "tool":
+				// One tool message per turn, as package llm has it.
+				c.Messages[k-1].ToolResults = append(c.Messages[k-1].ToolResults, msg.ToolResults...)
+			default:
+				c.Messages = append(c.Messages, msg)
+			}
 		}
-		c.Messages = append(c.Messages, llm.Message{Role: m.Role, Content: t})
 	}
 	if c.Model == "" {
 		return Call{}, fmt.Errorf("no model")
@@ -301,28 +419,130 @@ func decode(wire string, body []byte) (Call, error) {
 	return c, nil
 }
 
-func encode(c Call, text string) []byte {
+func decodeOpenAI(m wireMessage) ([]llm.Message, error) {
+	t, err := text(m.Content)
+	if err != nil {
+		return nil, err
+	}
+	switch m.Role {
+	case "developer":
+		m.Role = "system"
+	case "tool":
+		if m.ToolCallID == "" {
+			return nil, fmt.Errorf("tool message without tool_call_id")
+		}
+		return []llm.Message{{Role: "tool", ToolResults: []llm.ToolResult{{CallID: m.ToolCallID, Content: t}}}}, nil
+	}
+	msg := llm.Message{Role: m.Role, Content: t}
+	for _, tc := range m.ToolCalls {
+		if tc.Type != "function" || tc.ID == "" {
+			return nil, fmt.Errorf("tool call %q of type %q", tc.ID, tc.Type)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return []llm.Message{msg}, nil
+}
+
+// decodeAnthropic splits a message into package llm's shape: tool_result
+// blocks become a "tool" message before the rest of a user message.
+func decodeAnthropic(m wireMessage) ([]llm.Message, error) {
+	var blocks []block
+	if err := json.Unmarshal(m.Content, &blocks); err != nil {
+		t, err := text(m.Content)
+		if err != nil {
+			return nil, err
+		}
+		return []llm.Message{{Role: m.Role, Content: t}}, nil
+	}
+	var results []llm.ToolResult
+	msg := llm.Message{Role: m.Role}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			msg.Content += b.Text
+		case "tool_use":
+			if m.Role != "assistant" || b.ID == "" {
+				return nil, fmt.Errorf("tool_use block %q in a %s message", b.ID, m.Role)
+			}
+			var args bytes.Buffer
+			if err := json.Compact(&args, b.Input); err != nil {
+				return nil, fmt.Errorf("tool_use %s: input: %w", b.ID, err)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: args.String()})
+		case "tool_result":
+			if m.Role != "user" || b.ToolUseID == "" {
+				return nil, fmt.Errorf("tool_result block for %q in a %s message", b.ToolUseID, m.Role)
+			}
+			t, err := text(b.Content)
+			if err != nil {
+				return nil, fmt.Errorf("tool_result %s: %w", b.ToolUseID, err)
+			}
+			results = append(results, llm.ToolResult{CallID: b.ToolUseID, Content: t, IsError: b.IsError})
+		default:
+			return nil, fmt.Errorf("unknown block type %q", b.Type)
+		}
+	}
+	var out []llm.Message
+	if results != nil {
+		out = append(out, llm.Message{Role: "tool", ToolResults: results})
+	}
+	if results == nil || msg.Content != "" {
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+func encode(c Call, t Turn) []byte {
 	in := len(c.System) / 4
 	for _, m := range c.Messages {
 		in += len(m.Content) / 4
+		for _, r := range m.ToolResults {
+			in += len(r.Content) / 4
+		}
 	}
 	in++
-	out := len(text)/4 + 1
+	out := len(t.Text)/4 + 1
+	for _, tc := range t.ToolCalls {
+		out += (len(tc.Name) + len(tc.Arguments)) / 4
+	}
 	var body any
 	if c.Wire == "openai" {
+		msg := map[string]any{"role": "assistant", "content": t.Text}
+		finish := "stop"
+		if len(t.ToolCalls) > 0 {
+			finish = "tool_calls"
+			var calls []any
+			for _, tc := range t.ToolCalls {
+				calls = append(calls, map[string]any{"id": tc.ID, "type": "function",
+					"function": map[string]any{"name": tc.Name, "arguments": tc.Arguments}})
+			}
+			msg["tool_calls"] = calls
+			if t.Text == "" {
+				msg["content"] = nil
+			}
+		}
 		body = map[string]any{
 			"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": c.Model,
-			"choices": []any{map[string]any{
-				"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": text},
-			}},
-			"usage": map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out},
+			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+			"usage":   map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out},
 		}
 	} else {
+		content := []any{}
+		if t.Text != "" || len(t.ToolCalls) == 0 {
+			content = append(content, map[string]any{"type": "text", "text": t.Text})
+		}
+		stop := "end_turn"
+		for _, tc := range t.ToolCalls {
+			stop = "tool_use"
+			var input any = json.RawMessage(tc.Arguments)
+			if !json.Valid([]byte(tc.Arguments)) {
+				input = tc.Arguments // a broken call, for tests of the client's checks
+			}
+			content = append(content, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": input})
+		}
 		body = map[string]any{
 			"id": "msg_fake", "type": "message", "role": "assistant", "model": c.Model,
-			"content":     []any{map[string]any{"type": "text", "text": text}},
-			"stop_reason": "end_turn", "stop_sequence": nil,
+			"content": content, "stop_reason": stop, "stop_sequence": nil,
 			"usage": map[string]any{"input_tokens": in, "output_tokens": out},
 		}
 	}

@@ -1,0 +1,127 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/llm/llmtest"
+	"github.com/patchbench/patchbench/runner"
+)
+
+func TestCachePath(t *testing.T) {
+	for _, tc := range []struct {
+		o    runner.ModelOptions
+		want string
+	}{
+		{runner.ModelOptions{Model: "openai/m", Dir: "run"}, filepath.Join("run", "cache.db")},
+		{runner.ModelOptions{Model: "openai/m", Dir: "run", Cache: "c.db"}, "c.db"},
+		{runner.ModelOptions{Model: "openai/m", Dir: "run", Cache: runner.CacheOff}, ""},
+		{runner.ModelOptions{Model: "openai/m"}, ""},
+		{runner.ModelOptions{Model: "replay/x.jsonl", Dir: "run"}, ""},
+		{runner.ModelOptions{Model: "reference", Cache: "c.db"}, ""},
+	} {
+		if got := tc.o.CachePath(); got != tc.want {
+			t.Errorf("%+v: CachePath() = %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}
+
+// TestModelPath sends the same requests twice through OpenModel against a
+// fake server that fails each conversation's first attempt: the first
+// run retries and pays, the second is served from the cache file.
+func TestModelPath(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Config{Faults: []llmtest.Fault{{Status: 500}}})
+	defer srv.Close()
+	dir := t.TempDir()
+	open := func() *runner.Model {
+		m, err := runner.OpenModel(context.Background(), runner.ModelOptions{
+			Model: "openai/m", Dir: dir,
+			LLM: llm.Options{BaseURL: srv.OpenAIBaseURL(), Retry: llm.RetryPolicy{BaseDelay: time.Millisecond},
+				Price: &llm.Price{InputPerMillion: 1e6, OutputPerMillion: 2e6}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ask := func(m *runner.Model) *runner.ModelCalls {
+		var u runner.ModelCalls
+		c := m.Recording(&u)
+		for _, q := range []string{"one", "two"} {
+			resp, err := c.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: q}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != "echo: "+q {
+				t.Fatalf("answer %q", resp.Text)
+			}
+		}
+		return &u
+	}
+
+	m := open()
+	u := ask(m)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Requests(); got != 4 {
+		t.Errorf("first run: %d requests, want 4 (two conversations, one 500 each)", got)
+	}
+	// The fake server counts len/4+1 tokens each way: "one" and "two" are
+	// 1 input and 3 output tokens ("echo: one" is 9 characters).
+	if u.Tokens != 8 || u.Cost != 2*(1+2*3) || u.Cached {
+		t.Errorf("first run: tokens %d cost %v cached %v, want 8, 14, false", u.Tokens, u.Cost, u.Cached)
+	}
+	if got := u.Usage(); got != (runner.Usage{Tokens: 8, Cost: 14}) {
+		t.Errorf("first run: usage %+v, want 8 tokens, 14 dollars", got)
+	}
+
+	srv.ResetCounts()
+	m = open()
+	defer m.Close()
+	u = ask(m)
+	if got := srv.Requests(); got != 0 {
+		t.Errorf("rerun: %d requests, want 0", got)
+	}
+	if u.Tokens != 8 || u.Cost != 14 || !u.Cached || u.Usage() != (runner.Usage{}) {
+		t.Errorf("rerun: tokens %d cost %v cached %v usage %+v, want the original 8 and 14, cached, nothing spent",
+			u.Tokens, u.Cost, u.Cached, u.Usage())
+	}
+	if st := m.CacheStats(); st.Hits != 2 || st.Misses != 0 {
+		t.Errorf("rerun: cache %+v, want 2 hits", st)
+	}
+}
+
+func TestModelCallsMixed(t *testing.T) {
+	var u runner.ModelCalls
+	u.Add(llm.Response{InputTokens: 10, OutputTokens: 5, Cost: 1, Cached: true, Latency: time.Millisecond}, nil, time.Second)
+	if !u.Cached || u.LatencyMS != 1 {
+		t.Errorf("one cached answer: cached %v latency %d, want true, 1 (the answer's)", u.Cached, u.LatencyMS)
+	}
+	u.Add(llm.Response{InputTokens: 3, OutputTokens: 2, Cost: 0.5}, nil, 2*time.Millisecond)
+	u.Add(llm.Response{}, errors.New("boom"), 4*time.Millisecond)
+	if u.Cached || u.Tokens != 20 || u.Cost != 1.5 || u.LatencyMS != 7 {
+		t.Errorf("got cached %v tokens %d cost %v latency %d, want false, 20, 1.5, 7", u.Cached, u.Tokens, u.Cost, u.LatencyMS)
+	}
+	if got := u.Usage(); got != (runner.Usage{Tokens: 5, Cost: 0.5}) {
+		t.Errorf("usage %+v, want only the uncached answer's 5 tokens and 0.5", got)
+	}
+}
+
+func TestOpenModelErrors(t *testing.T) {
+	if _, err := runner.OpenModel(context.Background(), runner.ModelOptions{}); err == nil {
+		t.Error("no model: no error")
+	}
+	if _, err := runner.OpenModel(context.Background(), runner.ModelOptions{Model: "nope/x"}); err == nil {
+		t.Error("unknown provider: no error")
+	}
+	_, err := runner.OpenModel(context.Background(), runner.ModelOptions{
+		Model: "openai/m", Client: llm.ClientFunc(nil), Cache: filepath.Join(t.TempDir(), "missing", "dir", "c.db")})
+	if err == nil {
+		t.Error("cache in a missing directory: no error")
+	}
+}
