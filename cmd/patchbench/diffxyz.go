@@ -6,17 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/bench/diffxyz"
 	"github.com/patchbench/patchbench/internal/atomicfile"
-	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )
@@ -45,25 +41,9 @@ in every edit format and prompt variant. See docs/diffxyz.md.`,
 
 type diffxyzRunOptions struct {
 	dataset, tasks, formats, prompts, promptDir string
-	model, out, cache, envFile, baseURL         string
-	force, quiet                                bool
 
-	temperature        float64
-	maxTokens          int
-	modelSeed          int64
-	priceIn, priceOut  float64
-	rpm, tpm, attempts int
-	requestTimeout     time.Duration
-
-	workers, limit, failFast int
-	shuffle, dryRun          bool
-	resume, retryFailed      bool
-	seed                     int64
-	shard                    string
-	timeout                  time.Duration
-
-	// Set from the flags that were given.
-	temperatureSet, modelSeedSet, envFileSet bool
+	run   runFlags
+	model modelFlags
 }
 
 func newDiffxyzRunCommand(sio stdio) *cobra.Command {
@@ -94,10 +74,6 @@ and --resume --retry-failed) or the run was interrupted; 2 usage or input
 error.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := cmd.Flags()
-			o.temperatureSet = f.Changed("temperature")
-			o.modelSeedSet = f.Changed("model-seed")
-			o.envFileSet = f.Changed("env-file")
 			return runDiffxyzRun(cmd.Context(), o, sio)
 		},
 	}
@@ -107,47 +83,22 @@ error.`,
 	f.StringVar(&o.formats, "format", "udiff,udiff-h,udiff-l,search-replace,v4a", "formats, comma-separated (or all)")
 	f.StringVar(&o.prompts, "prompt", diffxyz.WithFormat, "prompt variants, comma-separated: with-format, without-format (or all), or a variant of --prompts")
 	f.StringVar(&o.promptDir, "prompts", "", "`DIR` of .tmpl files overriding the embedded prompt templates (see diffxyz prompts --write)")
-	f.StringVar(&o.model, "model", "", "`MODEL`: openai/NAME, anthropic/NAME, replay/FILE or reference")
-	f.StringVar(&o.out, "out", "", "run `DIR` for results.jsonl, report.json, report.md, run.json and the cache")
-	f.StringVar(&o.cache, "cache", "", "response cache `FILE` (default DIR/cache.db; off for none)")
-	f.BoolVar(&o.force, "force", false, "discard an existing DIR/results.jsonl and start over (the cache is kept)")
-	f.StringVar(&o.envFile, "env-file", ".env", "read API keys from this .env `FILE` when present (the environment wins)")
-	f.StringVar(&o.baseURL, "base-url", "", "provider `URL` (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's API)")
-	f.Float64Var(&o.temperature, "temperature", 0, "sampling temperature (default: the provider's)")
-	f.IntVar(&o.maxTokens, "max-tokens", 0, "bound on the answer's tokens (default: the provider's; 4096 for Anthropic)")
-	f.Int64Var(&o.modelSeed, "model-seed", 0, "sampling seed sent to the model, where supported")
-	f.Float64Var(&o.priceIn, "price-in", 0, "US dollars per million input tokens, for the cost column")
-	f.Float64Var(&o.priceOut, "price-out", 0, "US dollars per million output tokens")
-	f.IntVar(&o.rpm, "rpm", 0, "rate limit in requests per minute (0: none)")
-	f.IntVar(&o.tpm, "tpm", 0, "rate limit in tokens per minute (0: none)")
-	f.IntVar(&o.attempts, "attempts", 6, "calls per case including retries of 429s, 5xx, timeouts and broken answers")
-	f.DurationVar(&o.requestTimeout, "request-timeout", llm.DefaultTimeout, "bound on each attempt of a model call")
-	f.DurationVar(&o.timeout, "timeout", 0, "bound on each case, retries included (0: none)")
-	f.IntVar(&o.workers, "workers", 8, "cases run at once")
-	f.IntVar(&o.limit, "limit", 0, "run only the first `N` cases (after --shuffle); 0 for all")
-	f.BoolVar(&o.shuffle, "shuffle", false, "order the cases by a hash of --seed and the case")
-	f.Int64Var(&o.seed, "seed", 0, "seed of --shuffle")
-	f.IntVar(&o.failFast, "fail-fast", 0, "stop after `N` failed cases (0: never)")
-	f.BoolVar(&o.dryRun, "dry-run", false, "list the cases that would run (id and key), and run none")
-	f.BoolVar(&o.resume, "resume", false, "continue the run in DIR: skip the cases it has recorded")
-	f.BoolVar(&o.retryFailed, "retry-failed", false, "with --resume, run again the cases whose row failed")
-	f.StringVar(&o.shard, "shard", "", "run part `i/n` of the cases")
-	f.BoolVar(&o.quiet, "quiet", false, "show no progress")
+	o.model.register(f, "openai/NAME, anthropic/NAME, replay/FILE or reference")
+	o.run.register(f, diffxyz.ResultsFile)
 	return cmd
 }
 
 func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio stdio) error {
-	switch {
-	case o.dataset == "":
+	if o.dataset == "" {
 		return usage(errors.New("diffxyz run: --dataset is required"))
-	case o.model == "":
-		return usage(errors.New("diffxyz run: --model is required"))
-	case o.out == "" && !o.dryRun:
-		return usage(errors.New("diffxyz run: --out is required"))
-	case o.retryFailed && !o.resume:
-		return usage(errors.New("diffxyz run: --retry-failed needs --resume"))
-	case o.force && o.resume:
-		return usage(errors.New("diffxyz run: --force and --resume exclude each other"))
+	}
+	mopts, samp, err := o.model.options("diffxyz run", o.run.out)
+	if err != nil {
+		return usage(err)
+	}
+	ropts, err := o.run.options("diffxyz run", diffxyz.ResultsFile, sio)
+	if err != nil {
+		return usage(err)
 	}
 	tasks, err := diffxyz.ParseTasks(o.tasks)
 	if err != nil {
@@ -170,16 +121,6 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio stdio) error {
 			return usage(fmt.Errorf("--prompt: unknown prompt variant %q (have %s)", v, strings.Join(prompts.Variants(), ", ")))
 		}
 	}
-	shard, err := runner.ParseShard(o.shard)
-	if err != nil {
-		return usage(fmt.Errorf("--shard: %w", err))
-	}
-	if err := checkModelName(o.model); err != nil {
-		return usage(err)
-	}
-	if err := llm.LoadDotEnv(o.envFile); err != nil && (o.envFileSet || !errors.Is(err, fs.ErrNotExist)) {
-		return usage(err)
-	}
 	rows, err := diffxyz.Load(o.dataset)
 	if err != nil {
 		return usage(err)
@@ -187,51 +128,17 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio stdio) error {
 	if err := diffxyz.Prepare(rows); err != nil {
 		return usage(err)
 	}
-	if !o.dryRun && !o.resume && !o.force {
-		if info, err := os.Stat(filepath.Join(o.out, diffxyz.ResultsFile)); err == nil && info.Size() > 0 {
-			return usage(fmt.Errorf("%s already holds a run: --resume to continue it, --force to start over, or another --out",
-				filepath.Join(o.out, diffxyz.ResultsFile)))
-		}
-	}
 
 	opts := diffxyz.Options{
 		Dataset: o.dataset, Rows: rows,
 		Tasks: tasks, Formats: formats, Prompts: variants, PromptDir: o.promptDir,
-		MaxTokens: o.maxTokens,
-		Out:       o.out, Force: o.force,
-		ModelOptions: runner.ModelOptions{
-			Model: o.model,
-			Cache: o.cache,
-			LLM: llm.Options{
-				BaseURL: o.baseURL,
-				Timeout: o.requestTimeout,
-				Retry:   llm.RetryPolicy{MaxAttempts: o.attempts},
-				Limits:  llm.Limits{RequestsPerMinute: o.rpm, TokensPerMinute: o.tpm},
-			},
-		},
-		Runner: runner.Options{
-			Workers: o.workers, PerCaseTimeout: o.timeout, Limit: o.limit, Shuffle: o.shuffle, Seed: o.seed,
-			FailFast: o.failFast, DryRun: o.dryRun, Resume: o.resume, RetryFailed: o.retryFailed, Shard: shard,
-		},
+		Temperature: samp.Temperature, MaxTokens: samp.MaxTokens, Seed: samp.Seed,
+		Out: o.run.out, Force: o.run.force,
+		ModelOptions: mopts,
+		Runner:       ropts,
 	}
-	if o.temperatureSet {
-		opts.Temperature = &o.temperature
-	}
-	if o.modelSeedSet {
-		opts.Seed = &o.modelSeed
-	}
-	if o.priceIn != 0 || o.priceOut != 0 {
-		opts.LLM.Price = &llm.Price{InputPerMillion: o.priceIn, OutputPerMillion: o.priceOut}
-	}
-	switch {
-	case o.dryRun:
-		opts.Runner.Progress = runner.Progress{Writer: sio.out}
-	case !o.quiet:
-		opts.Runner.Progress = runner.ProgressTo(sio.err)
-	}
-
 	sum, err := diffxyz.Run(ctx, opts)
-	if o.dryRun {
+	if o.run.dryRun {
 		if err != nil {
 			return usage(err)
 		}
@@ -244,8 +151,8 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio stdio) error {
 			err = werr
 		}
 		fmt.Fprintf(sio.err, "%s: %d cases run (%d failed, %d skipped as done); %d rows in %s (%d failed); report in %s\n",
-			programName, sum.Done, sum.Failed, sum.Skipped, sum.Rows, filepath.Join(o.out, diffxyz.ResultsFile),
-			sum.FailedRows, filepath.Join(o.out, "report.md"))
+			programName, sum.Done, sum.Failed, sum.Skipped, sum.Rows, filepath.Join(o.run.out, diffxyz.ResultsFile),
+			sum.FailedRows, filepath.Join(o.run.out, "report.md"))
 		if sum.Cache.Hits+sum.Cache.Misses > 0 {
 			fmt.Fprintf(sio.err, "%s: response cache: %d hits, %d misses\n", programName, sum.Cache.Hits, sum.Cache.Misses)
 		}
@@ -260,24 +167,6 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio stdio) error {
 		return failed(err)
 	case sum.FailedRows > 0:
 		return failed(fmt.Errorf("%d of %d cases failed; run again with --resume --retry-failed", sum.FailedRows, sum.Rows))
-	}
-	return nil
-}
-
-// checkModelName refuses model names New would refuse, before any work.
-func checkModelName(model string) error {
-	provider, name := llm.SplitModel(model)
-	switch provider {
-	case llm.ProviderOpenAI, llm.ProviderAnthropic, llm.ProviderReplay:
-		if name == "" {
-			return fmt.Errorf("--model %q names no model (want %s/NAME)", model, provider)
-		}
-	case llm.ProviderReference:
-		if name != "" {
-			return fmt.Errorf("--model: unknown model %q (did you mean reference?)", model)
-		}
-	default:
-		return fmt.Errorf("--model: unknown provider %q (want openai/, anthropic/, replay/ or reference)", provider)
 	}
 	return nil
 }

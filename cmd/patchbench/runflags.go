@@ -1,0 +1,176 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// The flags every benchmark's run command shares, in two groups: the
+// runner's (runFlags) and the model's (modelFlags). A benchmark registers
+// both and adds only its own flags; the checks between them live here.
+
+// runFlags are the runner flags of a run command.
+type runFlags struct {
+	out                      string
+	workers, limit, failFast int
+	shuffle, dryRun, quiet   bool
+	resume, retryFailed      bool
+	force                    bool
+	seed                     int64
+	shard                    string
+	timeout                  time.Duration
+}
+
+func (r *runFlags) register(f *pflag.FlagSet, resultsFile string) {
+	f.StringVar(&r.out, "out", "", "run `DIR` for "+resultsFile+", reports, run.json and the response cache")
+	f.BoolVar(&r.force, "force", false, "discard an existing DIR/"+resultsFile+" and start over (the cache is kept)")
+	f.DurationVar(&r.timeout, "timeout", 0, "bound on each case, retries included (0: none)")
+	f.IntVar(&r.workers, "workers", 8, "cases run at once")
+	f.IntVar(&r.limit, "limit", 0, "run only the first `N` cases (after --shuffle); 0 for all")
+	f.BoolVar(&r.shuffle, "shuffle", false, "order the cases by a hash of --seed and the case")
+	f.Int64Var(&r.seed, "seed", 0, "seed of --shuffle")
+	f.IntVar(&r.failFast, "fail-fast", 0, "stop after `N` failed cases (0: never)")
+	f.BoolVar(&r.dryRun, "dry-run", false, "list the cases that would run (id and key), and run none")
+	f.BoolVar(&r.resume, "resume", false, "continue the run in DIR: skip the cases it has recorded")
+	f.BoolVar(&r.retryFailed, "retry-failed", false, "with --resume, run again the cases whose row failed")
+	f.StringVar(&r.shard, "shard", "", "run part `i/n` of the cases")
+	f.BoolVar(&r.quiet, "quiet", false, "show no progress")
+}
+
+// options checks the runner flags of command cmd (for messages) and
+// returns the runner's options; a run directory already holding
+// resultsFile needs --resume or --force.
+func (r *runFlags) options(cmd, resultsFile string, sio stdio) (runner.Options, error) {
+	switch {
+	case r.out == "" && !r.dryRun:
+		return runner.Options{}, fmt.Errorf("%s: --out is required", cmd)
+	case r.retryFailed && !r.resume:
+		return runner.Options{}, fmt.Errorf("%s: --retry-failed needs --resume", cmd)
+	case r.force && r.resume:
+		return runner.Options{}, fmt.Errorf("%s: --force and --resume exclude each other", cmd)
+	}
+	shard, err := runner.ParseShard(r.shard)
+	if err != nil {
+		return runner.Options{}, fmt.Errorf("--shard: %w", err)
+	}
+	if !r.dryRun && !r.resume && !r.force {
+		results := filepath.Join(r.out, resultsFile)
+		if info, err := os.Stat(results); err == nil && info.Size() > 0 {
+			return runner.Options{}, fmt.Errorf("%s already holds a run: --resume to continue it, --force to start over, or another --out", results)
+		}
+	}
+	o := runner.Options{
+		Workers: r.workers, PerCaseTimeout: r.timeout, Limit: r.limit, Shuffle: r.shuffle, Seed: r.seed,
+		FailFast: r.failFast, DryRun: r.dryRun, Resume: r.resume, RetryFailed: r.retryFailed, Shard: shard,
+	}
+	switch {
+	case r.dryRun:
+		o.Progress = runner.Progress{Writer: sio.out}
+	case !r.quiet:
+		o.Progress = runner.ProgressTo(sio.err)
+	}
+	return o, nil
+}
+
+// modelFlags are the model flags of a run command.
+type modelFlags struct {
+	model, cache, envFile, baseURL string
+	temperature                    float64
+	maxTokens                      int
+	modelSeed                      int64
+	priceIn, priceOut              float64
+	rpm, tpm, attempts             int
+	requestTimeout                 time.Duration
+
+	flags *pflag.FlagSet // to tell the flags given from defaults
+}
+
+// sampling holds the sampling parameters the flags ask for; nil and 0
+// leave the provider's defaults.
+type sampling struct {
+	Temperature *float64
+	MaxTokens   int
+	Seed        *int64
+}
+
+func (m *modelFlags) register(f *pflag.FlagSet, models string) {
+	m.flags = f
+	f.StringVar(&m.model, "model", "", "`MODEL`: "+models)
+	f.StringVar(&m.cache, "cache", "", "response cache `FILE` (default DIR/cache.db; off for none)")
+	f.StringVar(&m.envFile, "env-file", ".env", "read API keys from this .env `FILE` when present (the environment wins)")
+	f.StringVar(&m.baseURL, "base-url", "", "provider `URL` (default OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the provider's API)")
+	f.Float64Var(&m.temperature, "temperature", 0, "sampling temperature (default: the provider's)")
+	f.IntVar(&m.maxTokens, "max-tokens", 0, "bound on the answer's tokens (default: the provider's; 4096 for Anthropic)")
+	f.Int64Var(&m.modelSeed, "model-seed", 0, "sampling seed sent to the model, where supported")
+	f.Float64Var(&m.priceIn, "price-in", 0, "US dollars per million input tokens, for the cost column")
+	f.Float64Var(&m.priceOut, "price-out", 0, "US dollars per million output tokens")
+	f.IntVar(&m.rpm, "rpm", 0, "rate limit in requests per minute (0: none)")
+	f.IntVar(&m.tpm, "tpm", 0, "rate limit in tokens per minute (0: none)")
+	f.IntVar(&m.attempts, "attempts", 6, "calls per model request including retries of 429s, 5xx, timeouts and broken answers")
+	f.DurationVar(&m.requestTimeout, "request-timeout", llm.DefaultTimeout, "bound on each attempt of a model call")
+}
+
+// options checks the model flags of command cmd, reads the .env file, and
+// returns the options of runner.OpenModel (Dir set to out) and the
+// sampling parameters.
+func (m *modelFlags) options(cmd, out string) (runner.ModelOptions, sampling, error) {
+	var s sampling
+	if m.model == "" {
+		return runner.ModelOptions{}, s, fmt.Errorf("%s: --model is required", cmd)
+	}
+	if err := checkModelName(m.model); err != nil {
+		return runner.ModelOptions{}, s, err
+	}
+	if err := llm.LoadDotEnv(m.envFile); err != nil && (m.given("env-file") || !errors.Is(err, fs.ErrNotExist)) {
+		return runner.ModelOptions{}, s, err
+	}
+	o := runner.ModelOptions{
+		Model: m.model, Cache: m.cache, Dir: out,
+		LLM: llm.Options{
+			BaseURL: m.baseURL,
+			Timeout: m.requestTimeout,
+			Retry:   llm.RetryPolicy{MaxAttempts: m.attempts},
+			Limits:  llm.Limits{RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm},
+		},
+	}
+	if m.priceIn != 0 || m.priceOut != 0 {
+		o.LLM.Price = &llm.Price{InputPerMillion: m.priceIn, OutputPerMillion: m.priceOut}
+	}
+	s.MaxTokens = m.maxTokens
+	if m.given("temperature") {
+		s.Temperature = &m.temperature
+	}
+	if m.given("model-seed") {
+		s.Seed = &m.modelSeed
+	}
+	return o, s, nil
+}
+
+func (m *modelFlags) given(name string) bool { return m.flags != nil && m.flags.Changed(name) }
+
+// checkModelName refuses model names New would refuse, before any work.
+func checkModelName(model string) error {
+	provider, name := llm.SplitModel(model)
+	switch provider {
+	case llm.ProviderOpenAI, llm.ProviderAnthropic, llm.ProviderReplay:
+		if name == "" {
+			return fmt.Errorf("--model %q names no model (want %s/NAME)", model, provider)
+		}
+	case llm.ProviderReference:
+		if name != "" {
+			return fmt.Errorf("--model: unknown model %q (did you mean reference?)", model)
+		}
+	default:
+		return fmt.Errorf("--model: unknown provider %q (want openai/, anthropic/, replay/ or reference)", provider)
+	}
+	return nil
+}
