@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // ApplyOptions controls applying.
@@ -80,8 +81,24 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 		out, err := applyBinary(content, fp)
 		return out, nil, err
 	}
-	if fp.Lenient {
-		return applyLenient(content, fp)
+	b, places, err := applyContent(content, fp)
+	return bytesString(b), places, err
+}
+
+// bytesString returns b as a string without a copy, for bytes made here
+// and not changed afterwards.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// applyContent applies fp to content. The new content of a text file is
+// made once, as bytes.
+func applyContent(content string, fp *FilePatch) ([]byte, []Placement, error) {
+	switch {
+	case fp.Binary:
+		out, err := applyBinary(content, fp)
+		return []byte(out), nil, err
+	case fp.Lenient:
+		out, places, err := applyLenient(content, fp)
+		return []byte(out), places, err
 	}
 	lines, eol := SplitLines(content)
 	grow := 0
@@ -91,9 +108,9 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 	img := image{head: make([]string, 0, len(lines)+grow), tail: lines, eol: eol}
 	places, err := eachHunk(fp, img.apply)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
-	return JoinLines(append(img.head, img.tail...), img.eol), places, nil
+	return AppendLines(nil, append(img.head, img.tail...), img.eol), places, nil
 }
 
 // eachHunk applies the hunks of fp in order with apply, which places one
@@ -332,9 +349,18 @@ func abs(x int) int {
 }
 
 // FileSystem is what Apply reads from: ReadFile must return an error that
-// wraps fs.ErrNotExist for missing files.
+// wraps fs.ErrNotExist for missing files. The bytes it returns are the
+// caller's: the file system does not change them afterwards.
 type FileSystem interface {
 	ReadFile(name string) ([]byte, error)
+}
+
+// ReadFileString reads name from fsys as a string. The string takes over
+// the bytes ReadFile returned, which are the caller's: a large file is not
+// copied.
+func ReadFileString(fsys FileSystem, name string) (string, error) {
+	b, err := fsys.ReadFile(name)
+	return bytesString(b), err
 }
 
 // FileResult is the outcome for one file of a patch.
@@ -388,14 +414,14 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		}
 		return *c, true, nil
 	}
-	b, err := ov.fsys.ReadFile(name)
+	c, err := ReadFileString(ov.fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("apply: read %s: %w", name, err)
 	}
-	return string(b), true, nil
+	return c, true, nil
 }
 
 func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
@@ -451,25 +477,31 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			}
 		}
 	}
-	content := ""
+	var content []byte
 	if !(fp.Op == Delete && len(fp.Hunks) == 0 && !fp.Binary) { // V4A's Delete File has no content to check
 		var err error
-		if content, res.Placements, err = ApplyFile(old, fp, ApplyOptions{}); err != nil {
+		if content, res.Placements, err = applyContent(old, fp); err != nil {
 			return res, err
 		}
 	}
 	if fp.Op == Delete {
-		if content != "" {
+		if len(content) > 0 {
 			return res, fmt.Errorf("apply: delete %s: the file has lines the patch does not remove", fp.OldPath)
 		}
 		ov.files[fp.OldPath] = nil
 		return res, nil
 	}
-	res.Content = []byte(content)
+	if content == nil {
+		content = []byte{} // nil Content means a deletion
+	}
+	res.Content = content
 	if fp.Op == Rename {
 		ov.files[fp.OldPath] = nil
 	}
-	ov.files[fp.NewPath] = &content
+	// Later file patches read the content as a string; it is not changed
+	// while Apply runs.
+	c := bytesString(content)
+	ov.files[fp.NewPath] = &c
 	return res, nil
 }
 

@@ -40,6 +40,7 @@ package patch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -396,20 +397,25 @@ func SplitLines(s string) (lines []string, eol bool) {
 
 // JoinLines is the inverse of SplitLines.
 func JoinLines(lines []string, eol bool) string {
+	return bytesString(AppendLines(nil, lines, eol))
+}
+
+// AppendLines appends lines to dst as JoinLines joins them, growing dst
+// once.
+func AppendLines(dst []byte, lines []string, eol bool) []byte {
 	if len(lines) == 0 {
-		return ""
+		return dst
 	}
 	n := len(lines)
 	for _, l := range lines {
 		n += len(l)
 	}
-	var b strings.Builder
-	b.Grow(n)
+	dst = slices.Grow(dst, n)
 	for i, l := range lines {
-		b.WriteString(l)
+		dst = append(dst, l...)
 		if i < len(lines)-1 || eol {
-			b.WriteByte('\n')
+			dst = append(dst, '\n')
 		}
 	}
-	return b.String()
+	return dst
 }

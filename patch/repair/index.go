@@ -21,7 +21,7 @@ type lineIndex struct {
 
 func newLineIndex(lines []string) *lineIndex {
 	size := 16
-	for size < 2*len(lines) {
+	for size < len(lines)+len(lines)/2 {
 		size <<= 1
 	}
 	ix := &lineIndex{lines: lines, class: make([]int32, len(lines)), table: make([]int32, size), seed: maphash.MakeSeed()}

@@ -62,6 +62,7 @@ func collapseSpace(s string) string {
 // level.
 type text struct {
 	lines []string
+	size  int // bytes
 	eol   bool
 	crlf  bool
 	norm  [numLevels][]string
@@ -70,7 +71,7 @@ type text struct {
 }
 
 func newText(content string) *text {
-	t := &text{}
+	t := &text{size: len(content)}
 	t.lines, t.eol = patch.SplitLines(content)
 	cr := 0
 	for _, l := range t.lines {

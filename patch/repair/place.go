@@ -18,8 +18,9 @@ type placed struct {
 	already bool
 }
 
-// placeHunks places every hunk of a file section in t and splices them in.
-func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, bool, []HunkReport, error) {
+// placeHunks places every hunk of a file section in t and splices them in,
+// returning the new content.
+func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []HunkReport, error) {
 	reports := make([]HunkReport, len(hunks))
 	ps := make([]*placed, 0, len(hunks))
 	var firstErr error
@@ -84,27 +85,28 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 		}
 	}
 	if firstErr != nil {
-		return nil, false, reports, firstErr
+		return nil, reports, firstErr
 	}
 	sort.SliceStable(ps, func(a, b int) bool { return ps[a].p.start < ps[b].p.start })
 	for k := 1; k < len(ps); k++ {
 		if ps[k].p.start < ps[k-1].p.end {
 			refuse(ps[k].idx, fmt.Sprintf("overlaps hunk %d at line %d", ps[k-1].idx+1, ps[k].p.start+1), ErrRefused)
-			return nil, false, reports, firstErr
+			return nil, reports, firstErr
 		}
 	}
-	out := make([]string, 0, len(t.lines)+16)
+	// The new content is written once, as bytes: no slice of new lines.
+	out := make([]byte, 0, t.size+t.size/16)
 	eol := t.eol
 	cursor := 0
 	for _, pl := range ps {
 		r := &reports[pl.idx]
-		out = append(out, t.lines[cursor:pl.p.start]...)
+		out = patch.AppendLines(out, t.lines[cursor:pl.p.start], true)
 		spliced, err := splice(t, pl, width, r)
 		if err != "" {
 			refuse(pl.idx, err, ErrRefused)
-			return nil, false, reports, firstErr
+			return nil, reports, firstErr
 		}
-		out = append(out, spliced...)
+		out = patch.AppendLines(out, spliced, true)
 		cursor = pl.p.end
 		if pl.p.end == len(t.lines) && pl.h.markers {
 			eol = !pl.h.newNoEOL
@@ -127,11 +129,11 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]string, 
 			r.Repairs = appendOnce(r.Repairs, "indentation")
 		}
 	}
-	out = append(out, t.lines[cursor:]...)
-	if len(out) == 0 {
-		eol = true
+	out = patch.AppendLines(out, t.lines[cursor:], true)
+	if !eol && len(out) > 0 {
+		out = out[:len(out)-1]
 	}
-	return out, eol, reports, nil
+	return out, reports, nil
 }
 
 // repeated handles hunks that are the same change. If they fit as many

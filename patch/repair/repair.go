@@ -33,6 +33,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/patch/extract"
@@ -352,7 +353,7 @@ func (ov *overlay) read(name string) (string, bool, error) {
 	if ov.missing[name] || ov.fsys == nil {
 		return "", false, nil
 	}
-	b, err := ov.fsys.ReadFile(name)
+	c, err := patch.ReadFileString(ov.fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		if ov.missing == nil {
 			ov.missing = map[string]bool{}
@@ -367,9 +368,9 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		ov.orig = map[string]string{}
 	}
 	if _, ok := ov.orig[name]; !ok {
-		ov.orig[name] = string(b)
+		ov.orig[name] = c
 	}
-	return string(b), true, nil
+	return c, true, nil
 }
 
 func (ov *overlay) exists(name string) bool {
@@ -567,7 +568,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	}
 
 	t := newText(content)
-	newLines, eol, reports, err := placeHunks(t, lf.hunks, width, name)
+	newBytes, reports, err := placeHunks(t, lf.hunks, width, name)
 	fr.Hunks = reports
 	if err != nil {
 		var e *Error
@@ -577,7 +578,9 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		fr.Reason = err.Error()
 		return fr, res, err
 	}
-	newContent := patch.JoinLines(newLines, eol)
+	// The new content is made once, as the bytes of the result; later
+	// sections read it as a string, which nothing changes while Repair runs.
+	newContent := unsafe.String(unsafe.SliceData(newBytes), len(newBytes))
 	if op == patch.Delete && newContent != "" && len(lf.hunks) > 0 {
 		return fail(0, "the patch deletes the file but leaves lines in it", ErrRefused)
 	}
@@ -591,7 +594,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	case patch.Delete:
 		ov.files[oldPath] = nil
 	default:
-		res.Content = []byte(newContent)
+		res.Content = newBytes
 		if op == patch.Rename {
 			ov.files[oldPath] = nil
 		}
@@ -643,7 +646,7 @@ func findByContent(lf *looseFile, opts Options, ov *overlay, width int) (string,
 		if err != nil || !ok {
 			continue
 		}
-		if _, _, _, err := placeHunks(newText(c), lf.hunks, width, p); err == nil {
+		if _, _, err := placeHunks(newText(c), lf.hunks, width, p); err == nil {
 			fits = append(fits, p)
 		}
 	}
