@@ -77,10 +77,6 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 	if opts.Reverse {
 		fp = fp.Reverse()
 	}
-	if fp.Binary {
-		out, err := applyBinary(content, fp)
-		return out, nil, err
-	}
 	b, places, err := applyContent(content, fp)
 	return bytesString(b), places, err
 }
