@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,7 +138,7 @@ func anthropicBlocks(m Message) (anthropic.MessageParamRole, []anthropic.Content
 	case "assistant":
 		for _, tc := range m.ToolCalls {
 			input := json.RawMessage(tc.Arguments)
-			if !json.Valid(input) {
+			if !isObject(input) {
 				// The model wrote broken arguments; the call's error
 				// result says so, and the API takes only an object here.
 				input = json.RawMessage("{}")
@@ -189,4 +190,10 @@ func anthropicTool(t Tool) anthropic.ToolUnionParam {
 		}
 	}
 	return anthropic.ToolUnionParam{OfTool: tp}
+}
+
+// isObject reports whether b is a valid JSON object.
+func isObject(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
 }

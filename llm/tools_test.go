@@ -267,3 +267,41 @@ func TestToolRequestChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenArgumentsInHistory: arguments a model wrote that are not a JSON
+// object go back verbatim on the OpenAI wire (a string there) and as an
+// empty object on the Anthropic wire, which takes nothing else.
+func TestBrokenArgumentsInHistory(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Config{})
+	defer srv.Close()
+	want := map[string]any{
+		"openai":    map[string]any{"name": "read_file", "arguments": `{"path":`},
+		"anthropic": map[string]any{},
+	}
+	for _, w := range wires {
+		srv.ResetCounts()
+		req := question(w.model)
+		req.Messages = append(req.Messages,
+			llm.Message{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":`}}},
+			llm.Message{Role: "tool", ToolResults: []llm.ToolResult{{CallID: "c1", Content: "bad arguments", IsError: true}}})
+		if _, err := newClient(t, w.model, srv, llm.Options{}).Complete(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		msgs := decodeJSON(t, srv.Calls()[0].Body)["messages"].([]any)
+		var got any
+		for _, m := range msgs {
+			m := m.(map[string]any)
+			if m["role"] != "assistant" {
+				continue
+			}
+			if w.name == "openai" {
+				got = m["tool_calls"].([]any)[0].(map[string]any)["function"]
+			} else {
+				got = m["content"].([]any)[0].(map[string]any)["input"]
+			}
+		}
+		if d := cmp.Diff(want[w.name], got); d != "" {
+			t.Errorf("%s: arguments on the wire (-want +got):\n%s", w.name, d)
+		}
+	}
+}

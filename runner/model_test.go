@@ -2,8 +2,10 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -123,5 +125,55 @@ func TestOpenModelErrors(t *testing.T) {
 		Model: "openai/m", Client: llm.ClientFunc(nil), Cache: filepath.Join(t.TempDir(), "missing", "dir", "c.db")})
 	if err == nil {
 		t.Error("cache in a missing directory: no error")
+	}
+}
+
+// TestModelAgent runs a scripted tool-calling agent through a Model: every
+// turn is recorded in the case's ModelCalls, and the rerun is served from
+// the cache turn by turn, spending nothing.
+func TestModelAgent(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Config{Script: []llmtest.Turn{
+		{ToolCalls: []llm.ToolCall{{ID: "t1", Name: "add", Arguments: `{"a":2,"b":3}`}}},
+		{Results: []llm.ToolResult{{CallID: "t1", Content: "5"}}, Text: "2+3=5"},
+	}})
+	defer srv.Close()
+	dir := t.TempDir()
+	add := func(ctx context.Context, call llm.ToolCall) (llm.ToolOutput, error) {
+		var args struct{ A, B int }
+		if err := json.Unmarshal([]byte(call.Arguments), &args); err != nil {
+			return llm.ToolOutput{Content: err.Error(), IsError: true}, nil
+		}
+		return llm.ToolOutput{Content: strconv.Itoa(args.A + args.B)}, nil
+	}
+	run := func() (*llm.Agent, *runner.ModelCalls) {
+		m, err := runner.OpenModel(context.Background(), runner.ModelOptions{
+			Model: "anthropic/m", Dir: dir,
+			LLM: llm.Options{BaseURL: srv.AnthropicBaseURL(), APIKey: "k", Price: &llm.Price{InputPerMillion: 1e6, OutputPerMillion: 1e6}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		var u runner.ModelCalls
+		req := llm.Request{Tools: []llm.Tool{{Name: "add"}}, Messages: []llm.Message{{Role: "user", Content: "2+3?"}}}
+		a, err := llm.RunAgent(context.Background(), m.Recording(&u), req, add, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, &u
+	}
+	a, u := run()
+	if a.Text != "2+3=5" || a.Turns != 2 || srv.Requests() != 2 {
+		t.Fatalf("text %q after %d turns, %d requests; want 2+3=5 after 2 turns and 2 requests", a.Text, a.Turns, srv.Requests())
+	}
+	tokens := int64(a.InputTokens + a.OutputTokens)
+	if u.Tokens != tokens || u.Cost != float64(tokens) || u.Cached || u.Usage() != (runner.Usage{Tokens: tokens, Cost: float64(tokens)}) {
+		t.Errorf("calls %+v usage %+v, want both turns' %d tokens, spent", u, u.Usage(), tokens)
+	}
+	srv.ResetCounts()
+	b, u := run()
+	if srv.Requests() != 0 || b.CachedTurns != 2 || !u.Cached || u.Tokens != tokens || u.Usage() != (runner.Usage{}) {
+		t.Errorf("rerun: %d requests, %d cached turns, calls %+v usage %+v; want 0, 2, cached with the original %d tokens, nothing spent",
+			srv.Requests(), b.CachedTurns, u, u.Usage(), tokens)
 	}
 }
