@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchbench/patchbench/envstore"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 	"github.com/patchbench/patchbench/sandbox"
@@ -52,6 +53,10 @@ type Config struct {
 	// no limit.
 	Memory  uint64 `json:"memory,omitempty"`
 	WorkDir string `json:"work_dir,omitempty"`
+	// EnvStore is an environment store (package envstore): the test stage
+	// restores the base commit's environment from it instead of making a
+	// fresh worktree.
+	EnvStore string `json:"env_store,omitempty"`
 
 	// Resume continues an interrupted run in Out.
 	Resume bool `json:"-"`
@@ -103,7 +108,7 @@ type Summary struct {
 
 // abs makes the run's paths absolute, so run.json works from anywhere.
 func (c *Config) abs() error {
-	for _, p := range []*string{&c.Dataset, &c.Predictions, &c.Repos, &c.Out, &c.WorkDir, &c.SpecFile} {
+	for _, p := range []*string{&c.Dataset, &c.Predictions, &c.Repos, &c.Out, &c.WorkDir, &c.SpecFile, &c.EnvStore} {
 		if *p == "" || *p == GoldPredictions && p == &c.Predictions {
 			continue
 		}
@@ -251,6 +256,14 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 		e.test.Runner, e.test.Image, e.test.Timeout = r, c.Image, timeout
 		e.test.Env, e.test.Writable, e.test.WorkDir = c.Env, c.Writable, c.WorkDir
 		e.test.Limits = sandbox.Limits{AddressSpace: c.Memory, FileSize: 4 << 30}
+		if c.EnvStore != "" {
+			if _, err := os.Stat(filepath.Join(c.EnvStore, "format")); err != nil {
+				return nil, inputErr("--env-store %s is not an environment store: %v", c.EnvStore, err)
+			}
+			if e.test.EnvStore, err = envstore.Open(c.EnvStore); err != nil {
+				return nil, inputErr("%v", err)
+			}
+		}
 	}
 	e.store = repo.NewStore(c.Repos)
 	e.store.BaseURL = c.CloneFrom

@@ -124,9 +124,12 @@ func (Result) Usage() runner.Usage { return runner.Usage{} }
 
 // TestRun is what the test stage did.
 type TestRun struct {
-	Runner     string       `json:"runner"`
-	Command    string       `json:"command"`
-	Parser     string       `json:"parser,omitempty"`
+	Runner  string `json:"runner"`
+	Command string `json:"command"`
+	Parser  string `json:"parser,omitempty"`
+	// EnvStore says the tree was the base commit's environment restored
+	// from the --env-store, not a fresh worktree.
+	EnvStore   bool         `json:"env_store,omitempty"`
 	ExitCode   int          `json:"exit_code"`
 	TimedOut   bool         `json:"timed_out,omitempty"`
 	DurationMS int64        `json:"duration_ms"`

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/sandbox"
@@ -47,6 +49,9 @@ type TestConfig struct {
 	Specs SpecTable
 	// NoBuiltinSpecs turns the built-in specs off.
 	NoBuiltinSpecs bool
+	// EnvStore, if set, holds the environments of base commits: the tests
+	// run in the restored environment instead of a fresh worktree.
+	EnvStore *envstore.Store
 }
 
 // ExpandTemplate fills in a test command or image template for inst:
@@ -135,7 +140,8 @@ type testOutcome struct {
 	log            []byte
 }
 
-// runTests makes a worktree of r at commit, writes the patched files, resets
+// runTests makes a worktree of r at commit (or restores commit's environment
+// from cfg.EnvStore), writes the patched files, resets
 // the files the test patch touches to their base content and applies the test
 // patch (as SWE-bench does), runs the test command in the sandbox, and grades
 // the log.
@@ -149,26 +155,26 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		return testOutcome{status: StatusInfraError, reason: fmt.Sprintf("make work directory: %v", err)}
 	}
 	defer os.RemoveAll(tmp)
-	wt, err := r.AddWorktree(ctx, commit, filepath.Join(tmp, "tree"))
+	tree, cleanup, err := testTree(ctx, r, commit, filepath.Join(tmp, "tree"), cfg)
 	if err != nil {
 		return testOutcome{status: StatusInfraError, reason: err.Error()}
 	}
-	defer wt.Remove(context.WithoutCancel(ctx))
+	defer cleanup()
 
-	if err := patch.WriteResults(wt.Dir, results); err != nil {
+	if err := patch.WriteResults(tree, results); err != nil {
 		return testOutcome{status: StatusInfraError, reason: fmt.Sprintf("write the patched files into the worktree: %v", err)}
 	}
 	if strings.TrimSpace(inst.TestPatch) != "" {
-		if err := resetFiles(ctx, r, commit, wt.Dir, inst.TestPatch); err != nil {
+		if err := resetFiles(ctx, r, commit, tree, inst.TestPatch); err != nil {
 			return testOutcome{status: StatusTestError, reason: err.Error()}
 		}
-		if err := gitApply(ctx, wt.Dir, inst.TestPatch); err != nil {
+		if err := gitApply(ctx, tree, inst.TestPatch); err != nil {
 			return testOutcome{status: StatusTestError, reason: "the test patch does not apply: " + err.Error()}
 		}
 	}
-	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline, Parser: parser}
+	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline, Parser: parser, EnvStore: cfg.EnvStore != nil}
 	c := sandbox.Command{
-		Dir:           wt.Dir,
+		Dir:           tree,
 		Args:          []string{"/bin/sh", "-c", cmdline},
 		Env:           append(append([]string{"PYTHONDONTWRITEBYTECODE=1"}, specEnv...), cfg.Env...),
 		Timeout:       cfg.Timeout,
@@ -215,6 +221,26 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		out.reason = strings.Join(parts, "; ")
 	}
 	return out
+}
+
+// testTree makes the tree the tests run in at dir: a worktree of commit, or
+// its environment restored from cfg.EnvStore. In a restored tree, files are
+// hard links to the store's read-only objects: everything below replaces
+// files (patch.WriteResults, resetFiles, git apply) rather than writing into
+// them, so nothing reaches the store.
+func testTree(ctx context.Context, r *repo.Repo, commit, dir string, cfg *TestConfig) (string, func(), error) {
+	if cfg.EnvStore != nil {
+		res, err := cfg.EnvStore.Restore(ctx, commit, dir, envstore.RestoreOptions{})
+		if err != nil {
+			return "", nil, fmt.Errorf("env store: %w", err)
+		}
+		return res.Dir, func() {}, nil
+	}
+	wt, err := r.AddWorktree(ctx, commit, dir)
+	if err != nil {
+		return "", nil, err
+	}
+	return wt.Dir, func() { wt.Remove(context.WithoutCancel(ctx)) }, nil
 }
 
 func listSome(s []string) string {
@@ -275,7 +301,9 @@ func resetFiles(ctx context.Context, r *repo.Repo, commit, dir, testPatch string
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return fmt.Errorf("reset %s: %w", q, err)
 		}
-		if err := os.WriteFile(target, data, 0o644); err != nil {
+		// Replace, not overwrite: the file may be a hard link into an
+		// environment store.
+		if err := atomicfile.WriteUnsynced(target, data, 0o644); err != nil {
 			return fmt.Errorf("reset %s: %w", q, err)
 		}
 	}
@@ -286,6 +314,9 @@ func resetFiles(ctx context.Context, r *repo.Repo, commit, dir, testPatch string
 func gitApply(ctx context.Context, dir, text string) error {
 	cmd := exec.CommandContext(ctx, "git", "apply", "--whitespace=nowarn", "-")
 	cmd.Dir = dir
+	// A restored environment has no .git: stop git from taking a
+	// repository above it for the tree's.
+	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
 	cmd.Stdin = strings.NewReader(text)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -44,6 +44,7 @@ type sweTestFlags struct {
 	memory   uint64
 	workDir  string
 	workers  int
+	envStore string
 }
 
 func (t *sweTestFlags) register(f *pflag.FlagSet) {
@@ -58,6 +59,7 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&t.writable, "writable", nil, "another `DIR` the test command may write to (repeatable)")
 	f.Uint64Var(&t.memory, "memory", 0, "address-space limit of the test command in `BYTES` (0: none)")
 	f.StringVar(&t.workDir, "work-dir", "", "`DIR` where worktrees are made (default: the system's temporary directory)")
+	f.StringVar(&t.envStore, "env-store", "", "environment store `DIR` (patchbench env): tests run in the base commit's restored environment instead of a fresh worktree")
 	f.IntVar(&t.workers, "workers", 0, "instances evaluated at once (0: 32 with --no-tests, else the number of CPUs)")
 }
 
@@ -99,6 +101,9 @@ func (t *sweTestFlags) apply(f *pflag.FlagSet, c *swe.Config, all bool) {
 	}
 	if set("workers") {
 		c.Workers = t.workers
+	}
+	if set("env-store") {
+		c.EnvStore = t.envStore
 	}
 }
 

@@ -59,7 +59,15 @@ func checkRepairedPredictions(t *testing.T, f *swetest.Fixture, out string, want
 // TestSWEEvalEndToEnd evaluates a Python project tested with pytest and a Go
 // module tested with go test, eight predictions each, through the CLI with
 // the test stage in the sandbox.
-func TestSWEEvalEndToEnd(t *testing.T) {
+func TestSWEEvalEndToEnd(t *testing.T) { sweEvalEndToEnd(t, false) }
+
+// TestSWEEvalEnvStore is TestSWEEvalEndToEnd with the test stage in each base
+// commit's environment restored from an env store (built here with "env
+// build": byte-compiled Python, the Go module as checked out): the same
+// results, every test run marked as restored, and the store unchanged.
+func TestSWEEvalEnvStore(t *testing.T) { sweEvalEndToEnd(t, true) }
+
+func sweEvalEndToEnd(t *testing.T, useStore bool) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("no /usr/bin/python3 (Debian python3-pytest)")
 	}
@@ -84,13 +92,30 @@ func TestSWEEvalEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, stdout, stderr := runCLI(t, "", "swe", "eval",
+	args := []string{"swe", "eval",
 		"--dataset", f.Dataset, "--predictions", f.Predictions, "--repos", f.Repos,
 		"--run-id", "e2e", "--out", out, "--workers", "2",
-		"--test-cmd", "GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local "+f.GoTestCmd,
-		"--env", "GOCACHE="+cache, "--writable", cache, "--timeout", "10m")
+		"--test-cmd", "GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local " + f.GoTestCmd,
+		"--env", "GOCACHE=" + cache, "--writable", cache, "--timeout", "10m"}
+	store := filepath.Join(dir, "envs")
+	if useStore {
+		for _, p := range f.Projects {
+			code, stdout, stderr := runCLI(t, "", "env", "build", "--store", store, "--repo", p.Dir, "--commits", p.Base,
+				"--setup", "if [ -f go.mod ]; then true; else /usr/bin/python3 -m compileall -q --invalidation-mode checked-hash .; fi")
+			if code != 0 {
+				t.Fatalf("env build %s: exit %d\n%s\n%s", p.Repo, code, stdout, stderr)
+			}
+		}
+		args = append(args, "--env-store", store)
+	}
+	code, stdout, stderr := runCLI(t, "", args...)
 	if code != 0 {
 		t.Fatalf("swe eval: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if useStore {
+		if code, stdout, stderr := runCLI(t, "", "env", "verify", "--store", store); code != 0 {
+			t.Errorf("env verify after the run: exit %d\n%s\n%s", code, stdout, stderr)
+		}
 	}
 	want := sandbox.Detect(context.Background()).Name()
 	if _, err := exec.LookPath("bwrap"); err == nil && want != "bwrap" {
@@ -117,8 +142,8 @@ func TestSWEEvalEndToEnd(t *testing.T) {
 		}
 		if exp.PatchStatus != "" {
 			applied = append(applied, id)
-			if r.Test == nil || r.Test.Runner != want {
-				t.Errorf("%s: test run %+v, want runner %s", id, r.Test, want)
+			if r.Test == nil || r.Test.Runner != want || r.Test.EnvStore != useStore {
+				t.Errorf("%s: test run %+v, want runner %s, env store %v", id, r.Test, want, useStore)
 			}
 		}
 		if exp.WithTests == "resolved" {
