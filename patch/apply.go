@@ -414,6 +414,9 @@ func (ov *overlay) read(name string) (string, bool, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
+	if errors.Is(err, ErrUnsafePath) {
+		return "", false, fmt.Errorf("apply: %w", err) // the error names the path
+	}
 	if err != nil {
 		return "", false, fmt.Errorf("apply: read %s: %w", name, err)
 	}
@@ -429,6 +432,9 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		return res, fmt.Errorf("apply: %w", ErrNoPath)
 	}
 	res.Binary = fp.Binary
+	if fp.OldMode&0o170000 == 0o120000 || fp.NewMode&0o170000 == 0o120000 {
+		return res, fmt.Errorf("apply: %w %q: the patch edits a symbolic link (mode 120000); symbolic links are not edited", ErrUnsafePath, fp.Path())
+	}
 	var old string
 	switch fp.Op {
 	case Create:

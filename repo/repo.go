@@ -24,6 +24,7 @@ package repo
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,6 +32,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -407,4 +409,90 @@ func sameDir(a, b string) bool {
 	fa, err1 := os.Stat(a)
 	fb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// Lstat returns the git mode of the entry at path p in revision rev
+// (0o100644 or 0o100755 for a file, 0o120000 for a symbolic link, 0o040000
+// for a directory, 0o160000 for a submodule) and, for a symbolic link, its
+// target. Links are not followed: a path beyond one wraps fs.ErrNotExist,
+// as does a missing path. It reads the tree of p's directory through the
+// cat-file process, so it costs a pipe round trip, not a process start.
+func (r *Repo) Lstat(ctx context.Context, rev, p string) (uint32, string, error) {
+	mode, id, err := r.lstat(ctx, rev, p)
+	if err == nil && mode == 0o120000 {
+		var h header
+		var data []byte
+		if h, data, err = r.batch.request(ctx, id, true); err == nil && h.missing {
+			err = fmt.Errorf("object %s is missing", id)
+		}
+		if err == nil {
+			return mode, string(data), nil
+		}
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("repo: lstat %s:%s in %s: %w", rev, p, r.name, err)
+	}
+	return mode, "", nil
+}
+
+func (r *Repo) lstat(ctx context.Context, rev, p string) (uint32, string, error) {
+	if err := checkRev(rev); err != nil {
+		return 0, "", err
+	}
+	if err := checkPath(p); err != nil {
+		return 0, "", err
+	}
+	p = cleanPath(p)
+	if strings.Contains(p, "\n") {
+		// cat-file reads names one a line: ask ls-tree.
+		tree, err := r.resolve(ctx, rev, "tree")
+		if err != nil {
+			return 0, "", err
+		}
+		out, err := r.output(ctx, "--literal-pathspecs", "ls-tree", "-z", "--full-tree", tree, "--", p)
+		if err != nil {
+			return 0, "", err
+		}
+		for _, rec := range strings.Split(string(out), "\x00") {
+			meta, name, ok := strings.Cut(rec, "\t")
+			if f := strings.Fields(meta); ok && name == p && len(f) == 3 {
+				mode, err := strconv.ParseUint(f[0], 8, 32)
+				return uint32(mode), f[2], err
+			}
+		}
+		return 0, "", fs.ErrNotExist
+	}
+	dir, base := path.Split(p)
+	h, data, err := r.batch.request(ctx, rev+":"+strings.TrimSuffix(dir, "/"), true)
+	if err != nil {
+		return 0, "", err
+	}
+	if h.missing {
+		return 0, "", r.missing(ctx, rev)
+	}
+	if h.typ != "tree" {
+		return 0, "", fs.ErrNotExist // beyond a file or a link
+	}
+	return treeEntry(data, base, len(h.id)/2)
+}
+
+// treeEntry finds name in a raw tree object, whose entries are
+// "<octal mode> <name>\x00<binary object id of idLen bytes>".
+func treeEntry(data []byte, name string, idLen int) (uint32, string, error) {
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp < 0 || nul < sp || len(data) < nul+1+idLen {
+			return 0, "", errors.New("malformed tree object")
+		}
+		if string(data[sp+1:nul]) == name {
+			mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
+			if err != nil {
+				return 0, "", errors.New("malformed tree object")
+			}
+			return uint32(mode), hex.EncodeToString(data[nul+1 : nul+1+idLen]), nil
+		}
+		data = data[nul+1+idLen:]
+	}
+	return 0, "", fs.ErrNotExist
 }

@@ -52,26 +52,49 @@ func NewBaseFS(ctx context.Context, r *repo.Repo, rev string) *BaseFS {
 	return &BaseFS{ctx: ctx, repo: r, rev: rev, cache: map[string]baseEntry{}}
 }
 
-// ReadFile returns the content of name at the revision. A path absent there,
-// or one that cannot name a file of a repository (absolute, with "..", empty),
-// gives an error wrapping fs.ErrNotExist.
+// ReadFile returns the content of name at the revision. A path absent there
+// gives an error wrapping fs.ErrNotExist. A path the test stage could not
+// write inside its worktree, by the rules of [patch.Root] (absolute, with
+// "..", in .git, a symbolic link or beyond one in the tree), gives an error
+// wrapping patch.ErrUnsafePath: the edit is refused here, as it would be
+// when written.
 func (b *BaseFS) ReadFile(name string) ([]byte, error) {
 	if e, ok := b.cache[name]; ok {
 		return e.data, e.err
 	}
 	var e baseEntry
-	if !validPath(name) {
-		e.err = &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
-	} else {
+	if e.err = patch.CheckPath(name); e.err == nil {
+		e.err = patch.CheckLinks(name, b.lstat)
+	}
+	if e.err == nil {
 		e.data, e.err = b.repo.ReadFile(b.ctx, b.rev, name)
-		if e.err != nil && !errors.Is(e.err, fs.ErrNotExist) && b.err == nil {
-			b.err = e.err
-		}
+	}
+	if e.err != nil && !errors.Is(e.err, fs.ErrNotExist) && !errors.Is(e.err, patch.ErrUnsafePath) && b.err == nil {
+		b.err = e.err
 	}
 	if len(b.cache) < maxCached {
 		b.cache[name] = e
 	}
 	return e.data, e.err
+}
+
+// lstat describes a path of the tree for patch.CheckLinks.
+func (b *BaseFS) lstat(name string) (fs.FileMode, string, error) {
+	mode, target, err := b.repo.Lstat(b.ctx, b.rev, name)
+	if err != nil {
+		return 0, "", err
+	}
+	switch mode & 0o170000 {
+	case 0o120000:
+		return fs.ModeSymlink, target, nil
+	case 0o040000:
+		return fs.ModeDir, "", nil
+	case 0o160000:
+		// A submodule's files are not in this repository: nothing under it
+		// can be read, and nothing should be written there.
+		return 0, "", fs.ErrNotExist
+	}
+	return 0, "", nil
 }
 
 // Err returns the first error of a read that failed for a reason other than

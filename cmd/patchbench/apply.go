@@ -41,7 +41,9 @@ already applied is refused, and nothing is written. --strict applies only
 well-formed patches whose context matches exactly, as git apply does.
 
 Either every file of the patch applies and is written (atomically), or
-nothing is written.
+nothing is written. Paths that are absolute, leave DIR with "..", run
+through a symbolic link or are one are refused: links are never followed,
+edited or created.
 
 Exit status: 0 applied; 1 refused or already applied (nothing written);
 2 usage or input error (including text that holds no edit).`,
@@ -139,9 +141,14 @@ func runApply(o applyOptions, name string, sio stdio) error {
 	if o.strict {
 		rep.Mode = "strict"
 	}
-	results, err := applyPatch(o, name, sio, &rep)
+	root, err := openRoot(o.dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	results, err := applyPatch(o, root, name, sio, &rep)
 	if err == nil && !o.check {
-		if err = patch.WriteResults(o.dir, results); err != nil {
+		if err = root.WriteResults(results); err != nil {
 			rep.Status = repair.StatusRefused
 			err = failed(err)
 		}
@@ -164,14 +171,14 @@ func runApply(o applyOptions, name string, sio stdio) error {
 
 // applyPatch computes the new contents, strictly or tolerantly, filling in
 // the report as it goes.
-func applyPatch(o applyOptions, name string, sio stdio, rep *applyReport) ([]patch.FileResult, error) {
+func applyPatch(o applyOptions, root *patch.Root, name string, sio stdio, rep *applyReport) ([]patch.FileResult, error) {
 	if o.strict {
 		p, f, err := loadPatch(sio, name, o.format, o.strip, o.target)
 		if err != nil {
 			return nil, err
 		}
 		rep.Format = f
-		results, err := patch.Apply(p, patch.DirFS(o.dir), patch.ApplyOptions{Reverse: o.reverse})
+		results, err := patch.Apply(p, root, patch.ApplyOptions{Reverse: o.reverse})
 		if err != nil {
 			var he *patch.HunkError
 			if errors.As(err, &he) {
@@ -186,7 +193,7 @@ func applyPatch(o applyOptions, name string, sio stdio, rep *applyReport) ([]pat
 		return results, nil
 	}
 
-	res, err := tolerant(o, name, sio, rep)
+	res, err := tolerant(o, root, name, sio, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +201,7 @@ func applyPatch(o applyOptions, name string, sio stdio, rep *applyReport) ([]pat
 }
 
 // tolerant runs the repair pipeline on the patch in name.
-func tolerant(o applyOptions, name string, sio stdio, rep *applyReport) (*repair.Result, error) {
+func tolerant(o applyOptions, root *patch.Root, name string, sio stdio, rep *applyReport) (*repair.Result, error) {
 	text, err := readInput(sio, name)
 	if err != nil {
 		return nil, err
@@ -208,8 +215,8 @@ func tolerant(o applyOptions, name string, sio stdio, rep *applyReport) (*repair
 	res, err := repair.Repair(text, repair.Options{
 		Format:     f,
 		Target:     o.target,
-		FS:         patch.DirFS(o.dir),
-		Files:      listFiles(o.dir),
+		FS:         root,
+		Files:      listFiles(root),
 		Reverse:    o.reverse,
 		Strip:      o.strip,
 		FixedStrip: o.stripSet,
@@ -228,12 +235,22 @@ func tolerant(o applyOptions, name string, sio stdio, rep *applyReport) (*repair
 	return res, nil
 }
 
-// listFiles lists the regular files under dir, for patches that name no
-// file.
-func listFiles(dir string) func() ([]string, error) {
+// openRoot opens the directory a patch applies to; every read and write of
+// the patch goes through it (see patch.Root).
+func openRoot(dir string) (*patch.Root, error) {
+	root, err := patch.OpenRoot(dir)
+	if err != nil {
+		return nil, usage(err)
+	}
+	return root, nil
+}
+
+// listFiles lists the regular files under the root, for patches that name
+// no file. Symbolic links are not listed: the root refuses them.
+func listFiles(root *patch.Root) func() ([]string, error) {
 	return func() ([]string, error) {
 		var out []string
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -242,12 +259,11 @@ func listFiles(dir string) func() ([]string, error) {
 			}
 			if d.Type().IsRegular() {
 				if info, err := d.Info(); err == nil && info.Size() < 4<<20 {
-					rel, _ := filepath.Rel(dir, p)
-					out = append(out, filepath.ToSlash(rel))
+					out = append(out, p)
 				}
 			}
 			if len(out) > 50000 {
-				return fmt.Errorf("more than 50000 files under %s: give --target", dir)
+				return fmt.Errorf("more than 50000 files under %s: give --target", root.Dir())
 			}
 			return nil
 		})

@@ -54,7 +54,12 @@ func runConvert(o convertOptions, name string, sio stdio) error {
 		return err
 	}
 	if !from.HasPositions() || !to.HasPositions() {
-		if p, err = regenerate(p, patch.DirFS(o.dir), to, o.context); err != nil {
+		root, err := openRoot(o.dir)
+		if err != nil {
+			return err
+		}
+		defer root.Close()
+		if p, err = regenerate(p, root, to, o.context); err != nil {
 			return err
 		}
 	}

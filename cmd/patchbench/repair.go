@@ -38,7 +38,12 @@ Exit status: 0 repaired; 1 refused or already applied; 2 usage or input error.`,
 func runRepair(o applyOptions, name string, sio stdio) error {
 	o.dir, o.target = targetDir(o.dir, o.target)
 	rep := applyReport{Mode: "tolerant", Reverse: o.reverse, Files: []repair.FileReport{}}
-	res, err := tolerant(o, name, sio, &rep)
+	root, err := openRoot(o.dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	res, err := tolerant(o, root, name, sio, &rep)
 	if err != nil {
 		rep.Error = err.Error()
 		if o.json {

@@ -429,8 +429,10 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 			out[1] = ""
 		}
 		for _, p := range out {
-			if p != "" && !safePath(p) {
-				return "", "", nil, fmt.Errorf("unsafe path %q: patch paths must be relative and stay inside the directory", p)
+			if p != "" {
+				if err := patch.CheckPath(p); err != nil {
+					return "", "", nil, err
+				}
 			}
 		}
 		if first == nil {
@@ -481,19 +483,6 @@ func bySuffix(name string, files func() ([]string, error)) (string, bool) {
 	return found, found != ""
 }
 
-// safePath reports whether a patch path stays inside the directory.
-func safePath(p string) bool {
-	if strings.HasPrefix(p, "/") {
-		return false
-	}
-	for _, c := range strings.Split(p, "/") {
-		if c == ".." {
-			return false
-		}
-	}
-	return true
-}
-
 func strip(name string, n int) (string, error) {
 	s := name
 	for k := 0; k < n; k++ {
@@ -537,6 +526,17 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	fail := func(hunk int, reason string, kind error) (FileReport, patch.FileResult, error) {
 		fr.Reason = reason
 		return fr, res, &Error{File: name, Hunk: hunk, Reason: reason, Err: kind}
+	}
+	// A path the file system refuses (through a symbolic link, say) is
+	// refused here, whatever the section does with it: a creation or the
+	// target of a rename would otherwise only fail when written.
+	for _, p := range []string{oldPath, newPath} {
+		if p == "" {
+			continue
+		}
+		if _, _, err := ov.read(p); err != nil {
+			return fail(0, err.Error(), ErrRefused)
+		}
 	}
 	if lf.bin != nil || lf.binErr != nil {
 		return repairBinary(lf, fr, oldPath, newPath, ov)

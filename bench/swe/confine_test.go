@@ -1,0 +1,48 @@
+package swe_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/internal/confinetest"
+	"github.com/patchbench/patchbench/internal/gittest"
+	"github.com/patchbench/patchbench/repo"
+)
+
+// TestPatchStageConfinement: the patch stage reads the base files from git,
+// where links are mode 120000 entries; it refuses the confinement cases as
+// apply does, with the same reason, rather than pass an edit that the test
+// stage would write through a link. A plain edit beside them applies.
+func TestPatchStageConfinement(t *testing.T) {
+	gittest.Need(t)
+	tr := confinetest.New(t)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "base"}} {
+		if _, err := gittest.Run(t, tr.Dir, "", args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	r, err := repo.Open(ctx, tr.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	patchOf := func(text string) swe.PatchOutcome {
+		return swe.Patch(swe.Prediction{ModelPatch: &text}, swe.NewBaseFS(ctx, r, "HEAD"))
+	}
+	for _, c := range confinetest.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			out := patchOf(tr.Patch(c))
+			if want := tr.Want(c, false); out.Status != swe.StatusApplyFailed || !strings.Contains(out.Reason, want) {
+				t.Errorf("status %s, reason %q; want %s with %q", out.Status, out.Reason, swe.StatusApplyFailed, want)
+			}
+		})
+	}
+	out := patchOf("--- a/sub/f.txt\n+++ b/sub/f.txt\n@@ -1 +1 @@\n-inner\n+changed\n")
+	if out.Status != swe.StatusApplied {
+		t.Errorf("plain edit: status %s (%s), want %s", out.Status, out.Reason, swe.StatusApplied)
+	}
+	tr.Unchanged(t)
+}
