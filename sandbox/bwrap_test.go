@@ -3,13 +3,14 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestBwrapNoNetwork opens a TCP listener on the host's loopback and checks
@@ -17,20 +18,7 @@ import (
 // a sandbox with Network set can.
 func TestBwrapNoNetwork(t *testing.T) {
 	b := requireBwrap(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := loopbackListener(t)
 	dir := t.TempDir()
 	helper := copyHelper(t, dir)
 	cmd := Command{
@@ -76,8 +64,8 @@ func TestBwrapWriteConfinement(t *testing.T) {
 	work := t.TempDir()
 	extra := t.TempDir()
 	outside := t.TempDir() // under the host's temporary directory
-	// A directory the sandbox can see (the package directory is not
-	// under /tmp), to show it is read-only rather than hidden.
+	// A directory the sandbox shows read-only, as the user's read-only
+	// paths (the package directory is not under /tmp).
 	visible, err := os.MkdirTemp(".", ".sandbox-test-")
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +109,7 @@ func TestBwrapWriteConfinement(t *testing.T) {
 			Args:          []string{"sh", "-c", a.script},
 			Env:           env,
 			ExtraWritable: []string{extra},
+			ExtraReadOnly: []string{visible},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -134,14 +123,14 @@ func TestBwrapWriteConfinement(t *testing.T) {
 	if _, err := b.Run(t.Context(), Command{Dir: work, Args: []string{"sh", "-c", `echo bad > ../escape.txt`}}); err != nil {
 		t.Fatal(err)
 	}
-	// The sandbox sees the visible directory, unless the tests run under
-	// /tmp, which the sandbox replaces.
-	if strings.HasPrefix(visible, "/tmp/") {
-		t.Logf("%s is under /tmp: hidden in the sandbox, not only read-only", visible)
-	} else {
-		res, err := b.Run(t.Context(), Command{Dir: work, Args: []string{"cat", filepath.Join(visible, "keep")}})
-		if err != nil || string(res.Stdout) != "original\n" {
-			t.Errorf("reading a host file from the sandbox: %+v, %v", res, err)
+	// The sandbox shows the visible directory only when asked to.
+	for _, ro := range [][]string{{visible}, nil} {
+		res, err := b.Run(t.Context(), Command{Dir: work, Args: []string{"cat", filepath.Join(visible, "keep")}, ExtraReadOnly: ro})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shown := res.ExitCode == 0 && string(res.Stdout) == "original\n"; shown != (ro != nil) {
+			t.Errorf("read-only %q: reading %s/keep: exit %d, stdout %q, stderr %q", ro, visible, res.ExitCode, res.Stdout, res.Stderr)
 		}
 	}
 
@@ -184,21 +173,110 @@ func TestBwrapNewSessionStillKilled(t *testing.T) {
 }
 
 func TestBwrapArgs(t *testing.T) {
-	b := &Bwrap{path: "/usr/bin/bwrap"}
-	got, err := b.args(Command{Args: []string{"pytest", "-x"}, ExtraWritable: []string{"/"}}, "/w")
+	b := &Bwrap{path: "/usr/bin/bwrap", system: []string{"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"}}
+	tool, cache, file := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "tool.cfg")
+	if err := os.WriteFile(file, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	inner := filepath.Join(tool, "pkg", "cache")
+	if err := os.MkdirAll(inner, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.args(Command{
+		Args:          []string{"pytest", "-x"},
+		ExtraWritable: []string{inner, cache},
+		ExtraReadOnly: []string{tool + "/", file},
+	}, "/w")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "/usr/bin/bwrap --die-with-parent --unshare-all --cap-drop ALL --new-session --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind /w /w --bind / / --chdir /w -- pytest -x"
-	if strings.Join(got, " ") != want {
-		t.Errorf("args:\n got %s\nwant %s", strings.Join(got, " "), want)
+	// The system paths, then /dev, /proc, /tmp, then the command's paths
+	// from the shallowest: the writable cache inside the read-only
+	// toolchain comes after it.
+	want := []string{"/usr/bin/bwrap", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL", "--new-session",
+		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+		"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+		"--bind", "/w", "/w",
+		"--ro-bind", tool, tool, "--bind", cache, cache, "--ro-bind", file, file,
+		"--bind", inner, inner,
+		"--remount-ro", "/", "--chdir", "/w", "--", "pytest", "-x"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	for i, a := range got {
+		if a == "/" && got[i-1] != "--remount-ro" {
+			t.Errorf("args show the host's root: %q", got)
+		}
 	}
 	got, _ = b.args(Command{Args: []string{"true"}, Network: true}, "/w")
 	if !strings.Contains(strings.Join(got, " "), "--unshare-all --share-net") {
 		t.Errorf("Network: args %q lack --share-net", got)
 	}
-	if _, err := b.args(Command{Args: []string{"true"}, ExtraWritable: []string{"rel"}}, "/w"); err == nil {
-		t.Error("relative ExtraWritable accepted")
+	for _, c := range []Command{
+		{ExtraWritable: []string{"rel"}},
+		{ExtraWritable: []string{file}},
+		{ExtraWritable: []string{filepath.Join(tool, "missing")}},
+		{ExtraReadOnly: []string{"rel"}},
+		{ExtraReadOnly: []string{filepath.Join(tool, "missing")}},
+	} {
+		c.Args = []string{"true"}
+		if _, err := b.args(c, "/w"); err == nil {
+			t.Errorf("writable %q, read-only %q accepted", c.ExtraWritable, c.ExtraReadOnly)
+		}
+	}
+}
+
+// TestSystemArgs builds a small root file system with merged /usr, /etc
+// entries that are links into /usr, out of it and dangling, and files the
+// sandbox must not show, and checks the arguments that show it.
+func TestSystemArgs(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"usr/bin", "usr/share/zoneinfo/Etc", "lib32", "etc/ssl/certs", "etc/ssl/private",
+		"etc/python3.11", "etc/python3", "etc/alternatives", "run/resolve", "root/.ssh", "home/u", "opt"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"usr/share/zoneinfo/Etc/UTC", "etc/passwd", "etc/shadow", "etc/gshadow", "etc/hosts",
+		"etc/pip.conf", "etc/gitconfig", "etc/machine-id", "run/resolve/stub-resolv.conf", "etc/ssl/private/key.pem"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"bin":               "usr/bin",
+		"lib":               "usr/lib", // dangling in the sandbox too: /usr/lib is not there; still a link
+		"etc/localtime":     "/usr/share/zoneinfo/Etc/UTC",
+		"etc/resolv.conf":   "../run/resolve/stub-resolv.conf",
+		"etc/mtab":          "/proc/mounts",
+		"etc/os-release":    "../usr/lib/os-release",
+		"etc/nsswitch.conf": "/nowhere/nsswitch.conf",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := systemArgs(root)
+	r := func(p string) string { return root + p }
+	want := []string{
+		"--ro-bind", r("/usr"), "/usr",
+		"--symlink", "usr/bin", "/bin",
+		"--symlink", "usr/lib", "/lib",
+		"--ro-bind", r("/lib32"), "/lib32",
+		"--ro-bind", r("/etc/passwd"), "/etc/passwd",
+		"--ro-bind", r("/etc/hosts"), "/etc/hosts",
+		// Its target is under /run, which the sandbox does not show.
+		"--ro-bind", r("/etc/resolv.conf"), "/etc/resolv.conf",
+		"--ro-bind", r("/etc/ssl/certs"), "/etc/ssl/certs",
+		"--symlink", "/usr/share/zoneinfo/Etc/UTC", "/etc/localtime",
+		"--symlink", "../usr/lib/os-release", "/etc/os-release",
+		"--ro-bind", r("/etc/alternatives"), "/etc/alternatives",
+		"--symlink", "/proc/mounts", "/etc/mtab",
+		"--ro-bind", r("/etc/python3"), "/etc/python3",
+		"--ro-bind", r("/etc/python3.11"), "/etc/python3.11",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("systemArgs (-want +got):\n%s", diff)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -27,8 +26,10 @@ const (
 //
 // Each run is "docker run --rm --init --network none" (unless
 // Command.Network) of Command.Image, with the work directory and
-// Command.ExtraWritable bind-mounted at the same paths and the work
-// directory as the working directory. The image is pulled first if it is
+// Command.ExtraWritable bind-mounted read-write at the same paths,
+// Command.ExtraReadOnly read-only, and the work directory as the working
+// directory. No other path of the host is mounted: the container sees its
+// image, as with [Bwrap] it sees only the system directories. The image is pulled first if it is
 // missing; pulls that fail for reasons that pass (registry rate limits,
 // timeouts, 5xx answers) are retried with exponential backoff and jitter.
 // On timeout or when ctx ends, the container is killed with "docker kill".
@@ -216,12 +217,31 @@ func (d *Docker) args(c Command, dir, name string) ([]string, error) {
 	if c.Stdin != nil {
 		a = append(a, "--interactive")
 	}
-	a = append(a, "--volume", dir+":"+dir, "--workdir", dir)
-	for _, w := range c.ExtraWritable {
-		if !filepath.IsAbs(w) {
-			return nil, fmt.Errorf("writable path %q is not absolute", w)
+	writable, readOnly, err := c.extraPaths()
+	if err != nil {
+		return nil, err
+	}
+	volume := func(p, mode string) error {
+		// --volume splits its argument at colons.
+		if strings.Contains(p, ":") {
+			return fmt.Errorf("docker cannot mount %s: the path holds a colon", p)
 		}
-		a = append(a, "--volume", w+":"+w)
+		a = append(a, "--volume", p+":"+p+mode)
+		return nil
+	}
+	if err := volume(dir, ""); err != nil {
+		return nil, err
+	}
+	a = append(a, "--workdir", dir)
+	for _, p := range readOnly {
+		if err := volume(p, ":ro"); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range writable {
+		if err := volume(p, ""); err != nil {
+			return nil, err
+		}
 	}
 	l := c.Limits
 	ulimit := func(name string, v uint64) {

@@ -199,7 +199,11 @@ func TestRetryable(t *testing.T) {
 func TestDockerRun(t *testing.T) {
 	f := newFakeDocker(t)
 	f.set("run.sh", "read line; echo \"container got $line\"; echo warn >&2; exit 7\n")
-	dir, extra := t.TempDir(), t.TempDir()
+	dir, extra, ro := t.TempDir(), t.TempDir(), t.TempDir()
+	roFile := filepath.Join(ro, "toolchain.cfg")
+	if err := os.WriteFile(roFile, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
 	d := &Docker{PullBackoff: time.Millisecond}
 	res, err := d.Run(t.Context(), Command{
 		Dir:           dir,
@@ -207,6 +211,7 @@ func TestDockerRun(t *testing.T) {
 		Env:           []string{"PYTHONDONTWRITEBYTECODE=1"},
 		Stdin:         strings.NewReader("input\n"),
 		ExtraWritable: []string{extra},
+		ExtraReadOnly: []string{ro + "/", roFile},
 		Limits:        Limits{OpenFiles: 1024, CPUTime: 1500 * time.Millisecond, AddressSpace: 8 << 30},
 		Image:         "sweb.eval.x86_64.django__django-11099",
 	})
@@ -232,7 +237,9 @@ func TestDockerRun(t *testing.T) {
 	}
 	want := []string{
 		"--rm", "--init", "--name", "NAME", "--network", "none", "--interactive",
-		"--volume", dir + ":" + dir, "--workdir", dir, "--volume", extra + ":" + extra,
+		"--volume", dir + ":" + dir, "--workdir", dir,
+		"--volume", ro + ":" + ro + ":ro", "--volume", roFile + ":" + roFile + ":ro",
+		"--volume", extra + ":" + extra,
 		"--ulimit", "cpu=2:2", "--ulimit", "nofile=1024:1024", "--memory", "8589934592",
 		"--env", "PYTHONDONTWRITEBYTECODE=1",
 		"sweb.eval.x86_64.django__django-11099", "pytest", "-rA", "tests/test x.py",
@@ -253,6 +260,27 @@ func TestDockerRun(t *testing.T) {
 	}
 	if _, err := d.Run(t.Context(), Command{Dir: dir, Args: []string{"true"}}); err == nil {
 		t.Error("Run without an image succeeded")
+	}
+	// Paths docker cannot mount as given are refused before it runs.
+	colon := filepath.Join(t.TempDir(), "a:b")
+	if err := os.Mkdir(colon, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	runs := len(f.calls("run"))
+	for _, c := range []Command{
+		{ExtraReadOnly: []string{"relative/path"}},
+		{ExtraReadOnly: []string{filepath.Join(dir, "missing")}},
+		{ExtraReadOnly: []string{colon}},
+		{ExtraWritable: []string{colon}},
+		{ExtraWritable: []string{roFile}},
+	} {
+		c.Dir, c.Args, c.Image = dir, []string{"true"}, "img"
+		if _, err := d.Run(t.Context(), c); err == nil {
+			t.Errorf("Run with read-only %q, writable %q succeeded", c.ExtraReadOnly, c.ExtraWritable)
+		}
+	}
+	if got := len(f.calls("run")); got != runs {
+		t.Errorf("docker run called %d times for refused paths", got-runs)
 	}
 }
 

@@ -69,9 +69,30 @@ func copyHelper(t *testing.T, dir string) string {
 	return p
 }
 
+// loopbackListener listens on the host's loopback and accepts (and closes)
+// connections until the test ends.
+func loopbackListener(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln
+}
+
 // requireBwrap returns the bubblewrap runner. It skips the test only when
 // bubblewrap is not installed; installed but not working is a failure.
-func requireBwrap(t *testing.T) *Bwrap {
+func requireBwrap(t testing.TB) *Bwrap {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed (apt-get install bubblewrap); skipping sandbox isolation test")

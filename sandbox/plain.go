@@ -19,8 +19,8 @@ type Plain struct{}
 // Name returns "unsandboxed".
 func (Plain) Name() string { return "unsandboxed" }
 
-// Run runs c directly. Command.Network and Command.ExtraWritable have no
-// effect: nothing is taken away.
+// Run runs c directly. Command.Network, Command.ExtraWritable and
+// Command.ExtraReadOnly have no effect: nothing is taken away.
 func (Plain) Run(ctx context.Context, c Command) (Result, error) {
 	fail := func(res Result, err error) (Result, error) {
 		return res, fmt.Errorf("sandbox: run %s: %w", describe(c), err)
@@ -34,12 +34,7 @@ func (Plain) Run(ctx context.Context, c Command) (Result, error) {
 		return fail(Result{ExitCode: -1}, err)
 	}
 	defer removeAll(tmp)
-	env := environ([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + tmp,
-		"TMPDIR=" + tmp,
-		"LANG=C.UTF-8",
-	}, c.Env)
+	env := environ(baseEnv(tmp), c.Env)
 	args, err := prlimitArgs(c.Limits)
 	if err != nil {
 		return fail(Result{ExitCode: -1}, err)

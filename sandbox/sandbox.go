@@ -5,9 +5,12 @@
 // A [Runner] runs a [Command] and returns a [Result]. There are three:
 //
 //   - [Bwrap] runs the command in bubblewrap (Debian package bubblewrap): no
-//     network (unless Command.Network), the whole file system read-only
-//     except Command.Dir, Command.ExtraWritable and a fresh tmpfs on /tmp, a
-//     private /dev and /proc, its own PID, IPC and UTS namespaces, no
+//     network (unless Command.Network), and of the host's file system only
+//     the system directories (/usr, /bin, /sbin, /lib*, the /etc entries
+//     programs need) and Command.ExtraReadOnly, read-only, Command.Dir and
+//     Command.ExtraWritable, read-write, a fresh tmpfs on /tmp, a private
+//     /dev and /proc: no home directories, no other checkouts, no host
+//     service sockets. It has its own PID, IPC and UTS namespaces, no
 //     capabilities, a new session, and --die-with-parent. [NewBwrap] checks
 //     that bubblewrap actually works here (user namespaces may be
 //     disabled) before it is used.
@@ -15,30 +18,34 @@
 //     process-group kill but no isolation. It exists for machines without
 //     bubblewrap; its Name says so, for reports.
 //   - [Docker] runs the command in a container of Command.Image, with the
-//     work directory bind-mounted and --network none, when a Docker engine
-//     answers. Image pulls are retried with exponential backoff, so registry
+//     work directory, Command.ExtraWritable and Command.ExtraReadOnly
+//     bind-mounted (no other host path) and --network none, when a Docker
+//     engine answers. Image pulls are retried with exponential backoff, so registry
 //     rate limits do not fail instances.
 //
 // [Detect] picks bubblewrap when it works and the plain runner otherwise.
 //
 // # Environment
 //
-// Bwrap and Plain start from a small environment, not the caller's: PATH
-// (the caller's), HOME and TMPDIR (the sandbox's /tmp for Bwrap, a private
-// temporary directory for Plain), LANG=C.UTF-8; Command.Env is added on top
-// and overrides by name. Docker passes only Command.Env; the image sets the
-// rest.
+// Bwrap and Plain start from an allow-list, not the caller's environment:
+// PATH and TZ (the caller's, TZ when set), HOME and TMPDIR (the sandbox's
+// /tmp for Bwrap, a private temporary directory for Plain), LANG=C.UTF-8;
+// Command.Env is added on top and overrides by name. Nothing else passes
+// (API keys, tokens, SSH_AUTH_SOCK). Docker passes only Command.Env; the
+// image sets the rest.
 //
 // Test suites need a writable home and temporary directory, which they get.
 // pytest needs nothing more (pass PYTHONDONTWRITEBYTECODE=1 to keep
-// __pycache__ out of the work tree). go test also needs its build cache and
-// the module cache: by default GOCACHE is $HOME/.cache/go-build, in the
-// sandbox's tmpfs, which works but starts cold; GOMODCACHE must name an
-// existing module cache (the root file system is readable) and, as there is
-// no network, GOFLAGS=-mod=mod, GOPROXY=off and GOTOOLCHAIN=local make
-// missing modules and toolchains fail fast. To share a warm build cache, list it in ExtraWritable and set GOCACHE
-// to it (the build cache is safe for concurrent use, but a sandboxed command
-// can then write into it).
+// __pycache__ out of the work tree). A toolchain installed outside the
+// system directories (under a home directory, /opt) must be listed in
+// ExtraReadOnly. go test needs its toolchain (GOROOT, visible when under
+// /usr), its build cache and the module cache: by default GOCACHE is
+// $HOME/.cache/go-build, in the sandbox's tmpfs, which works but starts
+// cold; GOMODCACHE must name a module cache listed in ExtraReadOnly and, as
+// there is no network, GOFLAGS=-mod=mod, GOPROXY=off and GOTOOLCHAIN=local
+// make missing modules and toolchains fail fast. To share a warm build
+// cache, list it in ExtraWritable and set GOCACHE to it (the build cache is
+// safe for concurrent use, but a sandboxed command can then write into it).
 //
 // # Limits
 //
@@ -110,6 +117,12 @@ type Command struct {
 	Network bool
 	// ExtraWritable lists more directories the command may write to.
 	ExtraWritable []string
+	// ExtraReadOnly lists more files and directories of the host the
+	// command may read, at the same paths: a toolchain installed outside
+	// the system directories, a module cache. Bubblewrap and Docker show
+	// the command nothing of the host's file system but their system
+	// directories (Bwrap), Dir, ExtraWritable and these.
+	ExtraReadOnly []string
 	// Limits are resource limits for the command and its children.
 	Limits Limits
 	// MaxOutput caps the bytes kept of each of stdout and stderr; zero
@@ -212,6 +225,49 @@ func describe(c Command) string {
 		name = c.Args[0]
 	}
 	return fmt.Sprintf("%s in %s", name, c.Dir)
+}
+
+// baseEnv is the environment a Bwrap or Plain command starts from, with home
+// as HOME and TMPDIR: the caller's PATH and TZ (when set), LANG=C.UTF-8.
+// Nothing else of the caller's environment (API keys, tokens) passes.
+func baseEnv(home string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, "LANG=C.UTF-8"}
+	if tz, ok := os.LookupEnv("TZ"); ok {
+		env = append(env, "TZ="+tz)
+	}
+	return env
+}
+
+// extraPaths returns c.ExtraWritable and c.ExtraReadOnly checked and cleaned
+// (see hostPaths).
+func (c *Command) extraPaths() (writable, readOnly []string, err error) {
+	if writable, err = hostPaths("writable", c.ExtraWritable, true); err != nil {
+		return nil, nil, err
+	}
+	if readOnly, err = hostPaths("read-only", c.ExtraReadOnly, false); err != nil {
+		return nil, nil, err
+	}
+	return writable, readOnly, nil
+}
+
+// hostPaths checks that each of paths is absolute and exists, as a directory
+// when dirOnly, and returns them cleaned; what names them in errors.
+func hostPaths(what string, paths []string, dirOnly bool) ([]string, error) {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("%s path %q is not absolute", what, p)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s path: %w", what, err)
+		}
+		if dirOnly && !fi.IsDir() {
+			return nil, fmt.Errorf("%s path %s is not a directory", what, p)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out, nil
 }
 
 // environ merges base and extra; a later KEY= overrides an earlier one.
