@@ -49,6 +49,9 @@ type Config struct {
 	Timeout        time.Duration `json:"timeout,omitempty"`
 	Env            []string      `json:"env,omitempty"`
 	Writable       []string      `json:"writable,omitempty"`
+	// ReadOnly lists host paths the test command may read besides the
+	// system directories (see package sandbox).
+	ReadOnly []string `json:"read_only,omitempty"`
 	// Memory limits the test command's address space in bytes; zero means
 	// no limit.
 	Memory  uint64 `json:"memory,omitempty"`
@@ -117,6 +120,15 @@ func (c *Config) abs() error {
 			return err
 		}
 		*p = a
+	}
+	for _, list := range [][]string{c.Writable, c.ReadOnly} {
+		for i, p := range list {
+			a, err := filepath.Abs(p)
+			if err != nil {
+				return err
+			}
+			list[i] = a
+		}
 	}
 	if c.CloneFrom != "" && !strings.Contains(c.CloneFrom, "://") {
 		if a, err := filepath.Abs(c.CloneFrom); err == nil {
@@ -242,6 +254,12 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 		if len(missing) > 0 {
 			return nil, inputErr("no test command for %d instances (%s): the dataset rows have no test_cmd and no spec names their repository and version; give --spec, --test-cmd or --no-tests", len(missing), listSome(missing))
 		}
+		// Checked here, or every instance would fail in the sandbox.
+		for _, p := range append(append([]string{}, c.Writable...), c.ReadOnly...) {
+			if _, err := os.Stat(p); err != nil {
+				return nil, inputErr("--writable or --ro-bind path: %v", err)
+			}
+		}
 		r, err := NewSandbox(ctx, c.Sandbox, c.Image)
 		if err != nil {
 			return nil, fmt.Errorf("swe: sandbox: %w", err)
@@ -254,7 +272,7 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 			timeout = DefaultTimeout
 		}
 		e.test.Runner, e.test.Image, e.test.Timeout = r, c.Image, timeout
-		e.test.Env, e.test.Writable, e.test.WorkDir = c.Env, c.Writable, c.WorkDir
+		e.test.Env, e.test.Writable, e.test.ReadOnly, e.test.WorkDir = c.Env, c.Writable, c.ReadOnly, c.WorkDir
 		e.test.Limits = sandbox.Limits{AddressSpace: c.Memory, FileSize: 4 << 30}
 		if c.EnvStore != "" {
 			if _, err := os.Stat(filepath.Join(c.EnvStore, "format")); err != nil {

@@ -39,6 +39,9 @@ type TestConfig struct {
 	// Writable lists more directories the command may write to (a shared
 	// GOCACHE, for example).
 	Writable []string
+	// ReadOnly lists more host paths the command may read: a toolchain
+	// or module cache outside the sandbox's system directories.
+	ReadOnly []string
 	// Limits are the command's resource limits.
 	Limits sandbox.Limits
 	// WorkDir is where worktrees are made; empty means the system's
@@ -179,6 +182,7 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		Env:           append(append([]string{"PYTHONDONTWRITEBYTECODE=1"}, specEnv...), cfg.Env...),
 		Timeout:       cfg.Timeout,
 		ExtraWritable: cfg.Writable,
+		ExtraReadOnly: cfg.ReadOnly,
 		Limits:        cfg.Limits,
 	}
 	if cfg.Image != "" {

@@ -41,6 +41,7 @@ type sweTestFlags struct {
 	timeout  time.Duration
 	env      []string
 	writable []string
+	readOnly []string
 	memory   uint64
 	workDir  string
 	workers  int
@@ -57,6 +58,7 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&t.timeout, "timeout", swe.DefaultTimeout, "time limit of each test command; its whole process tree is killed")
 	f.StringArrayVar(&t.env, "env", nil, "`KEY=VALUE` for the test command (repeatable)")
 	f.StringArrayVar(&t.writable, "writable", nil, "another `DIR` the test command may write to (repeatable)")
+	f.StringArrayVar(&t.readOnly, "ro-bind", nil, "another host `PATH` the test command may read, such as a toolchain or module cache outside /usr (repeatable); the sandbox shows nothing else of the host but the system directories")
 	f.Uint64Var(&t.memory, "memory", 0, "address-space limit of the test command in `BYTES` (0: none)")
 	f.StringVar(&t.workDir, "work-dir", "", "`DIR` where worktrees are made (default: the system's temporary directory)")
 	f.StringVar(&t.envStore, "env-store", "", "environment store `DIR` (patchbench env): tests run in the base commit's restored environment instead of a fresh worktree")
@@ -92,6 +94,9 @@ func (t *sweTestFlags) apply(f *pflag.FlagSet, c *swe.Config, all bool) {
 	}
 	if set("writable") {
 		c.Writable = t.writable
+	}
+	if set("ro-bind") {
+		c.ReadOnly = t.readOnly
 	}
 	if set("memory") {
 		c.Memory = t.memory

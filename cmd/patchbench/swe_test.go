@@ -92,11 +92,26 @@ func sweEvalEndToEnd(t *testing.T, useStore bool) {
 			t.Fatal(err)
 		}
 	}
+	// A toolchain file outside the sandbox's system directories: the Go
+	// instances' test command reads it, so they pass only if --ro-bind
+	// shows it.
+	tool := filepath.Join(dir, "toolchain")
+	if err := os.Mkdir(tool, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tool, "marker"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"swe", "eval",
 		"--dataset", f.Dataset, "--predictions", f.Predictions, "--repos", f.Repos,
 		"--run-id", "e2e", "--out", out, "--workers", "2",
-		"--test-cmd", "GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local " + f.GoTestCmd,
+		"--test-cmd", "cat " + filepath.Join(tool, "marker") + " >/dev/null && GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local " + f.GoTestCmd,
 		"--env", "GOCACHE=" + cache, "--writable", cache, "--timeout", "10m"}
+	// A missing --ro-bind path is a usage error, before any instance.
+	if code, _, stderr := runCLI(t, "", append(args, "--ro-bind", filepath.Join(dir, "missing"))...); code != 2 || !strings.Contains(stderr, "missing") {
+		t.Errorf("swe eval --ro-bind MISSING: exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	args = append(args, "--ro-bind", tool)
 	store := filepath.Join(dir, "envs")
 	if useStore {
 		for _, p := range f.Projects {
