@@ -37,7 +37,7 @@ func applyV4A(text string, opts Options, res *Result) bool {
 	}
 	for _, fp := range p.Files {
 		for _, name := range []string{fp.OldPath, fp.NewPath} {
-			if name != "" && !safePath(name) {
+			if name != "" && patch.CheckPath(name) != nil {
 				return false
 			}
 		}
