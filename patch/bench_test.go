@@ -51,6 +51,7 @@ func BenchmarkApplyLarge(b *testing.B) {
 		old, new := testdata.LargePair(b, n)
 		fp := patch.Make("f", "f", old, new, patch.DefaultMakeOptions())
 		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			cpu0 := testdata.CPUTime()
 			for i := 0; i < b.N; i++ {
 				got, _, err := patch.ApplyFile(old, fp, patch.ApplyOptions{})
 				if err != nil {
@@ -60,7 +61,7 @@ func BenchmarkApplyLarge(b *testing.B) {
 					b.Fatal("the result is not the new file")
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/line")
+			testdata.ReportPerLine(b, n, cpu0)
 		})
 	}
 }

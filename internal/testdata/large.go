@@ -3,7 +3,9 @@ package testdata
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // LargePair returns a file of n lines of real source, the old code of the
@@ -51,4 +53,23 @@ func LargePair(tb testing.TB, n int) (old, new string) {
 		}
 	}
 	return strings.Join(lines, "\n") + "\n", strings.Join(edited, "\n") + "\n"
+}
+
+// ReportPerLine reports a large-file benchmark's cost per line of its
+// n-line file, in wall time and in the process's CPU time since cpu0 (from
+// CPUTime when the timer started): on a loaded machine the CPU time still
+// shows how the cost grows with the file.
+func ReportPerLine(b *testing.B, n int, cpu0 time.Duration) {
+	per := float64(b.N) * float64(n)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/line")
+	b.ReportMetric(float64((CPUTime()-cpu0).Nanoseconds())/per, "cpu-ns/line")
+}
+
+// CPUTime is the user and system CPU time the process has used so far.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

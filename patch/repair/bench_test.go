@@ -68,6 +68,7 @@ func BenchmarkRepairLarge(b *testing.B) {
 		}
 		fsys := patch.MapFS{"f": old}
 		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			cpu0 := testdata.CPUTime()
 			for i := 0; i < b.N; i++ {
 				res, err := repair.Repair(text, repair.Options{FS: fsys})
 				if err != nil {
@@ -77,7 +78,7 @@ func BenchmarkRepairLarge(b *testing.B) {
 					b.Fatal("the result is not the new file")
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/line")
+			testdata.ReportPerLine(b, n, cpu0)
 		})
 	}
 }
