@@ -3,6 +3,7 @@ package swe
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Test statuses, as SWE-bench's log parsers name them.
@@ -15,19 +16,29 @@ const (
 	TestXPass   = "XPASS"
 )
 
-var (
-	// pytest -rA short summary: "PASSED tests/x.py::test_y", "FAILED
-	// tests/x.py::test_y - AssertionError", "ERROR tests/x.py - ...".
-	pytestSummary = regexp.MustCompile(`^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$`)
-	// pytest -v: "tests/x.py::test_y PASSED [ 50%]".
-	pytestVerbose = regexp.MustCompile(`^(\S+::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: +\[ *\d+%\])?\s*$`)
-	// go test -v: "--- PASS: TestX (0.00s)", indented for subtests.
-	goTest = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
-	// go test package lines: "ok  \tpkg\t0.1s", "FAIL\tpkg [build failed]".
-	goPackage = regexp.MustCompile(`^(?:ok|FAIL|\?) *\t\S`)
-	// Django's runner with -v 2: "test_x (module.Class) ... ok".
-	djangoTest = regexp.MustCompile(`^(\w+ \([\w.]+\))(?: \S.*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)\b`)
-)
+// testLineREs are the patterns of the test runners' lines.
+type testLineREs struct {
+	pytestSummary, pytestVerbose, goTest, goPackage, djangoTest *regexp.Regexp
+}
+
+// testLines compiles the patterns on first use rather than at package
+// initialisation: the CLI links this package into every command, and a
+// `patchbench apply` should not pay for them (issue 8 §5).
+var testLines = sync.OnceValue(func() *testLineREs {
+	return &testLineREs{
+		// pytest -rA short summary: "PASSED tests/x.py::test_y", "FAILED
+		// tests/x.py::test_y - AssertionError", "ERROR tests/x.py - ...".
+		pytestSummary: regexp.MustCompile(`^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (.+)$`),
+		// pytest -v: "tests/x.py::test_y PASSED [ 50%]".
+		pytestVerbose: regexp.MustCompile(`^(\S+::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: +\[ *\d+%\])?\s*$`),
+		// go test -v: "--- PASS: TestX (0.00s)", indented for subtests.
+		goTest: regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`),
+		// go test package lines: "ok  \tpkg\t0.1s", "FAIL\tpkg [build failed]".
+		goPackage: regexp.MustCompile(`^(?:ok|FAIL|\?) *\t\S`),
+		// Django's runner with -v 2: "test_x (module.Class) ... ok".
+		djangoTest: regexp.MustCompile(`^(\w+ \([\w.]+\))(?: \S.*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)\b`),
+	}
+})
 
 // ParseTestOutput reads a test log and returns the status of each test it
 // reports, and whether the log holds any output of a known test runner
@@ -46,6 +57,7 @@ var (
 func ParseTestOutput(log string) (map[string]string, bool) {
 	st := map[string]string{}
 	known := false
+	re := testLines()
 	set := func(id, s string) {
 		known = true
 		if old, ok := st[id]; ok && rank(old) >= rank(s) {
@@ -55,7 +67,7 @@ func ParseTestOutput(log string) (map[string]string, bool) {
 	}
 	for _, line := range strings.Split(log, "\n") {
 		line = strings.TrimRight(line, "\r")
-		if m := pytestSummary.FindStringSubmatch(line); m != nil {
+		if m := re.pytestSummary.FindStringSubmatch(line); m != nil {
 			if m[1] == TestSkipped {
 				// "SKIPPED [1] tests/x.py:12: reason" names no test id.
 				known = true
@@ -68,21 +80,21 @@ func ParseTestOutput(log string) (map[string]string, bool) {
 			set(id, m[1])
 			continue
 		}
-		if m := pytestVerbose.FindStringSubmatch(line); m != nil {
+		if m := re.pytestVerbose.FindStringSubmatch(line); m != nil {
 			set(m[1], m[2])
 			continue
 		}
-		if m := goTest.FindStringSubmatch(line); m != nil {
+		if m := re.goTest.FindStringSubmatch(line); m != nil {
 			set(m[2], map[string]string{"PASS": TestPassed, "FAIL": TestFailed, "SKIP": TestSkipped}[m[1]])
 			continue
 		}
-		if m := djangoTest.FindStringSubmatch(line); m != nil {
+		if m := re.djangoTest.FindStringSubmatch(line); m != nil {
 			s := map[string]string{"ok": TestPassed, "FAIL": TestFailed, "ERROR": TestError, "skipped": TestSkipped,
 				"expected failure": TestXFail, "unexpected success": TestXPass}[m[2]]
 			set(m[1], s)
 			continue
 		}
-		if goPackage.MatchString(line) {
+		if re.goPackage.MatchString(line) {
 			known = true
 		}
 	}

@@ -105,10 +105,25 @@ func commandLineID(id string) string {
 	return id
 }
 
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
+// shellSafe reports whether s needs no quoting in a POSIX shell: it is not
+// empty and holds only letters, digits and _./:=@%+,- (a loop rather than a
+// package-level regexp, which would be compiled at every CLI start-up).
+func shellSafe(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.ContainsRune("_./:=@%+,-", c):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
+	if shellSafe(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -62,11 +62,10 @@ func newRootCommand(sio stdio) *cobra.Command {
 		newDiffCommand(sio),
 		newConvertCommand(sio),
 		newApplybenchCommand(sio),
-		newSWECommand(sio),
 		newRepairCommand(sio),
-		newDiffxyzCommand(sio), newReportCommand(sio),
-		newEnvCommand(sio),
+		newReportCommand(sio),
 	)
+	root.AddCommand(benchCommands(sio)...)
 	return root
 }
 

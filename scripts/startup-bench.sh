@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Start-up benchmark of issue 8 §5: `patchbench apply --check` and
+# `patchbench diff` on a small real input against `git apply --check` on the
+# same input, all in the same run and interleaved so that they share the
+# machine's load.
+#
+# Usage: scripts/startup-bench.sh                  (REPS=50 runs per tool)
+#        REPS=200 scripts/startup-bench.sh
+#        PATCHBENCH=/path/to/patchbench scripts/startup-bench.sh
+#
+# The input: this repository's cmd/patchbench/main.go committed to a fresh
+# git repository, edited in three places (a comment, a constant, a line
+# inserted), and the edit written by git diff. Each command is run REPS
+# times after one warm-up run; the script reports the median wall time
+# (fork to wait, measured by a small Go driver) and the median peak RSS
+# (ru_maxrss of the child as wait4 returns it, the figure /usr/bin/time -f
+# %M prints), then the ratios to git apply --check. The target: both
+# patchbench commands at most 1.5x git apply --check in wall time and in
+# memory. The exit status is 1 when a target fails, 2 on a setup error.
+#
+# Two builds are measured: the default one (`go build ./cmd/patchbench`,
+# or the binary PATCHBENCH names), which links the model SDKs, SQLite and
+# Parquet for the swe and diffxyz commands, and the lean one
+# (`CGO_ENABLED=0 go build -tags lean ./cmd/patchbench`, or LEAN), which
+# leaves those two commands out. The targets are checked for both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+reps=${REPS:-50}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+for tool in go git; do
+  command -v "$tool" >/dev/null || { echo "startup-bench: $tool not found" >&2; exit 2; }
+done
+
+pb=${PATCHBENCH:-}
+if [ -z "$pb" ]; then
+  pb=$TMP/patchbench
+  go build -o "$pb" ./cmd/patchbench
+fi
+lean=${LEAN:-}
+if [ -z "$lean" ]; then
+  lean=$TMP/patchbench-lean
+  CGO_ENABLED=0 go build -tags lean -o "$lean" ./cmd/patchbench
+fi
+
+# --- input ------------------------------------------------------------------
+repo=$TMP/repo
+mkdir -p "$repo"
+cp cmd/patchbench/main.go "$repo/main.go"
+git -C "$repo" init -q
+git -C "$repo" -c user.name=b -c user.email=b@example.com add main.go
+git -C "$repo" -c user.name=b -c user.email=b@example.com commit -qm base
+cp "$repo/main.go" "$TMP/old.go"
+sed -e 's/^\/\/ Command patchbench parses/\/\/ Command patchbench reads/' \
+  -e 's/exitUsage   = 2/exitUsage   = 3/' \
+  -e 's/^func main() {/func main() {\n\tdebugStart()/' "$TMP/old.go" >"$TMP/new.go"
+cp "$TMP/new.go" "$repo/main.go"
+git -C "$repo" diff >"$TMP/edit.diff"
+git -C "$repo" checkout -q main.go
+[ "$(grep -c '^@@' "$TMP/edit.diff")" -ge 2 ] || { echo "startup-bench: the edit has fewer than 2 hunks" >&2; exit 2; }
+
+# --- driver -----------------------------------------------------------------
+mkdir -p "$TMP/drv"
+cat >"$TMP/drv/main.go" <<'EOF'
+// Command drv runs each command line given on standard input (one a line,
+// "name<TAB>dir<TAB>arg<TAB>arg...") reps times, interleaved, after one
+// warm-up run each, and prints per command the median wall time in
+// microseconds and the median peak RSS in KiB. A command that exits non-zero
+// is a setup error.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type tool struct {
+	name, dir string
+	argv      []string
+	us, kb    []int64
+}
+
+func run(t *tool) (int64, int64) {
+	c := exec.Command(t.argv[0], t.argv[1:]...)
+	c.Dir = t.dir
+	t0 := time.Now()
+	out, err := c.CombinedOutput()
+	d := time.Since(t0)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "drv: %s: %v\n%s", t.name, err, out)
+		os.Exit(2)
+	}
+	return d.Microseconds(), c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+}
+
+func median(v []int64) int64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func main() {
+	reps, _ := strconv.Atoi(os.Args[1])
+	var tools []*tool
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		tools = append(tools, &tool{name: f[0], dir: f[1], argv: f[2:]})
+	}
+	for _, t := range tools {
+		run(t)
+	}
+	for i := 0; i < reps; i++ {
+		for _, t := range tools {
+			us, kb := run(t)
+			t.us = append(t.us, us)
+			t.kb = append(t.kb, kb)
+		}
+	}
+	for _, t := range tools {
+		fmt.Printf("%s %d %d\n", t.name, median(t.us), median(t.kb))
+	}
+}
+EOF
+(cd "$TMP/drv" && go mod init drv >/dev/null 2>&1 && go build -o drv .)
+
+T=$'\t'
+out=$("$TMP/drv/drv" "$reps" <<EOF
+git-apply-check${T}$repo${T}git${T}apply${T}--check${T}$TMP/edit.diff
+pb-apply-check${T}$repo${T}$pb${T}apply${T}--check${T}$TMP/edit.diff
+pb-diff${T}$TMP${T}$pb${T}diff${T}old.go${T}new.go
+lean-apply-check${T}$repo${T}$lean${T}apply${T}--check${T}$TMP/edit.diff
+lean-diff${T}$TMP${T}$lean${T}diff${T}old.go${T}new.go
+EOF
+)
+
+declare -A us=() kb=()
+while read -r name u k; do us[$name]=$u kb[$name]=$k; done <<<"$out"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
+printf '%-16s %10s %10s %8s %8s\n' command median_ms rss_kib time_x mem_x
+status=0
+for name in git-apply-check pb-apply-check pb-diff lean-apply-check lean-diff; do
+  tx=$(ratio "${us[$name]}" "${us[git-apply-check]}")
+  mx=$(ratio "${kb[$name]}" "${kb[git-apply-check]}")
+  printf '%-16s %10s %10s %8s %8s\n' "$name" "$(awk -v u="${us[$name]}" 'BEGIN{printf "%.2f", u/1000}')" \
+    "${kb[$name]}" "$tx" "$mx"
+  if [ "$name" != git-apply-check ]; then
+    if awk -v r="$tx" 'BEGIN{exit !(r > 1.5)}'; then echo "FAIL: $name takes ${tx}x the time of git apply --check (target <= 1.5x)"; status=1; fi
+    if awk -v r="$mx" 'BEGIN{exit !(r > 1.5)}'; then echo "FAIL: $name takes ${mx}x the memory of git apply --check (target <= 1.5x)"; status=1; fi
+  fi
+done
+mb() { ls -l "$1" | awk '{printf "%.1f MB", $5/1e6}'; }
+echo "# $reps runs each (medians); input: $(wc -l <"$TMP/old.go") lines, patch of $(grep -c '^@@' "$TMP/edit.diff") hunks; binaries: default $(mb "$pb"), lean $(mb "$lean"); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+exit $status
