@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/envstore"
-	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/sandbox"
@@ -302,29 +301,38 @@ func resetFiles(ctx context.Context, r *repo.Repo, commit, dir, testPatch string
 		sorted = append(sorted, q)
 	}
 	sort.Strings(sorted)
+	// Through the same confinement as the prediction's files: a path of the
+	// test patch that runs through a link of the tree is not written.
+	root, err := patch.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	defer root.Close()
+	var results []patch.FileResult
 	for _, q := range sorted {
-		target := filepath.Join(dir, filepath.FromSlash(q))
 		data, err := r.ReadFile(ctx, commit, q)
+		cur, cerr := root.ReadFile(q)
+		if errors.Is(cerr, patch.ErrUnsafePath) {
+			return fmt.Errorf("reset: %w", cerr)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("reset %s: %w", q, err)
+			if cerr == nil {
+				results = append(results, patch.FileResult{OldPath: q, Op: patch.Delete})
 			}
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("reset %s: %w", q, err)
 		}
-		if old, err := os.ReadFile(target); err == nil && bytes.Equal(old, data) {
+		if cerr == nil && bytes.Equal(cur, data) {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return fmt.Errorf("reset %s: %w", q, err)
-		}
-		// Replace, not overwrite: the file may be a hard link into an
-		// environment store.
-		if err := atomicfile.WriteUnsynced(target, data, 0o644); err != nil {
-			return fmt.Errorf("reset %s: %w", q, err)
-		}
+		// WriteResults replaces files, never writes into them: a file may
+		// be a hard link into an environment store.
+		results = append(results, patch.FileResult{Path: q, Op: patch.Modify, Content: data})
+	}
+	if err := root.WriteResults(results); err != nil {
+		return fmt.Errorf("reset: %w", err)
 	}
 	return nil
 }
