@@ -103,9 +103,7 @@ func TestConfineGitOracle(t *testing.T) {
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			tr := confinetest.New(t)
-			if _, err := gittest.Run(t, tr.Dir, "", "init", "-q"); err != nil {
-				t.Fatal(err)
-			}
+			tr.Commit(t)
 			_, err := gittest.Run(t, tr.Dir, tr.Patch(c), "apply", "-")
 			if err == nil || !strings.Contains(err.Error(), c.GitWant) {
 				t.Errorf("git apply: %v, want an error containing %q", err, c.GitWant)

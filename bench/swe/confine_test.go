@@ -7,7 +7,6 @@ import (
 
 	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/internal/confinetest"
-	"github.com/patchbench/patchbench/internal/gittest"
 	"github.com/patchbench/patchbench/repo"
 )
 
@@ -16,13 +15,8 @@ import (
 // apply does, with the same reason, rather than pass an edit that the test
 // stage would write through a link. A plain edit beside them applies.
 func TestPatchStageConfinement(t *testing.T) {
-	gittest.Need(t)
 	tr := confinetest.New(t)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "base"}} {
-		if _, err := gittest.Run(t, tr.Dir, "", args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tr.Commit(t)
 	ctx := context.Background()
 	r, err := repo.Open(ctx, tr.Dir)
 	if err != nil {

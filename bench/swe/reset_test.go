@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/patchbench/patchbench/internal/confinetest"
-	"github.com/patchbench/patchbench/internal/gittest"
 	"github.com/patchbench/patchbench/repo"
 )
 
@@ -16,13 +15,8 @@ import (
 // same confinement as the prediction's: a path through a link of the tree
 // is refused and nothing is written; plain paths are reset to the base.
 func TestResetFilesConfined(t *testing.T) {
-	gittest.Need(t)
 	tr := confinetest.New(t)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "base"}} {
-		if _, err := gittest.Run(t, tr.Dir, "", args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tr.Commit(t)
 	ctx := context.Background()
 	r, err := repo.Open(ctx, tr.Dir)
 	if err != nil {

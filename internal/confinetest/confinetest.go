@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchbench/patchbench/internal/gittest"
 )
 
 // Case is a patch that reads or writes outside the tree, or through a link.
@@ -176,6 +178,19 @@ func New(t testing.TB) *Tree {
 	}
 	tr.snap = tr.snapshot(t)
 	return tr
+}
+
+// Commit makes the tree a git repository with one commit of its files and
+// links (links are mode 120000 entries), for readers of git trees and for
+// git apply as oracle. It skips the test without git.
+func (tr *Tree) Commit(t testing.TB) {
+	t.Helper()
+	gittest.Need(t)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "base"}} {
+		if _, err := gittest.Run(t, tr.Dir, "", args...); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Patch returns the text of c for this tree.
