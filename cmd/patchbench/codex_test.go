@@ -70,7 +70,7 @@ func runScenario(t *testing.T, sc codexScenario, mode string) bool {
 		args = append(args, "--strict")
 	}
 	var out, errb bytes.Buffer
-	code := run(args, stdio{strings.NewReader(""), &out, &errb})
+	code := run(args, stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	got := readTree(t, dir)
 	if sc.name == partialSuccess {
 		if code != 1 {

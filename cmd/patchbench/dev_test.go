@@ -16,7 +16,7 @@ import (
 func runCLI(t testing.TB, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, stdio{strings.NewReader(stdin), &out, &errb})
+	code := run(args, stdio{In: strings.NewReader(stdin), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 

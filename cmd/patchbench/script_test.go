@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/patchbench/patchbench/internal/cli"
 )
 
 // TestMain lets testscript run the real command as "patchbench".
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"patchbench": func() { os.Exit(run(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})) },
+		"patchbench": func() { os.Exit(run(os.Args[1:], cli.OSStdio())) },
 	})
 }
 

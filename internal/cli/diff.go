@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ type diffOptions struct {
 	binary    bool
 }
 
-func newDiffCommand(sio stdio) *cobra.Command {
+func newDiffCommand(sio Stdio) *cobra.Command {
 	var o diffOptions
 	cmd := &cobra.Command{
 		Use:   "diff [flags] OLD NEW",
@@ -37,7 +37,7 @@ A file with a NUL byte in its first 8000 bytes is binary, as git decides: the
 diff says only "Binary files ... differ", or with --binary is a GIT binary
 patch, as git diff --binary writes it, that patchbench apply and git apply
 accept. Binary changes have no search-replace or v4a form.`,
-		Args: argsUsage(cobra.ExactArgs(2)),
+		Args: ArgsUsage(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiff(o, args[0], args[1], sio)
 		},
@@ -50,17 +50,17 @@ accept. Binary changes have no search-replace or v4a form.`,
 	return cmd
 }
 
-func runDiff(o diffOptions, oldName, newName string, sio stdio) error {
+func runDiff(o diffOptions, oldName, newName string, sio Stdio) error {
 	f, err := patch.ParseFormat(o.format)
 	if err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	alg, err := diff.ParseAlgorithm(o.algorithm)
 	if err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	if o.context < 0 {
-		return usage(fmt.Errorf("-U %d: context must be at least 0", o.context))
+		return Usage(fmt.Errorf("-U %d: context must be at least 0", o.context))
 	}
 	// Nearly everything allocated here stays live until the command exits,
 	// so collecting would only rescan it: the collector waits for a memory
@@ -113,9 +113,9 @@ func runDiff(o diffOptions, oldName, newName string, sio stdio) error {
 	}
 	text, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, f)
 	if err != nil {
-		return failed(err)
+		return Failed(err)
 	}
-	_, err = fmt.Fprint(sio.out, text)
+	_, err = fmt.Fprint(sio.Out, text)
 	return err
 }
 
@@ -142,7 +142,7 @@ func readSide(name string) (string, func(), error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return "", none, usage(fmt.Errorf("read %s: %w", name, err))
+		return "", none, Usage(fmt.Errorf("read %s: %w", name, err))
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= 1<<20 && st.Size() < 1<<40 {
@@ -152,7 +152,7 @@ func readSide(name string) (string, func(), error) {
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return "", none, usage(fmt.Errorf("read %s: %w", name, err))
+		return "", none, Usage(fmt.Errorf("read %s: %w", name, err))
 	}
 	if len(b) == 0 {
 		return "", none, nil

@@ -1,10 +1,9 @@
-//go:build !lean
-
-package main
+package benchcli
 
 import (
 	"errors"
 	"fmt"
+	"github.com/patchbench/patchbench/internal/cli"
 	"io"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 	"github.com/patchbench/patchbench/runner"
 )
 
-func newSWECommand(sio stdio) *cobra.Command {
+func newSWECommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "swe",
 		Short: "Evaluate SWE-bench-style predictions: repair, apply, test, report",
@@ -23,9 +22,9 @@ func newSWECommand(sio stdio) *cobra.Command {
 taken from each prediction, repaired and applied in memory at the instance's
 base commit, the tests run in a sandboxed worktree, and SWE-bench's reports,
 an error analysis and repaired predictions are written. See docs/swe.md.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usage(errors.New("swe: give a subcommand: eval or rerun"))
+			return cli.Usage(errors.New("swe: give a subcommand: eval or rerun"))
 		},
 	}
 	cmd.AddCommand(newSWEEvalCommand(sio), newSWERerunCommand(sio))
@@ -119,7 +118,7 @@ type sweEvalOptions struct {
 	tests sweTestFlags
 }
 
-func newSWEEvalCommand(sio stdio) *cobra.Command {
+func newSWEEvalCommand(sio cli.Stdio) *cobra.Command {
 	var o sweEvalOptions
 	cmd := &cobra.Command{
 		Use:   "eval --dataset PATH --predictions PATH --repos DIR --run-id ID --out DIR [flags]",
@@ -148,7 +147,7 @@ predictions.repaired.jsonl, which the official harness accepts.
 Exit status: 0 every instance got a verdict; 1 some instances failed for
 infrastructure reasons (test_error, test_timeout, infra_error: see
 "swe rerun --type infra"); 2 usage or input error.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.tests.apply(cmd.Flags(), &o.Config, true)
 			return runSWEEval(cmd, o.Config, sio)
@@ -169,25 +168,25 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 	return cmd
 }
 
-func runSWEEval(cmd *cobra.Command, c swe.Config, sio stdio) error {
-	c.Progress = runner.ProgressTo(sio.err)
-	c.Log = sio.err
+func runSWEEval(cmd *cobra.Command, c swe.Config, sio cli.Stdio) error {
+	c.Progress = runner.ProgressTo(sio.Err)
+	c.Log = sio.Err
 	s, err := swe.Eval(cmd.Context(), c)
 	if s != nil && s.Counts != nil {
-		printSWESummary(sio.out, s, c.Out)
+		printSWESummary(sio.Out, s, c.Out)
 	}
 	return sweExit(s, err)
 }
 
 func sweExit(s *swe.Summary, err error) error {
 	if errors.Is(err, swe.ErrInput) {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	if err != nil {
-		return failed(err)
+		return cli.Failed(err)
 	}
 	if s.Infra > 0 {
-		return failed(fmt.Errorf("swe: %d instances failed for infrastructure reasons (test_error, test_timeout, infra_error); see swe rerun --type infra", s.Infra))
+		return cli.Failed(fmt.Errorf("swe: %d instances failed for infrastructure reasons (test_error, test_timeout, infra_error); see swe rerun --type infra", s.Infra))
 	}
 	return nil
 }
@@ -213,7 +212,7 @@ type sweRerunOptions struct {
 	tests  sweTestFlags
 }
 
-func newSWERerunCommand(sio stdio) *cobra.Command {
+func newSWERerunCommand(sio cli.Stdio) *cobra.Command {
 	var o sweRerunOptions
 	cmd := &cobra.Command{
 		Use:   "rerun --from DIR --type malformed|apply-failed|infra|all [--dry-run]",
@@ -228,7 +227,7 @@ selects test_error, test_timeout and infra_error; all selects all of these.
 Test-stage flags given here override the earlier run's.
 
 Prints the status counts before and after. Exit status as for swe eval.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSWERerun(cmd, o, sio)
 		},
@@ -243,31 +242,31 @@ Prints the status counts before and after. Exit status as for swe eval.`,
 	return cmd
 }
 
-func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio stdio) error {
+func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio cli.Stdio) error {
 	if o.dryRun {
 		sel, err := swe.RerunSelection(o.from, o.typ)
 		if err != nil {
 			return sweExit(nil, err)
 		}
 		for _, r := range sel {
-			fmt.Fprintln(sio.out, r.InstanceID)
+			fmt.Fprintln(sio.Out, r.InstanceID)
 		}
-		fmt.Fprintf(sio.err, "%d instances of type %s would be re-evaluated\n", len(sel), o.typ)
+		fmt.Fprintf(sio.Err, "%d instances of type %s would be re-evaluated\n", len(sel), o.typ)
 		return nil
 	}
 	flags := cmd.Flags()
 	s, err := swe.Rerun(cmd.Context(), swe.RerunOptions{
 		From: o.from, Type: o.typ,
 		Override: func(c *swe.Config) { o.tests.apply(flags, c, false) },
-		Progress: runner.ProgressTo(sio.err),
-		Log:      sio.err,
+		Progress: runner.ProgressTo(sio.Err),
+		Log:      sio.Err,
 	})
 	if s != nil && s.Before != nil {
-		fmt.Fprintf(sio.out, "re-evaluated %d instances (%s)\n", s.Evaluated, o.typ)
-		fmt.Fprintf(sio.out, "  %-17s %6s %6s\n", "status", "before", "after")
+		fmt.Fprintf(sio.Out, "re-evaluated %d instances (%s)\n", s.Evaluated, o.typ)
+		fmt.Fprintf(sio.Out, "  %-17s %6s %6s\n", "status", "before", "after")
 		for _, st := range swe.Statuses {
 			if s.Before[st] > 0 || s.Counts[st] > 0 {
-				fmt.Fprintf(sio.out, "  %-17s %6d %6d\n", st, s.Before[st], s.Counts[st])
+				fmt.Fprintf(sio.Out, "  %-17s %6d %6d\n", st, s.Before[st], s.Counts[st])
 			}
 		}
 	}

@@ -1,12 +1,11 @@
-//go:build !lean
-
-package main
+package benchcli
 
 import (
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/patchbench/patchbench/internal/cli"
 	"io"
 	"path/filepath"
 	"strings"
@@ -19,7 +18,7 @@ import (
 	"github.com/patchbench/patchbench/runner"
 )
 
-func newDiffxyzCommand(sio stdio) *cobra.Command {
+func newDiffxyzCommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diffxyz",
 		Short: "Run the Diff-XYZ benchmark: apply, anti-apply and diff generation in every format",
@@ -27,9 +26,9 @@ func newDiffxyzCommand(sio stdio) *cobra.Command {
 with three tasks on real commits: apply (old code + diff → new code),
 anti-apply (new code + diff → old code) and diffgen (old + new → diff), each
 in every edit format and prompt variant. See docs/diffxyz.md.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usage(errors.New("diffxyz: give a subcommand: run, score, build or prompts"))
+			return cli.Usage(errors.New("diffxyz: give a subcommand: run, score, build or prompts"))
 		},
 	}
 	cmd.AddCommand(
@@ -48,7 +47,7 @@ type diffxyzRunOptions struct {
 	model modelFlags
 }
 
-func newDiffxyzRunCommand(sio stdio) *cobra.Command {
+func newDiffxyzRunCommand(sio cli.Stdio) *cobra.Command {
 	var o diffxyzRunOptions
 	cmd := &cobra.Command{
 		Use:   "run --dataset PATH --model MODEL --out DIR [flags]",
@@ -74,7 +73,7 @@ interrupted run without repeating finished cases.
 Exit status: 0 every case scored; 1 some cases failed (see the failed rows,
 and --resume --retry-failed) or the run was interrupted; 2 usage or input
 error.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiffxyzRun(cmd.Context(), o, sio)
 		},
@@ -90,45 +89,45 @@ error.`,
 	return cmd
 }
 
-func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio stdio) error {
+func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) error {
 	if o.dataset == "" {
-		return usage(errors.New("diffxyz run: --dataset is required"))
+		return cli.Usage(errors.New("diffxyz run: --dataset is required"))
 	}
 	mopts, samp, err := o.model.options("diffxyz run", o.run.out)
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	ropts, err := o.run.options("diffxyz run", diffxyz.ResultsFile, sio)
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	tasks, err := diffxyz.ParseTasks(o.tasks)
 	if err != nil {
-		return usage(fmt.Errorf("--task: %w", err))
+		return cli.Usage(fmt.Errorf("--task: %w", err))
 	}
 	formats, err := diffxyz.ParseFormats(o.formats)
 	if err != nil {
-		return usage(fmt.Errorf("--format: %w", err))
+		return cli.Usage(fmt.Errorf("--format: %w", err))
 	}
 	variants, err := diffxyz.ParsePrompts(o.prompts)
 	if err != nil {
-		return usage(fmt.Errorf("--prompt: %w", err))
+		return cli.Usage(fmt.Errorf("--prompt: %w", err))
 	}
 	prompts, err := diffxyz.LoadPrompts(o.promptDir)
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	for _, v := range variants {
 		if !prompts.Has(v) {
-			return usage(fmt.Errorf("--prompt: unknown prompt variant %q (have %s)", v, strings.Join(prompts.Variants(), ", ")))
+			return cli.Usage(fmt.Errorf("--prompt: unknown prompt variant %q (have %s)", v, strings.Join(prompts.Variants(), ", ")))
 		}
 	}
 	rows, err := diffxyz.Load(o.dataset)
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	if err := diffxyz.Prepare(rows); err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 
 	opts := diffxyz.Options{
@@ -142,33 +141,33 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio stdio) error {
 	sum, err := diffxyz.Run(ctx, opts)
 	if o.run.dryRun {
 		if err != nil {
-			return usage(err)
+			return cli.Usage(err)
 		}
-		fmt.Fprintf(sio.err, "%s: dry run: %d cases selected, %d already done, %d to run\n",
-			programName, sum.Selected, sum.Skipped, len(sum.Pending))
+		fmt.Fprintf(sio.Err, "%s: dry run: %d cases selected, %d already done, %d to run\n",
+			cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
 		return nil
 	}
 	if sum.Report != nil {
-		if werr := sum.Report.Reports[0].WriteText(sio.out); werr != nil && err == nil {
+		if werr := sum.Report.Reports[0].WriteText(sio.Out); werr != nil && err == nil {
 			err = werr
 		}
-		fmt.Fprintf(sio.err, "%s: %d cases run (%d failed, %d skipped as done); %d rows in %s (%d failed); report in %s\n",
-			programName, sum.Done, sum.Failed, sum.Skipped, sum.Rows, filepath.Join(o.run.out, diffxyz.ResultsFile),
+		fmt.Fprintf(sio.Err, "%s: %d cases run (%d failed, %d skipped as done); %d rows in %s (%d failed); report in %s\n",
+			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, sum.Rows, filepath.Join(o.run.out, diffxyz.ResultsFile),
 			sum.FailedRows, filepath.Join(o.run.out, "report.md"))
 		if sum.Cache.Hits+sum.Cache.Misses > 0 {
-			fmt.Fprintf(sio.err, "%s: response cache: %d hits, %d misses\n", programName, sum.Cache.Hits, sum.Cache.Misses)
+			fmt.Fprintf(sio.Err, "%s: response cache: %d hits, %d misses\n", cli.ProgramName, sum.Cache.Hits, sum.Cache.Misses)
 		}
 	}
 	switch {
 	case err != nil && sum.Report == nil && sum.Done == 0 && ctx.Err() == nil && !errors.Is(err, runner.ErrFailFast):
-		return usage(err)
+		return cli.Usage(err)
 	case err != nil:
 		if ctx.Err() != nil {
-			return failed(fmt.Errorf("%w; continue with --resume", err))
+			return cli.Failed(fmt.Errorf("%w; continue with --resume", err))
 		}
-		return failed(err)
+		return cli.Failed(err)
 	case sum.FailedRows > 0:
-		return failed(fmt.Errorf("%d of %d cases failed; run again with --resume --retry-failed", sum.FailedRows, sum.Rows))
+		return cli.Failed(fmt.Errorf("%d of %d cases failed; run again with --resume --retry-failed", sum.FailedRows, sum.Rows))
 	}
 	return nil
 }
@@ -177,7 +176,7 @@ type diffxyzScoreOptions struct {
 	from, dataset, out string
 }
 
-func newDiffxyzScoreCommand(sio stdio) *cobra.Command {
+func newDiffxyzScoreCommand(sio cli.Stdio) *cobra.Command {
 	var o diffxyzScoreOptions
 	cmd := &cobra.Command{
 		Use:   "score --from DIR [flags]",
@@ -190,7 +189,7 @@ rows (failed, then run again), only the last is kept; failed rows are kept as
 they are.
 
 Exit status: 0 rescored; 2 usage or input error.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiffxyzScore(o, sio)
 		},
@@ -202,23 +201,23 @@ Exit status: 0 rescored; 2 usage or input error.`,
 	return cmd
 }
 
-func runDiffxyzScore(o diffxyzScoreOptions, sio stdio) error {
+func runDiffxyzScore(o diffxyzScoreOptions, sio cli.Stdio) error {
 	if o.from == "" {
-		return usage(errors.New("diffxyz score: --from is required"))
+		return cli.Usage(errors.New("diffxyz score: --from is required"))
 	}
 	sum, err := diffxyz.Rescore(diffxyz.RescoreOptions{From: o.from, Dataset: o.dataset, Out: o.out})
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	out := o.out
 	if out == "" {
 		out = o.from
 	}
-	if err := sum.Report.Reports[0].WriteText(sio.out); err != nil {
+	if err := sum.Report.Reports[0].WriteText(sio.Out); err != nil {
 		return err
 	}
-	fmt.Fprintf(sio.err, "%s: rescored %d of %d rows (%d changed); report in %s\n",
-		programName, sum.Rescored, sum.Rows, sum.Changed, filepath.Join(out, "report.md"))
+	fmt.Fprintf(sio.Err, "%s: rescored %d of %d rows (%d changed); report in %s\n",
+		cli.ProgramName, sum.Rescored, sum.Rows, sum.Changed, filepath.Join(out, "report.md"))
 	return nil
 }
 
@@ -228,7 +227,7 @@ type diffxyzBuildOptions struct {
 	seed                       int64
 }
 
-func newDiffxyzBuildCommand(sio stdio) *cobra.Command {
+func newDiffxyzBuildCommand(sio cli.Stdio) *cobra.Command {
 	var o diffxyzBuildOptions
 	cmd := &cobra.Command{
 		Use:   "build --repo GITDIR --n N [flags]",
@@ -244,7 +243,7 @@ Rows are written as JSONL to --out (gzipped when it ends in .gz) or standard
 output. The udiff column is git's diff; diffxyz run generates the others.
 
 Exit status: 0 built; 2 usage or input error.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiffxyzBuild(cmd.Context(), o, sio)
 		},
@@ -260,31 +259,31 @@ Exit status: 0 built; 2 usage or input error.`,
 	return cmd
 }
 
-func runDiffxyzBuild(ctx context.Context, o diffxyzBuildOptions, sio stdio) error {
+func runDiffxyzBuild(ctx context.Context, o diffxyzBuildOptions, sio cli.Stdio) error {
 	if o.repo == "" {
-		return usage(errors.New("diffxyz build: --repo is required"))
+		return cli.Usage(errors.New("diffxyz build: --repo is required"))
 	}
 	rows, st, err := diffxyz.Build(ctx, diffxyz.BuildOptions{Repo: o.repo, Rev: o.rev, Lang: o.lang, N: o.n, Seed: o.seed, Name: o.name})
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	if err := writeRows(o.out, rows, sio); err != nil {
-		return failed(err)
+		return cli.Failed(err)
 	}
-	fmt.Fprintf(sio.err, "%s: %d commits read; candidates small/medium/large %d/%d/%d; wrote %d rows (%d/%d/%d)\n",
-		programName, st.Commits, st.Candidates[diffxyz.Small], st.Candidates[diffxyz.Medium], st.Candidates[diffxyz.Large],
+	fmt.Fprintf(sio.Err, "%s: %d commits read; candidates small/medium/large %d/%d/%d; wrote %d rows (%d/%d/%d)\n",
+		cli.ProgramName, st.Commits, st.Candidates[diffxyz.Small], st.Candidates[diffxyz.Medium], st.Candidates[diffxyz.Large],
 		len(rows), st.Selected[diffxyz.Small], st.Selected[diffxyz.Medium], st.Selected[diffxyz.Large])
 	if len(rows) < o.n {
-		fmt.Fprintf(sio.err, "%s: warning: only %d of %d rows: too few candidates pass the filter\n", programName, len(rows), o.n)
+		fmt.Fprintf(sio.Err, "%s: warning: only %d of %d rows: too few candidates pass the filter\n", cli.ProgramName, len(rows), o.n)
 	}
 	return nil
 }
 
 // writeRows writes rows as JSONL to path (gzipped for .gz), atomically, or
 // to standard output for "-".
-func writeRows(path string, rows []*diffxyz.Row, sio stdio) error {
+func writeRows(path string, rows []*diffxyz.Row, sio cli.Stdio) error {
 	if path == "-" {
-		return diffxyz.WriteJSONL(sio.out, rows)
+		return diffxyz.WriteJSONL(sio.Out, rows)
 	}
 	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
 		if !strings.HasSuffix(path, ".gz") {
@@ -302,7 +301,7 @@ type diffxyzPromptsOptions struct {
 	write, promptDir, dataset, id, task, format, prompt string
 }
 
-func newDiffxyzPromptsCommand(sio stdio) *cobra.Command {
+func newDiffxyzPromptsCommand(sio cli.Stdio) *cobra.Command {
 	var o diffxyzPromptsOptions
 	cmd := &cobra.Command{
 		Use:   "prompts (--write DIR | --dataset PATH [--id ID] [flags])",
@@ -315,7 +314,7 @@ With --dataset, print the system prompt and the user message of one case
 (the first row, or --id) as diffxyz run would send them.
 
 Exit status: 0 success; 2 usage or input error.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiffxyzPrompts(o, sio)
 		},
@@ -331,38 +330,38 @@ Exit status: 0 success; 2 usage or input error.`,
 	return cmd
 }
 
-func runDiffxyzPrompts(o diffxyzPromptsOptions, sio stdio) error {
+func runDiffxyzPrompts(o diffxyzPromptsOptions, sio cli.Stdio) error {
 	if o.write != "" {
 		files, err := diffxyz.WritePromptFiles(o.write)
 		if err != nil {
-			return usage(err)
+			return cli.Usage(err)
 		}
 		for _, f := range files {
-			fmt.Fprintln(sio.out, f)
+			fmt.Fprintln(sio.Out, f)
 		}
 		return nil
 	}
 	if o.dataset == "" {
-		return usage(errors.New("diffxyz prompts: give --write DIR or --dataset PATH"))
+		return cli.Usage(errors.New("diffxyz prompts: give --write DIR or --dataset PATH"))
 	}
 	prompts, err := diffxyz.LoadPrompts(o.promptDir)
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	tasks, err := diffxyz.ParseTasks(o.task)
 	if err != nil || len(tasks) != 1 {
-		return usage(fmt.Errorf("--task: want one task: %v", err))
+		return cli.Usage(fmt.Errorf("--task: want one task: %v", err))
 	}
 	f, err := patch.ParseFormat(o.format)
 	if err != nil {
-		return usage(fmt.Errorf("--format: %w", err))
+		return cli.Usage(fmt.Errorf("--format: %w", err))
 	}
 	rows, err := diffxyz.Load(o.dataset)
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	if err := diffxyz.Prepare(rows); err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	var row *diffxyz.Row
 	for _, r := range rows {
@@ -372,12 +371,12 @@ func runDiffxyzPrompts(o diffxyzPromptsOptions, sio stdio) error {
 		}
 	}
 	if row == nil {
-		return usage(fmt.Errorf("--id: no row %q in %s", o.id, o.dataset))
+		return cli.Usage(fmt.Errorf("--id: no row %q in %s", o.id, o.dataset))
 	}
 	system, user, err := prompts.Render(diffxyz.Case{Row: row, Task: tasks[0], Format: f, Prompt: o.prompt})
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
-	_, err = fmt.Fprintf(sio.out, "=== system\n%s\n=== user\n%s\n", system, user)
+	_, err = fmt.Fprintf(sio.Out, "=== system\n%s\n=== user\n%s\n", system, user)
 	return err
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ type convertOptions struct {
 	context  int
 }
 
-func newConvertCommand(sio stdio) *cobra.Command {
+func newConvertCommand(sio Stdio) *cobra.Command {
 	var o convertOptions
 	cmd := &cobra.Command{
 		Use:   "convert --to FORMAT [flags] PATCH|-",
@@ -27,7 +27,7 @@ Between udiff and udiff-l the hunks are printed as they are. When the source or
 the target format has no line numbers, the patch is applied (in memory) to the
 files under -C DIR and the edit is generated anew from the result, with enough
 context for every hunk to be placed uniquely.`,
-		Args: argsUsage(cobra.ExactArgs(1)),
+		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runConvert(o, args[0], sio)
 		},
@@ -43,10 +43,10 @@ context for every hunk to be placed uniquely.`,
 	return cmd
 }
 
-func runConvert(o convertOptions, name string, sio stdio) error {
+func runConvert(o convertOptions, name string, sio Stdio) error {
 	to, err := patch.ParseFormat(o.to)
 	if err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	o.dir, o.target = targetDir(o.dir, o.target)
 	p, from, err := loadPatch(sio, name, o.from, o.strip, o.target)
@@ -65,9 +65,9 @@ func runConvert(o convertOptions, name string, sio stdio) error {
 	}
 	text, err := patch.Print(p, to)
 	if err != nil {
-		return failed(err)
+		return Failed(err)
 	}
-	_, err = fmt.Fprint(sio.out, text)
+	_, err = fmt.Fprint(sio.Out, text)
 	return err
 }
 
@@ -76,7 +76,7 @@ func runConvert(o convertOptions, name string, sio stdio) error {
 func regenerate(p *patch.Patch, fsys patch.FileSystem, to patch.Format, context int) (*patch.Patch, error) {
 	results, err := patch.Apply(p, fsys, patch.ApplyOptions{})
 	if err != nil {
-		return nil, failed(fmt.Errorf("convert: the patch must apply to the files to be converted: %w", err))
+		return nil, Failed(fmt.Errorf("convert: the patch must apply to the files to be converted: %w", err))
 	}
 	opts := patch.DefaultMakeOptions()
 	opts.Context, opts.Unique = context, !to.HasPositions()
@@ -85,7 +85,7 @@ func regenerate(p *patch.Patch, fsys patch.FileSystem, to patch.Format, context 
 		var old []byte
 		if r.OldPath != "" {
 			if old, err = fsys.ReadFile(r.OldPath); err != nil {
-				return nil, usage(fmt.Errorf("convert: read %s: %w", r.OldPath, err))
+				return nil, Usage(fmt.Errorf("convert: read %s: %w", r.OldPath, err))
 			}
 		}
 		oldPath, newPath := r.OldPath, r.Path

@@ -1,10 +1,9 @@
-//go:build !lean
-
-package main
+package benchcli
 
 import (
 	"errors"
 	"fmt"
+	"github.com/patchbench/patchbench/internal/cli"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,7 +50,7 @@ func (r *runFlags) register(f *pflag.FlagSet, resultsFile string) {
 // options checks the runner flags of command cmd (for messages) and
 // returns the runner's options; a run directory already holding
 // resultsFile needs --resume or --force.
-func (r *runFlags) options(cmd, resultsFile string, sio stdio) (runner.Options, error) {
+func (r *runFlags) options(cmd, resultsFile string, sio cli.Stdio) (runner.Options, error) {
 	switch {
 	case r.out == "" && !r.dryRun:
 		return runner.Options{}, fmt.Errorf("%s: --out is required", cmd)
@@ -76,9 +75,9 @@ func (r *runFlags) options(cmd, resultsFile string, sio stdio) (runner.Options, 
 	}
 	switch {
 	case r.dryRun:
-		o.Progress = runner.Progress{Writer: sio.out}
+		o.Progress = runner.Progress{Writer: sio.Out}
 	case !r.quiet:
-		o.Progress = runner.ProgressTo(sio.err)
+		o.Progress = runner.ProgressTo(sio.Err)
 	}
 	return o, nil
 }

@@ -1,11 +1,10 @@
-//go:build !lean
-
-package main
+package benchcli
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/patchbench/patchbench/internal/cli"
 	"io/fs"
 	"time"
 
@@ -22,7 +21,7 @@ type envOptions struct {
 	json  bool
 }
 
-func newEnvCommand(sio stdio) *cobra.Command {
+func newEnvCommand(sio cli.Stdio) *cobra.Command {
 	var o envOptions
 	cmd := &cobra.Command{
 		Use:   "env",
@@ -59,7 +58,7 @@ problem found by verify); 2 usage or input error.`,
 func (o *envOptions) open() (*envstore.Store, error) {
 	s, err := envstore.Open(o.store)
 	if err != nil {
-		return nil, usage(err)
+		return nil, cli.Usage(err)
 	}
 	return s, nil
 }
@@ -69,7 +68,7 @@ type envBuildOptions struct {
 	envstore.BuildOptions
 }
 
-func newEnvBuildCommand(sio stdio, g *envOptions) *cobra.Command {
+func newEnvBuildCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	var o envBuildOptions
 	cmd := &cobra.Command{
 		Use:   "build --store DIR --repo DIR --commits REV-RANGE|FILE|REV,... --setup CMD",
@@ -84,7 +83,7 @@ are skipped. A failed setup is recorded with its exit code and log (see
 --commits is a file of revisions (one a line), a git range (A..B, built
 oldest first), or comma-separated revisions. One line per commit on stdout
 (--json: one JSON object per commit).`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnvBuild(cmd, g, o, sio)
 		},
@@ -107,10 +106,10 @@ oldest first), or comma-separated revisions. One line per commit on stdout
 	return cmd
 }
 
-func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio stdio) error {
+func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio cli.Stdio) error {
 	ctx := cmd.Context()
 	if o.sandbox == "docker" {
-		return usage(errors.New("env build: --sandbox docker is not supported (the tree is a bind-mounted directory of the store)"))
+		return cli.Usage(errors.New("env build: --sandbox docker is not supported (the tree is a bind-mounted directory of the store)"))
 	}
 	s, err := g.open()
 	if err != nil {
@@ -118,31 +117,31 @@ func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio stdio
 	}
 	r, err := repo.Open(ctx, o.repo)
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	defer r.Close()
 	revs, err := envstore.Revisions(ctx, r, o.commits)
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	if len(revs) == 0 {
-		return usage(fmt.Errorf("env build: --commits %s names no commit", o.commits))
+		return cli.Usage(fmt.Errorf("env build: --commits %s names no commit", o.commits))
 	}
 	o.Runner, err = swe.NewSandbox(ctx, o.sandbox, "")
 	if err != nil {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	o.Setup = o.setup
 	o.Progress = func(res envstore.BuildResult) {
 		if g.json {
-			json.NewEncoder(sio.out).Encode(res)
+			json.NewEncoder(sio.Out).Encode(res)
 			return
 		}
-		fmt.Fprintln(sio.out, formatBuildResult(res))
+		fmt.Fprintln(sio.Out, formatBuildResult(res))
 	}
 	results, err := s.Build(ctx, r, revs, o.BuildOptions)
 	if err != nil {
-		return failed(err)
+		return cli.Failed(err)
 	}
 	bad := 0
 	for _, res := range results {
@@ -151,7 +150,7 @@ func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio stdio
 		}
 	}
 	if bad > 0 {
-		return failed(fmt.Errorf("env build: %d of %d commits not built", bad, len(results)))
+		return cli.Failed(fmt.Errorf("env build: %d of %d commits not built", bad, len(results)))
 	}
 	return nil
 }
@@ -190,7 +189,7 @@ type envRestoreOptions struct {
 	envstore.RestoreOptions
 }
 
-func newEnvRestoreCommand(sio stdio, g *envOptions) *cobra.Command {
+func newEnvRestoreCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	var o envRestoreOptions
 	cmd := &cobra.Command{
 		Use:   "restore --store DIR --commit C [--repo DIR] [--copy] [--verify] DEST",
@@ -202,7 +201,7 @@ re-hashes each one too. A restore that fails leaves nothing at DEST.
 
 Hard-linked files are read-only (0444, 0555 when executable): the manifest's
 mode less its write bits. Copies and reflinks have the exact mode.`,
-		Args: argsUsage(cobra.ExactArgs(1)),
+		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnvRestore(cmd, g, o, args, sio)
 		},
@@ -219,9 +218,9 @@ mode less its write bits. Copies and reflinks have the exact mode.`,
 	return cmd
 }
 
-func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args []string, sio stdio) error {
+func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args []string, sio cli.Stdio) error {
 	if o.copy && o.link {
-		return usage(errors.New("env restore: --copy and --link exclude each other"))
+		return cli.Usage(errors.New("env restore: --copy and --link exclude each other"))
 	}
 	s, err := g.open()
 	if err != nil {
@@ -237,31 +236,31 @@ func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args 
 	if o.repo != "" {
 		r, err := repo.Open(cmd.Context(), o.repo)
 		if err != nil {
-			return usage(err)
+			return cli.Usage(err)
 		}
 		o.commit, err = r.ResolveCommit(cmd.Context(), o.commit)
 		r.Close()
 		if err != nil {
-			return usage(err)
+			return cli.Usage(err)
 		}
 	}
 	res, err := s.Restore(cmd.Context(), o.commit, args[0], o.RestoreOptions)
 	if errors.Is(err, fs.ErrNotExist) {
-		return usage(err)
+		return cli.Usage(err)
 	}
 	if err != nil {
-		return failed(err)
+		return cli.Failed(err)
 	}
 	if g.json {
-		return writeJSON(sio, res)
+		return cli.WriteJSON(sio, res)
 	}
-	fmt.Fprintf(sio.out, "restored %s to %s: %d files (%d hard links, %d reflinks, %d copies), %d directories, %d symlinks, %s in %s\n",
+	fmt.Fprintf(sio.Out, "restored %s to %s: %d files (%d hard links, %d reflinks, %d copies), %d directories, %d symlinks, %s in %s\n",
 		res.Commit, res.Dir, res.Files, res.Linked, res.Reflinked, res.Copied, res.Dirs, res.Symlinks,
 		sizeString(res.Bytes), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
-func newEnvStatsCommand(sio stdio, g *envOptions) *cobra.Command {
+func newEnvStatsCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats --store DIR [--json]",
 		Short: "Commits, files, bytes of the trees and bytes stored",
@@ -269,7 +268,7 @@ func newEnvStatsCommand(sio stdio, g *envOptions) *cobra.Command {
 would take as copies (logical), the bytes the store takes (objects,
 manifests, git map) and their ratio. --json prints {"commits", "files",
 "logical_bytes", "stored_bytes", ...}.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open()
 			if err != nil {
@@ -277,12 +276,12 @@ manifests, git map) and their ratio. --json prints {"commits", "files",
 			}
 			st, err := s.Stats()
 			if err != nil {
-				return failed(err)
+				return cli.Failed(err)
 			}
 			if g.json {
-				return writeJSON(sio, st)
+				return cli.WriteJSON(sio, st)
 			}
-			fmt.Fprintf(sio.out, "commits        %d (and %d failed setups)\nfiles          %d\nlogical bytes  %d (%s)\nstored bytes   %d (%s: %d objects %s, manifests %s)\nratio          %.1fx\n",
+			fmt.Fprintf(sio.Out, "commits        %d (and %d failed setups)\nfiles          %d\nlogical bytes  %d (%s)\nstored bytes   %d (%s: %d objects %s, manifests %s)\nratio          %.1fx\n",
 				st.Commits, st.Failed, st.Files, st.LogicalBytes, sizeString(st.LogicalBytes), st.StoredBytes, sizeString(st.StoredBytes),
 				st.Objects, sizeString(st.ObjectBytes), sizeString(st.ManifestBytes), st.Ratio())
 			return nil
@@ -292,12 +291,12 @@ manifests, git map) and their ratio. --json prints {"commits", "files",
 	return cmd
 }
 
-func newEnvVerifyCommand(sio stdio, g *envOptions) *cobra.Command {
+func newEnvVerifyCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	var workers int
 	cmd := &cobra.Command{
 		Use:   "verify --store DIR",
 		Short: "Re-hash every object and check every manifest; exit 1 on any problem, naming it",
-		Args:  argsUsage(cobra.NoArgs),
+		Args:  cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open()
 			if err != nil {
@@ -305,24 +304,24 @@ func newEnvVerifyCommand(sio stdio, g *envOptions) *cobra.Command {
 			}
 			rep, err := s.Verify(cmd.Context(), workers)
 			if err != nil {
-				return failed(err)
+				return cli.Failed(err)
 			}
 			if g.json {
-				if err := writeJSON(sio, rep); err != nil {
+				if err := cli.WriteJSON(sio, rep); err != nil {
 					return err
 				}
 			} else {
 				for _, p := range rep.Problems {
-					fmt.Fprintln(sio.out, p)
+					fmt.Fprintln(sio.Out, p)
 				}
-				fmt.Fprintf(sio.out, "%d objects, %d manifests, %d problems", rep.Objects, rep.Manifests, len(rep.Problems))
+				fmt.Fprintf(sio.Out, "%d objects, %d manifests, %d problems", rep.Objects, rep.Manifests, len(rep.Problems))
 				if rep.Temporary > 0 {
-					fmt.Fprintf(sio.out, "; %d temporary files of interrupted builds (env gc removes them)", rep.Temporary)
+					fmt.Fprintf(sio.Out, "; %d temporary files of interrupted builds (env gc removes them)", rep.Temporary)
 				}
-				fmt.Fprintln(sio.out)
+				fmt.Fprintln(sio.Out)
 			}
 			if !rep.OK() {
-				return failed(fmt.Errorf("env verify: %d problems in %s", len(rep.Problems), s.Dir()))
+				return cli.Failed(fmt.Errorf("env verify: %d problems in %s", len(rep.Problems), s.Dir()))
 			}
 			return nil
 		},
@@ -332,7 +331,7 @@ func newEnvVerifyCommand(sio stdio, g *envOptions) *cobra.Command {
 	return cmd
 }
 
-func newEnvGCCommand(sio stdio, g *envOptions) *cobra.Command {
+func newEnvGCCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gc --store DIR",
 		Short: "Remove objects no manifest names, and what interrupted builds left",
@@ -340,7 +339,7 @@ func newEnvGCCommand(sio stdio, g *envOptions) *cobra.Command {
 interrupted builds. gc waits for running builds and builds wait for it (a
 lock every build holds shared from its first object to its manifest), so it
 is safe to run at any time.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open()
 			if err != nil {
@@ -348,12 +347,12 @@ is safe to run at any time.`,
 			}
 			res, err := s.GC(cmd.Context())
 			if err != nil {
-				return failed(err)
+				return cli.Failed(err)
 			}
 			if g.json {
-				return writeJSON(sio, res)
+				return cli.WriteJSON(sio, res)
 			}
-			fmt.Fprintf(sio.out, "removed %d objects (%s) and %d temporary entries\n", res.Objects, sizeString(res.Bytes), res.Temporary)
+			fmt.Fprintf(sio.Out, "removed %d objects (%s) and %d temporary entries\n", res.Objects, sizeString(res.Bytes), res.Temporary)
 			return nil
 		},
 	}
@@ -361,11 +360,11 @@ is safe to run at any time.`,
 	return cmd
 }
 
-func newEnvLsCommand(sio stdio, g *envOptions) *cobra.Command {
+func newEnvLsCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls --store DIR [--json]",
 		Short: "List stored commits and failed setups",
-		Args:  argsUsage(cobra.NoArgs),
+		Args:  cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open()
 			if err != nil {
@@ -373,17 +372,17 @@ func newEnvLsCommand(sio stdio, g *envOptions) *cobra.Command {
 			}
 			list, err := s.List()
 			if err != nil {
-				return failed(err)
+				return cli.Failed(err)
 			}
 			if g.json {
-				return writeJSON(sio, list)
+				return cli.WriteJSON(sio, list)
 			}
 			for _, in := range list {
 				if in.Status == "failed" {
-					fmt.Fprintf(sio.out, "%s  failed (exit %d)  %s  %s\n", in.Commit, in.ExitCode, in.Created, in.Setup)
+					fmt.Fprintf(sio.Out, "%s  failed (exit %d)  %s  %s\n", in.Commit, in.ExitCode, in.Created, in.Setup)
 					continue
 				}
-				fmt.Fprintf(sio.out, "%s  %d files, %s  %s  %s\n", in.Commit, in.Files, sizeString(in.Bytes), in.Created, in.Setup)
+				fmt.Fprintf(sio.Out, "%s  %d files, %s  %s  %s\n", in.Commit, in.Files, sizeString(in.Bytes), in.Created, in.Setup)
 			}
 			return nil
 		},

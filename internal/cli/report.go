@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ type reportOptions struct {
 	markdown bool
 }
 
-func newReportCommand(sio stdio) *cobra.Command {
+func newReportCommand(sio Stdio) *cobra.Command {
 	var o reportOptions
 	cmd := &cobra.Command{
 		Use:   "report [flags] RUN_DIR...",
@@ -35,7 +35,7 @@ report by report.
 
 Exit status: 0 success; 2 usage or input error (such as a directory without
 report.json, or runs that group by different dimensions).`,
-		Args: argsUsage(cobra.MinimumNArgs(1)),
+		Args: ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(o, args, sio)
 		},
@@ -87,25 +87,25 @@ func readReportSet(path string) (*reportSet, error) {
 	return out, nil
 }
 
-func runReport(o reportOptions, dirs []string, sio stdio) error {
+func runReport(o reportOptions, dirs []string, sio Stdio) error {
 	sets := make([]*reportSet, len(dirs))
 	for i, d := range dirs {
 		s, err := readReportSet(d)
 		if err != nil {
-			return usage(fmt.Errorf("report: %w", err))
+			return Usage(fmt.Errorf("report: %w", err))
 		}
 		sets[i] = s
 	}
 	var b strings.Builder
 	if len(sets) == 1 {
 		writeOneReport(&b, sets[0], o.markdown)
-		_, err := io.WriteString(sio.out, b.String())
+		_, err := io.WriteString(sio.Out, b.String())
 		return err
 	}
 	names := runNames(dirs)
 	for i, s := range sets {
 		if len(s.Reports) != len(sets[0].Reports) {
-			return usage(fmt.Errorf("report: %s has %d reports, %s has %d", dirs[0], len(sets[0].Reports), dirs[i], len(s.Reports)))
+			return Usage(fmt.Errorf("report: %s has %d reports, %s has %d", dirs[0], len(sets[0].Reports), dirs[i], len(s.Reports)))
 		}
 	}
 	for k := range sets[0].Reports {
@@ -115,7 +115,7 @@ func runReport(o reportOptions, dirs []string, sio stdio) error {
 		}
 		c, err := report.Compare(names, reports)
 		if err != nil {
-			return usage(err)
+			return Usage(err)
 		}
 		title := reports[0].Title
 		if title == "" {
@@ -138,7 +138,7 @@ func runReport(o reportOptions, dirs []string, sio stdio) error {
 			}
 		}
 	}
-	_, err := io.WriteString(sio.out, b.String())
+	_, err := io.WriteString(sio.Out, b.String())
 	return err
 }
 

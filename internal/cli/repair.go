@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"github.com/patchbench/patchbench/patch/repair"
 )
 
-func newRepairCommand(sio stdio) *cobra.Command {
+func newRepairCommand(sio Stdio) *cobra.Command {
 	var o applyOptions
 	cmd := &cobra.Command{
 		Use:   "repair [flags] PATCH|-",
@@ -19,7 +19,7 @@ unified diff (exact context, correct counts and line numbers, git file
 headers) that git apply accepts. Nothing is written to the files.
 
 Exit status: 0 repaired; 1 refused or already applied; 2 usage or input error.`,
-		Args: argsUsage(cobra.ExactArgs(1)),
+		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stripSet = cmd.Flags().Changed("strip")
 			return runRepair(o, args[0], sio)
@@ -35,7 +35,7 @@ Exit status: 0 repaired; 1 refused or already applied; 2 usage or input error.`,
 	return cmd
 }
 
-func runRepair(o applyOptions, name string, sio stdio) error {
+func runRepair(o applyOptions, name string, sio Stdio) error {
 	o.dir, o.target = targetDir(o.dir, o.target)
 	rep := applyReport{Mode: "tolerant", Reverse: o.reverse, Files: []repair.FileReport{}}
 	root, err := openRoot(o.dir)
@@ -47,7 +47,7 @@ func runRepair(o applyOptions, name string, sio stdio) error {
 	if err != nil {
 		rep.Error = err.Error()
 		if o.json {
-			if werr := writeJSON(sio, rep); werr != nil {
+			if werr := WriteJSON(sio, rep); werr != nil {
 				return werr
 			}
 		}
@@ -55,12 +55,12 @@ func runRepair(o applyOptions, name string, sio stdio) error {
 	}
 	rep.Status = repair.StatusApplied
 	if o.json {
-		return writeJSON(sio, rep)
+		return WriteJSON(sio, rep)
 	}
 	text, err := patch.Print(res.Canonical(), patch.UDiff)
 	if err != nil {
-		return failed(err)
+		return Failed(err)
 	}
-	_, err = fmt.Fprint(sio.out, text)
+	_, err = fmt.Fprint(sio.Out, text)
 	return err
 }

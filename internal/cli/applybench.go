@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ type applybenchOptions struct {
 	workers int
 }
 
-func newApplybenchCommand(sio stdio) *cobra.Command {
+func newApplybenchCommand(sio Stdio) *cobra.Command {
 	var o applybenchOptions
 	cmd := &cobra.Command{
 		Use:   "applybench --cases FILE.jsonl[.gz] [flags]",
@@ -34,7 +34,7 @@ expected), recovered up to whitespace, false applies (exit 0 with anything
 else, or on a must-refuse case), damaged (failure that still changed the
 file), refused, and must-refuse cases refused. It prints a Markdown table
 and writes every row and score as JSON.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runApplybench(cmd, o, sio)
 		},
@@ -48,10 +48,10 @@ and writes every row and score as JSON.`,
 	return cmd
 }
 
-func runApplybench(cmd *cobra.Command, o applybenchOptions, sio stdio) error {
+func runApplybench(cmd *cobra.Command, o applybenchOptions, sio Stdio) error {
 	cases, err := applybench.LoadCases(o.cases)
 	if err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	tools := []applybench.Tool{applybench.Patchbench()}
 	peers := applybench.Peers()
@@ -60,7 +60,7 @@ func runApplybench(cmd *cobra.Command, o applybenchOptions, sio stdio) error {
 			name = strings.TrimSpace(name)
 			t, ok := peers[name]
 			if !ok {
-				return usage(fmt.Errorf("--compare: unknown peer %q (want %s)", name, strings.Join(applybench.PeerNames, ", ")))
+				return Usage(fmt.Errorf("--compare: unknown peer %q (want %s)", name, strings.Join(applybench.PeerNames, ", ")))
 			}
 			missing := ""
 			for _, bin := range t.Needs {
@@ -69,7 +69,7 @@ func runApplybench(cmd *cobra.Command, o applybenchOptions, sio stdio) error {
 				}
 			}
 			if missing != "" {
-				fmt.Fprintf(sio.err, "%s: skipping %s: %s is not installed\n", programName, name, missing)
+				fmt.Fprintf(sio.Err, "%s: skipping %s: %s is not installed\n", ProgramName, name, missing)
 				continue
 			}
 			tools = append(tools, t)
@@ -77,11 +77,11 @@ func runApplybench(cmd *cobra.Command, o applybenchOptions, sio stdio) error {
 	}
 	rows, err := applybench.Run(cmd.Context(), cases, tools, o.workers)
 	if err != nil {
-		return failed(err)
+		return Failed(err)
 	}
 	s := applybench.Summarize(rows, tools)
-	fmt.Fprintf(sio.out, "%d cases from %s\n\n", len(cases), o.cases)
-	if err := s.WriteTable(sio.out); err != nil {
+	fmt.Fprintf(sio.Out, "%d cases from %s\n\n", len(cases), o.cases)
+	if err := s.WriteTable(sio.Out); err != nil {
 		return err
 	}
 	if o.json != "-" && o.json != "" {
@@ -90,7 +90,7 @@ func runApplybench(cmd *cobra.Command, o applybenchOptions, sio stdio) error {
 			return err
 		}
 		if err := atomicfile.Write(o.json, append(b, '\n'), 0o644); err != nil {
-			return failed(fmt.Errorf("applybench: write %s: %w", o.json, err))
+			return Failed(fmt.Errorf("applybench: write %s: %w", o.json, err))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ type applyOptions struct {
 	stripSet bool
 }
 
-func newApplyCommand(sio stdio) *cobra.Command {
+func newApplyCommand(sio Stdio) *cobra.Command {
 	var o applyOptions
 	cmd := &cobra.Command{
 		Use:   "apply [flags] PATCH|-",
@@ -47,7 +47,7 @@ edited or created.
 
 Exit status: 0 applied; 1 refused or already applied (nothing written);
 2 usage or input error (including text that holds no edit).`,
-		Args: argsUsage(cobra.ExactArgs(1)),
+		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stripSet = cmd.Flags().Changed("strip")
 			return runApply(o, args[0], sio)
@@ -67,35 +67,35 @@ Exit status: 0 applied; 1 refused or already applied (nothing written);
 
 // loadPatch reads and parses a patch, detecting its format unless given,
 // and points it at target when one is given.
-func loadPatch(sio stdio, name, format string, strip int, target string) (*patch.Patch, patch.Format, error) {
-	text, err := readInput(sio, name)
+func loadPatch(sio Stdio, name, format string, strip int, target string) (*patch.Patch, patch.Format, error) {
+	text, err := ReadInput(sio, name)
 	if err != nil {
 		return nil, "", err
 	}
 	var f patch.Format
 	if format != "" {
 		if f, err = patch.ParseFormat(format); err != nil {
-			return nil, "", usage(err)
+			return nil, "", Usage(err)
 		}
 	} else {
 		var ok bool
 		if f, ok = patch.Detect(text); !ok {
-			return nil, "", usage(fmt.Errorf("%s: no edit found in any known format", name))
+			return nil, "", Usage(fmt.Errorf("%s: no edit found in any known format", name))
 		}
 	}
 	p, err := patch.Parse(text, f, patch.ParseOptions{Strip: strip})
 	if err != nil {
-		return nil, "", usage(fmt.Errorf("%s: %w", name, err))
+		return nil, "", Usage(fmt.Errorf("%s: %w", name, err))
 	}
 	if target != "" {
 		if len(p.Files) != 1 {
-			return nil, "", usage(fmt.Errorf("--target needs a single-file patch; %s has %d files", name, len(p.Files)))
+			return nil, "", Usage(fmt.Errorf("--target needs a single-file patch; %s has %d files", name, len(p.Files)))
 		}
 		retarget(p.Files[0], target)
 	}
 	for i, fp := range p.Files {
 		if fp.Path() == "" {
-			return nil, "", usage(fmt.Errorf("%s: file %d of the patch names no file; give --target", name, i+1))
+			return nil, "", Usage(fmt.Errorf("%s: file %d of the patch names no file; give --target", name, i+1))
 		}
 	}
 	return p, f, nil
@@ -135,7 +135,7 @@ type applyReport struct {
 	Error     string              `json:"error,omitempty"`
 }
 
-func runApply(o applyOptions, name string, sio stdio) error {
+func runApply(o applyOptions, name string, sio Stdio) error {
 	o.dir, o.target = targetDir(o.dir, o.target)
 	rep := applyReport{Mode: "tolerant", Check: o.check, Reverse: o.reverse, Files: []repair.FileReport{}}
 	if o.strict {
@@ -150,7 +150,7 @@ func runApply(o applyOptions, name string, sio stdio) error {
 	if err == nil && !o.check {
 		if err = root.WriteResults(results); err != nil {
 			rep.Status = repair.StatusRefused
-			err = failed(err)
+			err = Failed(err)
 		}
 	}
 	if err != nil {
@@ -162,7 +162,7 @@ func runApply(o applyOptions, name string, sio stdio) error {
 		rep.Status = repair.StatusApplied
 	}
 	if o.json {
-		if werr := writeJSON(sio, rep); werr != nil {
+		if werr := WriteJSON(sio, rep); werr != nil {
 			return werr
 		}
 	}
@@ -171,7 +171,7 @@ func runApply(o applyOptions, name string, sio stdio) error {
 
 // applyPatch computes the new contents, strictly or tolerantly, filling in
 // the report as it goes.
-func applyPatch(o applyOptions, root *patch.Root, name string, sio stdio, rep *applyReport) ([]patch.FileResult, error) {
+func applyPatch(o applyOptions, root *patch.Root, name string, sio Stdio, rep *applyReport) ([]patch.FileResult, error) {
 	if o.strict {
 		p, f, err := loadPatch(sio, name, o.format, o.strip, o.target)
 		if err != nil {
@@ -185,7 +185,7 @@ func applyPatch(o applyOptions, root *patch.Root, name string, sio stdio, rep *a
 				rep.Files = append(rep.Files, repair.FileReport{Path: he.File, Status: repair.StatusRefused, Reason: err.Error(),
 					Hunks: []repair.HunkReport{{Hunk: he.Hunk, Status: repair.StatusRefused, Reason: he.Err.Error()}}})
 			}
-			return nil, failed(err)
+			return nil, Failed(err)
 		}
 		for _, r := range results {
 			rep.Files = append(rep.Files, repair.ResultReport(r))
@@ -201,15 +201,15 @@ func applyPatch(o applyOptions, root *patch.Root, name string, sio stdio, rep *a
 }
 
 // tolerant runs the repair pipeline on the patch in name.
-func tolerant(o applyOptions, root *patch.Root, name string, sio stdio, rep *applyReport) (*repair.Result, error) {
-	text, err := readInput(sio, name)
+func tolerant(o applyOptions, root *patch.Root, name string, sio Stdio, rep *applyReport) (*repair.Result, error) {
+	text, err := ReadInput(sio, name)
 	if err != nil {
 		return nil, err
 	}
 	var f patch.Format
 	if o.format != "" {
 		if f, err = patch.ParseFormat(o.format); err != nil {
-			return nil, usage(err)
+			return nil, Usage(err)
 		}
 	}
 	res, err := repair.Repair(text, repair.Options{
@@ -228,9 +228,9 @@ func tolerant(o applyOptions, root *patch.Root, name string, sio stdio, rep *app
 	if err != nil {
 		rep.Status = res.Status
 		if errors.Is(err, repair.ErrNoEdit) {
-			return nil, usage(fmt.Errorf("%s: %w", name, err))
+			return nil, Usage(fmt.Errorf("%s: %w", name, err))
 		}
-		return nil, failed(err)
+		return nil, Failed(err)
 	}
 	return res, nil
 }
@@ -240,7 +240,7 @@ func tolerant(o applyOptions, root *patch.Root, name string, sio stdio, rep *app
 func openRoot(dir string) (*patch.Root, error) {
 	root, err := patch.OpenRoot(dir)
 	if err != nil {
-		return nil, usage(err)
+		return nil, Usage(err)
 	}
 	return root, nil
 }
@@ -271,8 +271,9 @@ func listFiles(root *patch.Root) func() ([]string, error) {
 	}
 }
 
-func writeJSON(sio stdio, v any) error {
-	enc := json.NewEncoder(sio.out)
+// WriteJSON writes v as indented JSON to standard output.
+func WriteJSON(sio Stdio, v any) error {
+	enc := json.NewEncoder(sio.Out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

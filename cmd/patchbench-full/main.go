@@ -1,0 +1,16 @@
+// Command patchbench-full is patchbench with every command linked in: the
+// patch engine's and the benchmarks' (swe, diffxyz, env), which need the
+// model SDKs, SQLite and Parquet. patchbench runs it for those commands;
+// it can also be run directly.
+package main
+
+import (
+	"os"
+
+	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/internal/cli/benchcli"
+)
+
+func main() {
+	os.Exit(cli.Run(os.Args[1:], cli.OSStdio(), benchcli.Commands))
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/internal/cli/benchcli"
+)
+
+// The tests run every command in process, as patchbench-full does.
+type stdio = cli.Stdio
+
+func run(args []string, sio stdio) int { return cli.Run(args, sio, benchcli.Commands) }
+
+// TestFullOnly checks that patchbench hands over exactly the commands
+// benchcli has.
+func TestFullOnly(t *testing.T) {
+	var have, handed []string
+	for _, c := range benchcli.Commands(cli.OSStdio()) {
+		have = append(have, c.Name())
+	}
+	for _, c := range cli.FullOnly {
+		handed = append(handed, c.Name)
+	}
+	slices.Sort(have)
+	slices.Sort(handed)
+	if !slices.Equal(have, handed) {
+		t.Errorf("benchcli has %v, patchbench hands over %v", have, handed)
+	}
+}
+
+// TestLinksNoBenchmarkLibraries checks that the patchbench binary does
+// not link the libraries whose initialisation made its start-up slow.
+func TestLinksNoBenchmarkLibraries(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, heavy := range []string{"openai-go", "anthropic-sdk-go", "modernc.org/sqlite", "parquet-go", "internal/cli/benchcli", "/bench/swe", "/bench/diffxyz"} {
+			if strings.Contains(dep, heavy) {
+				t.Errorf("patchbench links %s", dep)
+			}
+		}
+	}
+}
+
+// TestHandOver builds both binaries and runs a benchmark command through
+// patchbench: it must reach patchbench-full (same output and exit code),
+// and say how to install it when it is missing.
+func TestHandOver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	dir := t.TempDir()
+	for _, b := range []string{"patchbench", "patchbench-full"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b), "../"+b)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", b, err, out)
+		}
+	}
+	// An input error of diffxyz run: exit 2 from patchbench-full.
+	cmd := exec.Command(filepath.Join(dir, "patchbench"), "diffxyz", "run", "--dataset", filepath.Join(dir, "missing.jsonl"), "--model", "reference", "--out", filepath.Join(dir, "out"))
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "missing.jsonl") {
+		t.Errorf("handed over diffxyz run: %v\n%s", err, out)
+	}
+	// --help reaches the benchmark's own help.
+	out, err = exec.Command(filepath.Join(dir, "patchbench"), "swe", "eval", "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--predictions") {
+		t.Errorf("swe eval --help: %v\n%s", err, out)
+	}
+	// Without patchbench-full beside it or in PATH.
+	if err := os.Remove(filepath.Join(dir, "patchbench-full")); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(filepath.Join(dir, "patchbench"), "swe", "eval")
+	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "go install github.com/patchbench/patchbench/cmd/patchbench-full") {
+		t.Errorf("without patchbench-full: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,20 @@
+// Package benchcli holds patchbench's benchmark commands (swe, diffxyz,
+// env), which need the model SDKs, SQLite and Parquet. They are linked into
+// the patchbench-full binary; patchbench hands them to it (see package
+// cli).
+package benchcli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/patchbench/patchbench/internal/cli"
+)
+
+// Names are the commands of this package, which patchbench hands over to
+// patchbench-full.
+var Names = []string{"swe", "diffxyz", "env"}
+
+// Commands returns the benchmark commands.
+func Commands(sio cli.Stdio) []*cobra.Command {
+	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio)}
+}

@@ -1,0 +1,184 @@
+// Package cli is patchbench's command line: the patch engine's commands
+// (apply, diff, convert, repair, applybench, report) and what every command
+// shares (exit codes, error reporting, input). The benchmark commands are in
+// package benchcli, linked only into the patchbench-full binary, so that
+// the patchbench binary, which agents run once per edit, starts without
+// initialising the model SDKs, SQLite and Parquet.
+//
+// Exit codes: 0 success; 1 the operation did not succeed (a patch was
+// refused, a run had failures); 2 usage or input error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1
+	ExitUsage   = 2
+	ProgramName = "patchbench" // in messages
+)
+
+// exitError carries the exit code of a failed command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Failed marks err as "the operation did not succeed" (exit 1).
+func Failed(err error) error { return &exitError{ExitFailed, err} }
+
+// Usage marks err as a usage or input error (exit 2).
+func Usage(err error) error { return &exitError{ExitUsage, err} }
+
+// Stdio is where a command reads and writes; tests substitute it.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// OSStdio is the process's standard input, output and error.
+func OSStdio() Stdio { return Stdio{os.Stdin, os.Stdout, os.Stderr} }
+
+// Commands makes more commands for the root.
+type Commands func(sio Stdio) []*cobra.Command
+
+func newRootCommand(sio Stdio, more Commands) *cobra.Command {
+	root := &cobra.Command{
+		Use:           ProgramName,
+		Short:         "Parse, apply, repair and generate code edits; benchmark code-editing models",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(sio.In)
+	root.SetOut(sio.Out)
+	root.SetErr(sio.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return Usage(err) })
+	root.AddCommand(
+		newApplyCommand(sio),
+		newDiffCommand(sio),
+		newConvertCommand(sio),
+		newApplybenchCommand(sio),
+		newRepairCommand(sio),
+		newReportCommand(sio),
+	)
+	if more != nil {
+		root.AddCommand(more(sio)...)
+	}
+	return root
+}
+
+// Run runs the command line args with the engine's commands and more, and
+// returns the exit code. Interrupts and SIGTERM cancel the command's
+// context.
+func Run(args []string, sio Stdio, more Commands) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCommand(sio, more)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitUsage // cobra's own errors (unknown command, bad args) are usage errors
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if err.Error() != "" {
+		fmt.Fprintf(sio.Err, "%s: %v\n", ProgramName, err)
+	}
+	return code
+}
+
+// ArgsUsage wraps a cobra positional-args validator so its errors exit 2.
+func ArgsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return Usage(err)
+		}
+		return nil
+	}
+}
+
+// ReadInput reads a file, or standard input for "-".
+func ReadInput(sio Stdio, name string) (string, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(sio.In)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return "", Usage(fmt.Errorf("read %s: %w", name, err))
+	}
+	return string(b), nil
+}
+
+// FullBinary is the binary that has every command: patchbench hands the
+// benchmark commands to it.
+const FullBinary = "patchbench-full"
+
+// FullOnly are the commands only FullBinary links (package benchcli), with
+// their one-line help.
+var FullOnly = []struct{ Name, Short string }{
+	{"swe", "SWE-bench-style evaluation of predictions: patch stage, sandboxed tests, reports"},
+	{"diffxyz", "Diff-XYZ benchmark: build, run, score"},
+	{"env", "Environment store: build, restore, verify per-commit environments"},
+}
+
+// HandOver returns a command for each of FullOnly that runs FullBinary with
+// the same arguments in place of this process, so that they keep their
+// exit codes, signals and terminal.
+func HandOver(sio Stdio) []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, c := range FullOnly {
+		cmds = append(cmds, &cobra.Command{
+			Use:                c.Name,
+			Short:              c.Short + " (runs " + FullBinary + ")",
+			DisableFlagParsing: true,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				path, err := findFull()
+				if err != nil {
+					return Usage(err)
+				}
+				argv := append([]string{path, c.Name}, args...)
+				if err := syscall.Exec(path, argv, os.Environ()); err != nil {
+					return Failed(fmt.Errorf("run %s: %w", path, err))
+				}
+				return nil
+			},
+		})
+	}
+	return cmds
+}
+
+// findFull looks for FullBinary next to this executable, then in PATH.
+func findFull() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), FullBinary)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(FullBinary); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("this command is in %s, which is neither next to this binary nor in PATH: go install github.com/patchbench/patchbench/cmd/%s@latest (or go run ./cmd/%s from a checkout)", FullBinary, FullBinary, FullBinary)
+}
