@@ -178,6 +178,23 @@ func TestPassAtK(t *testing.T) {
 		{4, 3, 2, 1},
 		{4, 0, 4, 0},
 		{1, 1, 1, 1},
+		// n = 20 as in APE-Bench (k = 0.8·n = 16), values by hand.
+		// pass@1 = c/n = 5/20.
+		{20, 5, 1, 0.25},
+		// 1 - C(17,5)/C(20,5) = 1 - 6188/15504.
+		{20, 3, 5, 1 - 6188.0/15504},
+		// 1 - C(18,16)/C(20,16) = 1 - 153/4845.
+		{20, 2, 16, 1 - 153.0/4845},
+		// 1 - C(19,16)/C(20,16) = 1 - 969/4845 = 0.8.
+		{20, 1, 16, 0.8},
+		// c = 0, c = n and n-c < k (15 < 16).
+		{20, 0, 16, 0},
+		{20, 0, 1, 0},
+		{20, 20, 16, 1},
+		{20, 20, 1, 1},
+		{20, 5, 16, 1},
+		// n-c = k: exactly one draw misses every pass, 1 - 1/C(20,16).
+		{20, 4, 16, 1 - 1.0/4845},
 	}
 	for _, tt := range tests {
 		if got := PassAtK(tt.n, tt.c, tt.k); !approxEqual(got, tt.want) {
@@ -211,6 +228,32 @@ func TestPassAtKInvalid(t *testing.T) {
 		if got := PassAtK(tt.n, tt.c, tt.k); !math.IsNaN(got) {
 			t.Errorf("PassAtK(%d, %d, %d) = %v, want NaN", tt.n, tt.c, tt.k, got)
 		}
+	}
+}
+
+func TestKFromRatio(t *testing.T) {
+	for _, tt := range []struct {
+		n     int
+		ratio float64
+		want  int
+	}{
+		{20, 0.8, 16}, {10, 0.8, 8}, {5, 0.8, 4}, {1, 0.8, 1}, {3, 0.1, 1}, {4, 1, 4}, {4, 2, 4}, {7, 0.5, 3},
+	} {
+		if got := KFromRatio(tt.n, tt.ratio); got != tt.want {
+			t.Errorf("KFromRatio(%d, %v) = %d, want %d", tt.n, tt.ratio, got, tt.want)
+		}
+	}
+}
+
+func TestSemanticDrop(t *testing.T) {
+	// Compile pass@16 of 20 with c = 2 against judge pass@16 with c = 1:
+	// (1 - 153/4845) - 0.8 = 4692/4845 - 0.8.
+	got := SemanticDrop(PassAtK(20, 2, 16), PassAtK(20, 1, 16))
+	if want := 4692.0/4845 - 0.8; !approxEqual(got, want) {
+		t.Errorf("SemanticDrop = %v, want %v", got, want)
+	}
+	if got := SemanticDrop(0.5, 0.5); got != 0 {
+		t.Errorf("SemanticDrop(0.5, 0.5) = %v, want 0", got)
 	}
 }
 

@@ -38,3 +38,19 @@ func Mean(xs []float64) float64 {
 	}
 	return sum / float64(len(xs))
 }
+
+// KFromRatio returns the k of pass@k for n samples and a ratio such as 0.8
+// (APE-Bench reports pass@16 of 20): ⌊ratio·n⌋, at least 1 and at most n.
+// A tiny tolerance keeps 0.8·20 at 16 despite binary rounding.
+func KFromRatio(n int, ratio float64) int {
+	k := int(math.Floor(ratio*float64(n) + 1e-9))
+	return min(max(k, 1), max(n, 1))
+}
+
+// SemanticDrop returns how much of the compile pass rate the judge takes
+// away: compile − judge, in the same unit as its arguments (APE-Bench's gap
+// between syntactic and semantic success). A judge pass implies a compile
+// pass, so for figures from one run the result lies in [0, compile].
+func SemanticDrop(compile, judge float64) float64 {
+	return compile - judge
+}
