@@ -1,0 +1,201 @@
+// Package loc is the code localization benchmark (Loc-Bench): a case is a
+// natural-language query (an issue text or a commit message), a repository
+// pinned at a commit, and the ground truth the fixing change touched (files,
+// line ranges, functions). A search answers with a ranked [Found]; package
+// metrics scores it with the relace-mcp and LocAgent metric families.
+//
+// Cases are JSON lines (see [Case]); [ReadCases] and [WriteCases] read and
+// write them.
+package loc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/patchbench/patchbench/internal/atomicfile"
+)
+
+// Case is one localization task, one line of a cases file:
+//
+//	{"id": "...", "repo": "owner/name", "base_commit": "<sha>", "query": "...",
+//	 "ground_truth": {"files": {"path": {"ranges": [[s, e], ...],
+//	     "functions": ["Class.method", ...], "context": [[s, e], ...]}}},
+//	 "category": "...", "source": "..."}
+type Case struct {
+	ID          string      `json:"id"`
+	Repo        string      `json:"repo"`
+	BaseCommit  string      `json:"base_commit"`
+	Query       string      `json:"query"`
+	GroundTruth GroundTruth `json:"ground_truth"`
+	// Category is the dataset's class of the case (Loc-Bench: Bug Report,
+	// Feature Request, Security Vulnerability, Performance Issue; history
+	// builds: the commit's kind).
+	Category string `json:"category,omitempty"`
+	// Source names where the case came from: a dataset file or
+	// "git:RANGE".
+	Source string `json:"source,omitempty"`
+}
+
+// GroundTruth is what a search should find, by repository path.
+type GroundTruth struct {
+	Files map[string]FileTruth `json:"files"`
+}
+
+// FileTruth is the ground truth inside one file.
+type FileTruth struct {
+	// Ranges are the target lines, 1-based inclusive, at base_commit.
+	Ranges []Range `json:"ranges"`
+	// Functions are the qualified names (package symbols) of the functions
+	// and methods holding target lines, without the "path:" prefix.
+	Functions []string `json:"functions"`
+	// Context[i] is the span Ranges[i] must lie in: the function that
+	// encloses it, or the whole file for lines outside every function. It
+	// may be empty (cases from other tools); validate then checks nothing.
+	Context []Range `json:"context,omitempty"`
+}
+
+// Range is a 1-based inclusive line range [start, end].
+type Range [2]int
+
+// Start is the first line.
+func (r Range) Start() int { return r[0] }
+
+// End is the last line.
+func (r Range) End() int { return r[1] }
+
+// Paths returns the ground-truth files in sorted order.
+func (g GroundTruth) Paths() []string {
+	ps := make([]string, 0, len(g.Files))
+	for p := range g.Files {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	return ps
+}
+
+// Functions returns the ground-truth functions named as LocAgent names
+// entities, "path:Class.method", in sorted order.
+func (g GroundTruth) Functions() []string {
+	var out []string
+	for _, p := range g.Paths() {
+		for _, f := range g.Files[p].Functions {
+			out = append(out, p+":"+f)
+		}
+	}
+	sort.Strings(out)
+	return dedupe(out)
+}
+
+// Modules returns the ground-truth modules as LocAgent names them:
+// "path:Class" for a method, "path:func" for a top-level function.
+func (g GroundTruth) Modules() []string {
+	var out []string
+	for _, f := range g.Functions() {
+		out = append(out, ModuleOf(f))
+	}
+	sort.Strings(out)
+	return dedupe(out)
+}
+
+// ModuleOf maps an entity "path:Class.method" to its module "path:Class"
+// (an entity without a dot is its own module).
+func ModuleOf(entity string) string {
+	path, name, ok := strings.Cut(entity, ":")
+	if !ok {
+		return entity
+	}
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		name = name[:i]
+	}
+	return path + ":" + name
+}
+
+func dedupe(sorted []string) []string {
+	out := sorted[:0]
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Found is a search's ranked answer. Files, Modules and Functions are in
+// rank order, best first; modules and functions are named as in
+// [GroundTruth.Modules] and [GroundTruth.Functions].
+type Found struct {
+	Files     []string           `json:"files"`
+	Modules   []string           `json:"modules"`
+	Functions []string           `json:"functions"`
+	Ranges    map[string][]Range `json:"ranges"`
+}
+
+// ReadCases reads a cases file. Blank lines are skipped; a line that is
+// not a case is an error naming its line number.
+func ReadCases(path string) ([]Case, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read cases: %w", err)
+	}
+	defer f.Close()
+	cases, err := DecodeCases(f)
+	if err != nil {
+		return nil, fmt.Errorf("read cases %s: %w", path, err)
+	}
+	return cases, nil
+}
+
+// DecodeCases reads cases, one JSON object a line, from r.
+func DecodeCases(r io.Reader) ([]Case, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	var cases []Case
+	seen := map[string]bool{}
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var c Case
+		if err := json.Unmarshal(line, &c); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if c.ID == "" {
+			return nil, fmt.Errorf("line %d: case without an id", n)
+		}
+		if seen[c.ID] {
+			return nil, fmt.Errorf("line %d: case %s appears twice", n, c.ID)
+		}
+		seen[c.ID] = true
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return cases, nil
+}
+
+// WriteCases writes cases as JSON lines to path, atomically.
+func WriteCases(path string, cases []Case) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, c := range cases {
+		if c.GroundTruth.Files == nil {
+			c.GroundTruth.Files = map[string]FileTruth{}
+		}
+		if err := enc.Encode(c); err != nil {
+			return fmt.Errorf("write cases %s: case %s: %w", path, c.ID, err)
+		}
+	}
+	if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write cases %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+package loc
+
+import (
+	"context"
+
+	"github.com/patchbench/patchbench/repo"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// Modes of loc run.
+const (
+	ModeIndexed = "indexed"
+	ModeAgentic = "agentic"
+)
+
+// Answer is what a search returns for one case.
+type Answer struct {
+	Found Found
+	// Turns is the number of model turns the search used (0 without a
+	// model).
+	Turns int
+}
+
+// Searcher answers cases. Implementations must be safe for concurrent use:
+// the runner's workers share one. calls records the model calls of the
+// case (nil for searches without a model).
+type Searcher interface {
+	Search(ctx context.Context, c Case, rp *repo.Repo, calls *runner.ModelCalls) (Answer, error)
+}
+
+// Result is one results.jsonl row of loc run (besides the runner's own
+// fields key, id, failed, error, elapsed_ms).
+type Result struct {
+	Repo     string `json:"repo"`
+	Category string `json:"category,omitempty"`
+	Mode     string `json:"mode"`
+	Model    string `json:"model,omitempty"`
+	// Found is the ranked answer.
+	Found Found `json:"found"`
+	// Metrics are the scores of Found against the ground truth, named as
+	// in package metrics (file_recall, quality_score, file_acc@5, ...).
+	Metrics map[string]float64 `json:"metrics"`
+	Turns   int                `json:"turns,omitempty"`
+	runner.ModelCalls
+}
