@@ -64,10 +64,22 @@ func (b *BaseFS) ReadFile(name string) ([]byte, error) {
 	}
 	var e baseEntry
 	if e.err = patch.CheckPath(name); e.err == nil {
-		e.err = patch.CheckLinks(name, b.lstat)
-	}
-	if e.err == nil {
 		e.data, e.err = b.repo.ReadFile(b.ctx, b.rev, name)
+		lstat := b.lstat
+		if e.err == nil {
+			// Found: git reached it through trees, so only the file itself
+			// can be a link; one tree read instead of one per directory.
+			clean := path.Clean(name)
+			lstat = func(p string) (fs.FileMode, string, error) {
+				if p != clean {
+					return fs.ModeDir, "", nil
+				}
+				return b.lstat(p)
+			}
+		}
+		if lerr := patch.CheckLinks(name, lstat); lerr != nil && (e.err == nil || errors.Is(e.err, fs.ErrNotExist)) {
+			e.data, e.err = nil, lerr
+		}
 	}
 	if e.err != nil && !errors.Is(e.err, fs.ErrNotExist) && !errors.Is(e.err, patch.ErrUnsafePath) && b.err == nil {
 		b.err = e.err
