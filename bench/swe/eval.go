@@ -350,7 +350,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 			res.TestFiles = append(res.TestFiles, p)
 		}
 	}
-	if po.Status != StatusApplied && po.Status != StatusAppliedRepaired {
+	if po.Status != StatusApplied && po.Status != StatusAppliedRepaired && po.Status != StatusAlreadyApplied {
 		return res
 	}
 	res.PatchStatus, res.RepairedPatch = po.Status, po.Repaired

@@ -133,7 +133,7 @@ func validPath(p string) bool {
 // PatchOutcome is the result of the patch stage for one instance.
 type PatchOutcome struct {
 	// Status is one of StatusEmptyPatch, StatusMalformed, StatusApplyFailed,
-	// StatusApplied, StatusAppliedRepaired.
+	// StatusApplied, StatusAppliedRepaired, StatusAlreadyApplied.
 	Status string
 	// Source is where the edit was found: "model_patch" or "full_output".
 	Source    string
@@ -167,10 +167,12 @@ type FileOutcome struct {
 //   - empty_patch: model_patch and full_output are both blank (or null);
 //   - malformed: there is text, but no edit in it (repair.ErrNoEdit);
 //   - apply_failed: an edit that does not fit the base files, with repair's
-//     reason; an edit whose every change is already in the files (repair's
-//     already_applied) is apply_failed with reason "already applied", and an
-//     edit that leaves every file as it was is apply_failed with reason "the
-//     edit changes nothing";
+//     reason; an edit that leaves every file as it was (other than by being
+//     already applied) is apply_failed with reason "the edit changes
+//     nothing";
+//   - already_applied: every change of the edit is already in the base files
+//     (repair's already_applied): a success that changes nothing, with the
+//     places in Files and the reason naming them;
 //   - applied: the edit fits as written: taken from model_patch without
 //     extraction, no file-level repair (such as a missing a/ b/ prefix),
 //     every hunk placed at the exact tier, at offset 0 from its header's line
@@ -217,9 +219,10 @@ func Patch(pred Prediction, fsys Files) PatchOutcome {
 		if err != nil {
 			out.Status = StatusApplyFailed
 			out.Reason = trimRepairErr(err)
-			if res.Status == repair.StatusAlreadyApplied {
-				out.Reason = "already applied"
-			}
+			return out
+		}
+		if res.Status == repair.StatusAlreadyApplied {
+			out.Status, out.Reason, out.Results = StatusAlreadyApplied, alreadyWhere(res.Files), res.Results
 			return out
 		}
 		canon := res.Canonical()
@@ -254,6 +257,26 @@ func Patch(pred Prediction, fsys Files) PatchOutcome {
 	}
 	out.Status, out.Reason = StatusMalformed, "no edit in "+strings.Join(noEdit, "; ")
 	return out
+}
+
+// alreadyWhere says where an already applied edit's changes are.
+func alreadyWhere(files []repair.FileReport) string {
+	var parts []string
+	for _, fr := range files {
+		name := fr.Path
+		if name == "" {
+			name = fr.OldPath
+		}
+		for _, h := range fr.Hunks {
+			if h.Status == repair.StatusAlreadyApplied {
+				parts = append(parts, fmt.Sprintf("%s hunk %d at line %d", name, h.Hunk, h.Line))
+			}
+		}
+		if len(fr.Hunks) == 0 {
+			parts = append(parts, name)
+		}
+	}
+	return "already applied: " + strings.Join(parts, ", ")
 }
 
 // strictCheck applies text strictly and returns "" when it gives the same

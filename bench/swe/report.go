@@ -90,9 +90,10 @@ type FailedEntry struct {
 }
 
 // IsFailure reports whether status counts as a failed instance in the error
-// analysis: anything but applied, applied_repaired and resolved.
+// analysis: anything but applied, applied_repaired, already_applied and
+// resolved.
 func IsFailure(status string) bool {
-	return status != StatusApplied && status != StatusAppliedRepaired && status != StatusResolved
+	return status != StatusApplied && status != StatusAppliedRepaired && status != StatusAlreadyApplied && status != StatusResolved
 }
 
 // WriteOutputs writes report.json, instances/ID/report.json and patch.diff,
@@ -162,7 +163,7 @@ func makeRunReport(runID string, in *inputs, rows []Row) RunReport {
 		SchemaVersion: 2, RunID: runID,
 		CompletedIDs: []string{}, IncompleteIDs: []string{}, EmptyPatchIDs: []string{}, SubmittedIDs: []string{},
 		ResolvedIDs: []string{}, UnresolvedIDs: []string{}, ErrorIDs: []string{},
-		StatusCounts: map[string]int{}, PatchStatusCounts: map[string]int{StatusApplied: 0, StatusAppliedRepaired: 0},
+		StatusCounts: map[string]int{}, PatchStatusCounts: map[string]int{StatusApplied: 0, StatusAppliedRepaired: 0, StatusAlreadyApplied: 0},
 	}
 	for _, s := range Statuses {
 		rep.StatusCounts[s] = 0
@@ -208,7 +209,7 @@ func makeRunReport(runID string, in *inputs, rows []Row) RunReport {
 			rep.UnresolvedIDs = append(rep.UnresolvedIDs, id)
 		case StatusEmptyPatch:
 			rep.EmptyPatchIDs = append(rep.EmptyPatchIDs, id)
-		case StatusApplied, StatusAppliedRepaired:
+		case StatusApplied, StatusAppliedRepaired, StatusAlreadyApplied:
 			rep.IncompleteIDs = append(rep.IncompleteIDs, id)
 		default:
 			rep.ErrorIDs = append(rep.ErrorIDs, id)

@@ -81,7 +81,9 @@ diff --git a/tests/test_calc.py b/tests/test_calc.py
 		created, tests []string
 	}{
 		{"creates", creates, py.TestCmd, "resolved", "", []string{"helpers.py"}, []string{"tests/test_calc.py"}},
-		{"already", swapSides(py.Gold), py.TestCmd, "apply_failed", "already applied", nil, nil},
+		// Already applied: the patch stage succeeds and changes nothing, so
+		// the tests run on the base files, where the bug is.
+		{"already", swapSides(py.Gold), py.TestCmd, "unresolved", "", nil, nil},
 		{"nothing", nothing, py.TestCmd, "apply_failed", "the edit changes nothing", nil, nil},
 		{"timeout", py.Gold, "sleep 60", "test_timeout", "", nil, nil},
 		{"noresults", py.Gold, "echo cannot run; exit 3", "test_error", "no test results in the output (exit 3): cannot run", nil, nil},
@@ -126,6 +128,9 @@ diff --git a/tests/test_calc.py b/tests/test_calc.py
 		if r.Status != c.status || c.reason != "" && r.Reason != c.reason {
 			t.Errorf("%s: status %s (%q), want %s (%q)", c.id, r.Status, r.Reason, c.status, c.reason)
 		}
+		if c.id == "already" && (r.PatchStatus != "already_applied" || len(r.Files) == 0 || r.Files[0].Status != "already_applied" || r.Files[0].Hunks[0].Line == 0) {
+			t.Errorf("already: patch status %q, files %+v; want already_applied with the place", r.PatchStatus, r.Files)
+		}
 		if !cmp.Equal(r.CreatedFiles, c.created) || !cmp.Equal(r.TestFiles, c.tests) {
 			t.Errorf("%s: created %v, test files %v; want %v, %v", c.id, r.CreatedFiles, r.TestFiles, c.created, c.tests)
 		}
@@ -134,7 +139,7 @@ diff --git a/tests/test_calc.py b/tests/test_calc.py
 	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, "errors.json"))), &ea); err != nil {
 		t.Fatal(err)
 	}
-	if ea.ByClass["apply_failed: already applied"] != 1 || ea.ByClass["test_error"] != 1 ||
+	if ea.ByClass["unresolved"] != 1 || ea.ByClass["test_error"] != 1 ||
 		!cmp.Equal(ea.CreatedFiles, []string{"creates"}) || !cmp.Equal(ea.TestFiles, []string{"creates"}) {
 		t.Errorf("errors.json: %+v", ea)
 	}

@@ -59,17 +59,20 @@ const (
 	StatusApplyFailed     = "apply_failed"
 	StatusApplied         = "applied"
 	StatusAppliedRepaired = "applied_repaired"
-	StatusResolved        = "resolved"
-	StatusUnresolved      = "unresolved"
-	StatusTestError       = "test_error"
-	StatusTestTimeout     = "test_timeout"
-	StatusInfraError      = "infra_error"
+	// StatusAlreadyApplied: every change of the edit is already in the base
+	// files; the patch stage succeeds and changes nothing.
+	StatusAlreadyApplied = "already_applied"
+	StatusResolved       = "resolved"
+	StatusUnresolved     = "unresolved"
+	StatusTestError      = "test_error"
+	StatusTestTimeout    = "test_timeout"
+	StatusInfraError     = "infra_error"
 )
 
 // Statuses lists every status in report order.
 var Statuses = []string{
 	StatusResolved, StatusUnresolved, StatusApplied, StatusAppliedRepaired,
-	StatusApplyFailed, StatusMalformed, StatusEmptyPatch,
+	StatusAlreadyApplied, StatusApplyFailed, StatusMalformed, StatusEmptyPatch,
 	StatusTestError, StatusTestTimeout, StatusInfraError,
 }
 
@@ -93,9 +96,9 @@ type Result struct {
 	InstanceID string `json:"instance_id"`
 	Repo       string `json:"repo"`
 	Model      string `json:"model_name_or_path,omitempty"`
-	// Status is the instance's final status; PatchStatus is applied or
-	// applied_repaired when the patch stage applied the edit, whatever the
-	// test stage made of it.
+	// Status is the instance's final status; PatchStatus is applied,
+	// applied_repaired or already_applied when the patch stage succeeded,
+	// whatever the test stage made of it.
 	Status      string `json:"status"`
 	PatchStatus string `json:"patch_status,omitempty"`
 	// Reason says why the status is not a success.

@@ -26,8 +26,8 @@ func TestConfineCLI(t *testing.T) {
 				tr := confinetest.New(t)
 				args := append(append([]string{}, cmd...), "-C", tr.Dir, "-")
 				code, _, stderr := runCLI(t, tr.Patch(c), args...)
-				reverse := strings.Contains(strings.Join(cmd, " "), "-R")
-				if want := tr.Want(c, reverse); code != 1 || !strings.Contains(stderr, want) {
+				strictReverse := strings.Contains(strings.Join(cmd, " "), "--strict -R")
+				if want := tr.Want(c, strictReverse); code != 1 || !strings.Contains(stderr, want) {
 					t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
 				}
 				tr.Unchanged(t)

@@ -36,16 +36,18 @@ By default the patch is applied tolerantly: the edit is taken out of any
 surrounding prose or fences, hunk counts are recounted, line numbers are only
 hints, lost context spaces, whitespace drift, missing headers and hunks out of
 order are repaired, and each hunk is placed where exactly one place fits. A
-hunk that fits two places, removes lines that are not in the file, or is
-already applied is refused, and nothing is written. --strict applies only
-well-formed patches whose context matches exactly, as git apply does.
+hunk that fits two places or removes lines that are not in the file is
+refused, and nothing is written. A hunk whose change is already in the file
+succeeds and changes nothing; each such hunk is listed on standard output
+with the line where its new lines are. --strict applies only well-formed
+patches whose context matches exactly, as git apply does.
 
 Either every file of the patch applies and is written (atomically), or
 nothing is written. Paths that are absolute, leave DIR with "..", run
 through a symbolic link or are one are refused: links are never followed,
 edited or created.
 
-Exit status: 0 applied; 1 refused or already applied (nothing written);
+Exit status: 0 applied or already applied; 1 refused (nothing written);
 2 usage or input error (including text that holds no edit).`,
 		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -146,7 +148,7 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 		return err
 	}
 	defer root.Close()
-	results, err := applyPatch(o, root, name, sio, &rep)
+	results, status, err := applyPatch(o, root, name, sio, &rep)
 	if err == nil && !o.check {
 		if err = root.WriteResults(results); err != nil {
 			rep.Status = repair.StatusRefused
@@ -159,23 +161,52 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 			rep.Status = repair.StatusRefused
 		}
 	} else {
-		rep.Status = repair.StatusApplied
+		rep.Status = status
 	}
 	if o.json {
 		if werr := WriteJSON(sio, rep); werr != nil {
+			return werr
+		}
+	} else if err == nil {
+		if werr := writeAlready(sio, rep.Files); werr != nil {
 			return werr
 		}
 	}
 	return err
 }
 
+// writeAlready lists the files and hunks whose change was already there.
+func writeAlready(sio Stdio, files []repair.FileReport) error {
+	for _, fr := range files {
+		name := fr.Path
+		if name == "" {
+			name = fr.OldPath
+		}
+		n := 0
+		for _, h := range fr.Hunks {
+			if h.Status == repair.StatusAlreadyApplied {
+				n++
+				if _, err := fmt.Fprintf(sio.Out, "%s: hunk %d already applied at line %d\n", name, h.Hunk, h.Line); err != nil {
+					return err
+				}
+			}
+		}
+		if n == 0 && fr.Status == repair.StatusAlreadyApplied {
+			if _, err := fmt.Fprintf(sio.Out, "%s: already applied: %s\n", name, fr.Reason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // applyPatch computes the new contents, strictly or tolerantly, filling in
-// the report as it goes.
-func applyPatch(o applyOptions, root *patch.Root, name string, sio Stdio, rep *applyReport) ([]patch.FileResult, error) {
+// the report as it goes, and returns them with the status of success.
+func applyPatch(o applyOptions, root *patch.Root, name string, sio Stdio, rep *applyReport) ([]patch.FileResult, string, error) {
 	if o.strict {
 		p, f, err := loadPatch(sio, name, o.format, o.strip, o.target)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		rep.Format = f
 		results, err := patch.Apply(p, root, patch.ApplyOptions{Reverse: o.reverse})
@@ -185,19 +216,19 @@ func applyPatch(o applyOptions, root *patch.Root, name string, sio Stdio, rep *a
 				rep.Files = append(rep.Files, repair.FileReport{Path: he.File, Status: repair.StatusRefused, Reason: err.Error(),
 					Hunks: []repair.HunkReport{{Hunk: he.Hunk, Status: repair.StatusRefused, Reason: he.Err.Error()}}})
 			}
-			return nil, Failed(err)
+			return nil, "", Failed(err)
 		}
 		for _, r := range results {
 			rep.Files = append(rep.Files, repair.ResultReport(r))
 		}
-		return results, nil
+		return results, repair.StatusApplied, nil
 	}
 
 	res, err := tolerant(o, root, name, sio, rep)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return res.Results, nil
+	return res.Results, res.Status, nil
 }
 
 // tolerant runs the repair pipeline on the patch in name.

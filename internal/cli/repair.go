@@ -18,7 +18,10 @@ func newRepairCommand(sio Stdio) *cobra.Command {
 unified diff (exact context, correct counts and line numbers, git file
 headers) that git apply accepts. Nothing is written to the files.
 
-Exit status: 0 repaired; 1 refused or already applied; 2 usage or input error.`,
+An edit already in the files prints nothing on standard output and lists
+what was already there on standard error.
+
+Exit status: 0 repaired or already applied; 1 refused; 2 usage or input error.`,
 		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stripSet = cmd.Flags().Changed("strip")
@@ -53,9 +56,12 @@ func runRepair(o applyOptions, name string, sio Stdio) error {
 		}
 		return err
 	}
-	rep.Status = repair.StatusApplied
+	rep.Status = res.Status
 	if o.json {
 		return WriteJSON(sio, rep)
+	}
+	if res.Status == repair.StatusAlreadyApplied {
+		return writeAlready(Stdio{Out: sio.Err}, rep.Files)
 	}
 	text, err := patch.Print(res.Canonical(), patch.UDiff)
 	if err != nil {

@@ -26,8 +26,9 @@ type Case struct {
 	// the directory beside the tree.
 	Patch string
 	// Want is in the error of every patchbench entry point; ReverseWant,
-	// when set, instead of Want when the patch is applied in reverse (an
-	// earlier file can fail first).
+	// when set, instead of Want when the patch is applied strictly in
+	// reverse (an earlier file can fail first; tolerant apply finds that
+	// file's change already applied and goes on to the link).
 	Want, ReverseWant string
 	// Git is set for patches git apply reads; GitWant is in its error.
 	Git     bool
@@ -199,9 +200,9 @@ func (tr *Tree) Patch(c Case) string {
 }
 
 // Want returns the error text of c for this tree.
-func (tr *Tree) Want(c Case, reverse bool) string {
+func (tr *Tree) Want(c Case, strictReverse bool) string {
 	w := c.Want
-	if reverse && c.ReverseWant != "" {
+	if strictReverse && c.ReverseWant != "" {
 		w = c.ReverseWant
 	}
 	return strings.ReplaceAll(w, "{{outside}}", filepath.ToSlash(tr.Outside))

@@ -66,19 +66,27 @@ func TestRemovedLineMissingRefused(t *testing.T) {
 	}
 }
 
-// A patch that is already applied is reported as such and not reversed.
+// A patch that is already applied is reported as such, with the place of
+// its new lines: a success that changes nothing, never reversed.
 func TestAlreadyAppliedReported(t *testing.T) {
 	after := strings.Replace(twice, "func a() int {\n\tx := 1", "func a() int {\n\tx := 2", 1)
 	edit := "--- a/p.go\n+++ b/p.go\n@@ -3,3 +3,3 @@\n func a() int {\n-\tx := 1\n+\tx := 2\n \treturn x\n"
 	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"p.go": after}})
-	if !errors.Is(err, repair.ErrAlreadyApplied) {
-		t.Fatalf("err = %v, want already applied", err)
+	if err != nil {
+		t.Fatalf("err = %v, want success", err)
 	}
-	if res.Status != repair.StatusAlreadyApplied || res.Files[0].Hunks[0].Status != repair.StatusAlreadyApplied {
-		t.Errorf("status = %s / %s, want already_applied", res.Status, res.Files[0].Hunks[0].Status)
+	h := res.Files[0].Hunks[0]
+	if res.Status != repair.StatusAlreadyApplied || res.Files[0].Status != repair.StatusAlreadyApplied || h.Status != repair.StatusAlreadyApplied {
+		t.Errorf("status = %s / %s / %s, want already_applied", res.Status, res.Files[0].Status, h.Status)
 	}
-	if res.Results != nil {
-		t.Error("an already-applied patch returned contents")
+	if h.Line != 3 {
+		t.Errorf("line = %d, want 3 (where the new lines are)", h.Line)
+	}
+	if len(res.Results) != 0 {
+		t.Errorf("an already-applied patch returned contents: %v", res.Results)
+	}
+	if c := res.Canonical(); c == nil || len(c.Files) != 0 {
+		t.Errorf("canonical patch = %v, want an empty one", c)
 	}
 }
 

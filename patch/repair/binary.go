@@ -83,10 +83,12 @@ func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *ove
 	var res patch.FileResult
 	fail := func(reason string, kind error) (FileReport, patch.FileResult, error) {
 		fr.Reason = reason
-		if kind == ErrAlreadyApplied {
-			fr.Status = StatusAlreadyApplied
-		}
 		return fr, res, &Error{File: name, Reason: reason, Err: kind}
+	}
+	// Already there: a success that changes nothing.
+	already := func(reason string) (FileReport, patch.FileResult, error) {
+		fr.Status, fr.Reason = StatusAlreadyApplied, reason
+		return fr, res, nil
 	}
 	if lf.binErr != nil {
 		return fail(lf.binErr.Error(), ErrRefused)
@@ -99,7 +101,7 @@ func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *ove
 			return fail(err.Error(), ErrRefused)
 		} else if ok {
 			if isBlob(c, fp.NewHash) {
-				return fail("the file already exists with this content", ErrAlreadyApplied)
+				return already("the file already exists with this content")
 			}
 			return fail("the file to create already exists", ErrRefused)
 		}
@@ -116,7 +118,7 @@ func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *ove
 	content, _, err := patch.ApplyFile(old, &fp, patch.ApplyOptions{})
 	if err != nil {
 		if fp.Op != patch.Delete && isBlob(old, fp.NewHash) {
-			return fail("the file already has the content the binary patch makes", ErrAlreadyApplied)
+			return already("the file already has the content the binary patch makes")
 		}
 		return fail(err.Error(), ErrRefused)
 	}

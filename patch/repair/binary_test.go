@@ -102,15 +102,13 @@ func TestRepairBinaryPassesThrough(t *testing.T) {
 }
 
 func TestRepairBinaryRefusals(t *testing.T) {
-	text, old, new := binaryCase(t)
+	text, old, _ := binaryCase(t)
 	textPart := "diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n@@ @@\n alpha\n-gamma\n+GAMMA\n"
 	withNotes := func(m patch.MapFS) patch.MapFS {
 		m = maps.Clone(m)
 		m["notes.txt"] = "alpha\ngamma\n"
 		return m
 	}
-	// The sections that modify big.dat and mod.dat.
-	modifications := text[:strings.Index(text, "diff --git a/gone.dat")] + text[strings.Index(text, "diff --git a/mod.dat"):strings.Index(text, "diff --git a/new.dat")]
 	wrong := withNotes(old)
 	wrong["mod.dat"] = "line one\nline TWO\nline three\n"
 	for _, tc := range []struct {
@@ -123,7 +121,6 @@ func TestRepairBinaryRefusals(t *testing.T) {
 		// Binary is never repaired: a preimage off by one byte refuses the
 		// whole patch, the text file included.
 		{"wrong-preimage", textPart + text, wrong, StatusRefused, "mod.dat: refused: apply: mod.dat: binary content does not match the patch"},
-		{"already-applied", modifications, new, StatusAlreadyApplied, "big.dat: already applied: the file already has the content the binary patch makes"},
 		{"no-data", "diff --git a/img.png b/img.png\nindex 9fc36a0..26a8a86 100644\nBinary files a/img.png and b/img.png differ\n",
 			patch.MapFS{"img.png": "\x00"}, StatusRefused, "img.png: refused: apply: img.png: binary change without data"},
 		{"corrupt", textPart + strings.Replace(text, "gcmd1F%u7|s&r9XX0WpjqR7plrDpVvbzqE)80Pw#IkpKVy", "gcmd1F%u7|s&r9XX0WpjqR7plrDpVvbzqE)80Pw#IkpKV", 1),
@@ -147,6 +144,26 @@ func TestRepairBinaryRefusals(t *testing.T) {
 				t.Fatalf("error %T", err)
 			}
 		})
+	}
+}
+
+// TestRepairBinaryAlreadyApplied: binary sections whose files already have
+// the content they make are a success that writes nothing.
+func TestRepairBinaryAlreadyApplied(t *testing.T) {
+	text, _, new := binaryCase(t)
+	// The sections that modify big.dat and mod.dat.
+	modifications := text[:strings.Index(text, "diff --git a/gone.dat")] + text[strings.Index(text, "diff --git a/mod.dat"):strings.Index(text, "diff --git a/new.dat")]
+	res, err := Repair(modifications, Options{FS: new})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusAlreadyApplied || len(res.Results) != 0 || len(res.Files) != 2 {
+		t.Fatalf("status %s, %d results, %d files; want already_applied, none, 2", res.Status, len(res.Results), len(res.Files))
+	}
+	for _, fr := range res.Files {
+		if fr.Status != StatusAlreadyApplied || fr.Reason != "the file already has the content the binary patch makes" {
+			t.Errorf("%s: %s (%s)", fr.Path, fr.Status, fr.Reason)
+		}
 	}
 }
 

@@ -192,3 +192,136 @@ func TestFuzzyBlockRulePythonLegit(t *testing.T) {
 	want := strings.Replace(file, "node.name]\n", "node.name]\n\n    def visit_list(self, node):\n        return [self.visit(x) for x in node.items]\n", 1)
 	applies(t, "printer.py", file, edit, want, repair.TierFuzzy)
 }
+
+const visitor = `class Printer(Visitor):
+    def visit_constant(self, node):
+        return repr(node.value)
+
+    def visit_call(self, node):
+        args = ", ".join(self.visit(a) for a in node.args)
+        return f"{node.func}({args})"
+
+    def variable(self, node):
+        return node.name
+
+    def visit_list(self, node):
+        return "[" + ", ".join(self.visit(x) for x in node.items) + "]"
+`
+
+// The real cases: a trailing context line misremembered (`def
+// visit_variable` where the file has `def variable`), and two trailing
+// context lines invented, while the removed lines and the rest of the
+// context match once. Placed, with the lines that did not match reported.
+func TestEdgeContextMisremembered(t *testing.T) {
+	want := strings.Replace(visitor, `        return f"{node.func}({args})"`, `        return f"{self.visit(node.func)}({args})"`, 1)
+	for _, tc := range []struct {
+		name, trail string
+		unmatched   []string
+	}{
+		{"misremembered", "     def visit_variable(self, node):\n", []string{"    def visit_variable(self, node):"}},
+		{"two invented", "     def visit_name(self, node):\n         return node.id\n", []string{"    def visit_name(self, node):", "        return node.id"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			edit := "--- a/printer.py\n+++ b/printer.py\n@@ -5,5 +5,5 @@\n     def visit_call(self, node):\n         args = \", \".join(self.visit(a) for a in node.args)\n-        return f\"{node.func}({args})\"\n+        return f\"{self.visit(node.func)}({args})\"\n \n" + tc.trail
+			hunks := applies(t, "printer.py", visitor, edit, want, repair.TierFuzzy)
+			h := hunks[0]
+			if !contains(h.Repairs, "edge-context-dropped") || h.ContextDropped != len(tc.unmatched) {
+				t.Errorf("repairs %v, context dropped %d; want edge-context-dropped and %d", h.Repairs, h.ContextDropped, len(tc.unmatched))
+			}
+			if strings.Join(h.Unmatched, "|") != strings.Join(tc.unmatched, "|") {
+				t.Errorf("unmatched %q, want %q", h.Unmatched, tc.unmatched)
+			}
+		})
+	}
+}
+
+// The same at the leading end.
+func TestEdgeContextInventedLeading(t *testing.T) {
+	want := strings.Replace(visitor, "        return node.name\n", "        return self.scope.get(node.name, node.name)\n", 1)
+	edit := "--- a/printer.py\n+++ b/printer.py\n@@ @@\n     def visit_variable(self, node):\n-        return node.name\n+        return self.scope.get(node.name, node.name)\n \n     def visit_list(self, node):\n"
+	hunks := applies(t, "printer.py", visitor, edit, want, repair.TierFuzzy)
+	if got := hunks[0].Unmatched; len(got) != 1 || got[0] != "    def visit_variable(self, node):" {
+		t.Errorf("unmatched %q", got)
+	}
+}
+
+// A hunk that skips a file line and then adds the same line back as its
+// first added line keeps the line once, as context.
+func TestSkippedLineAddedBack(t *testing.T) {
+	want := strings.Replace(visitor, "    def variable(self, node):\n", "    def variable(self, node):\n        if node.name in self.scope:\n            return self.scope[node.name]\n", 1)
+	edit := "--- a/printer.py\n+++ b/printer.py\n@@ -8,4 +8,6 @@\n \n+    def variable(self, node):\n+        if node.name in self.scope:\n+            return self.scope[node.name]\n         return node.name\n \n     def visit_list(self, node):\n"
+	hunks := applies(t, "printer.py", visitor, edit, want, repair.TierExact)
+	if !contains(hunks[0].Repairs, "skipped-line") {
+		t.Errorf("repairs %v lack skipped-line", hunks[0].Repairs)
+	}
+}
+
+// An edit already in the file is a success that changes nothing, in every
+// format, reported with the line where its new lines are.
+func TestAlreadyAppliedEveryFormat(t *testing.T) {
+	after := strings.Replace(visitor, "        return node.name\n", "        return self.scope.get(node.name)\n", 1)
+	lines := strings.Split(after, "\n")
+	for _, f := range []patch.Format{patch.UDiff, patch.UDiffH, patch.UDiffL, patch.SearchReplace, patch.V4A} {
+		opts := patch.DefaultMakeOptions()
+		opts.Unique = !f.HasPositions()
+		fp := patch.Make("printer.py", "printer.py", visitor, after, opts)
+		text, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		res, err := repair.Repair(text, repair.Options{Format: f, FS: patch.MapFS{"printer.py": after}})
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if res.Status != repair.StatusAlreadyApplied || len(res.Results) != 0 {
+			t.Errorf("%s: status %s, %d results; want already_applied and none", f, res.Status, len(res.Results))
+		}
+		// The place is where the hunk's new side starts: the changed line
+		// (10) within its context.
+		if h := res.Files[0].Hunks[0]; h.Status != repair.StatusAlreadyApplied || h.Line < 1 || h.Line > 10 ||
+			!strings.Contains(strings.Join(lines[h.Line-1:min(len(lines), h.Line+6)], "\n"), "self.scope.get(node.name)") {
+			t.Errorf("%s: hunk %+v", f, h)
+		}
+	}
+}
+
+// A hunk already applied next to one that is not: the other is applied,
+// the file written, and each hunk says what happened to it.
+func TestAlreadyAppliedMixed(t *testing.T) {
+	after := strings.Replace(visitor, "        return node.name\n", "        return self.scope.get(node.name)\n", 1)
+	edit := "--- a/printer.py\n+++ b/printer.py\n@@ -2,3 +2,3 @@\n     def visit_constant(self, node):\n-        return repr(node.value)\n+        return str(node.value)\n \n@@ -9,3 +9,3 @@\n     def variable(self, node):\n-        return node.name\n+        return self.scope.get(node.name)\n \n"
+	res, err := repair.Repair(edit, repair.Options{FS: patch.MapFS{"printer.py": after}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != repair.StatusApplied || len(res.Results) != 1 {
+		t.Fatalf("status %s, %d results", res.Status, len(res.Results))
+	}
+	if got, want := string(res.Results[0].Content), strings.Replace(after, "repr(node.value)", "str(node.value)", 1); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	hs := res.Files[0].Hunks
+	if hs[0].Status != repair.StatusApplied || hs[1].Status != repair.StatusAlreadyApplied || hs[1].Line != 9 {
+		t.Errorf("hunks %+v", hs)
+	}
+}
+
+// Still refused: context invented throughout (the removed line is in the
+// file, but nothing around it is), and an answer holding two competing
+// diffs of the same file.
+func TestStillRefused(t *testing.T) {
+	t.Run("context invented throughout", func(t *testing.T) {
+		edit := "--- a/printer.py\n+++ b/printer.py\n@@ @@\n     def visit_name(self, node):\n         scope = self.scope\n-        return node.name\n+        return scope[node.name]\n \n     def visit_tuple(self, node):\n"
+		refuses(t, "printer.py", visitor, edit, "context not found")
+	})
+	t.Run("competing diffs", func(t *testing.T) {
+		one := "--- a/printer.py\n+++ b/printer.py\n@@ -9,2 +9,2 @@\n     def variable(self, node):\n-        return node.name\n+        return self.scope[node.name]\n"
+		two := strings.Replace(one, "self.scope[node.name]", "self.scope.get(node.name)", 1)
+		answer := "Either this:\n\n```diff\n" + one + "```\n\nor, if a missing name should not fail:\n\n```diff\n" + two + "```\n"
+		res, err := repair.Repair(answer, repair.Options{FS: patch.MapFS{"printer.py": visitor}})
+		if !errors.Is(err, repair.ErrRefused) {
+			t.Fatalf("err = %v (status %s), want a refusal", err, res.Status)
+		}
+	})
+}

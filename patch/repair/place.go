@@ -10,12 +10,15 @@ import (
 
 // placed is a hunk with its chosen place.
 type placed struct {
-	idx     int // index in the file section
-	h       *looseHunk
-	es      []entry
-	p       place
-	cands   []place
-	already bool
+	idx   int // index in the file section
+	h     *looseHunk
+	es    []entry
+	p     place
+	cands []place
+	// already: the hunk's new side is in the file, at line alreadyAt.
+	already   bool
+	alreadyAt int
+	repairs   []string // what locate assumed about the hunk
 }
 
 // placeHunks places every hunk of a file section in t and splices them in,
@@ -26,9 +29,6 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 	var firstErr error
 	refuse := func(i int, reason string, kind error) {
 		reports[i].Status, reports[i].Reason = StatusRefused, reason
-		if kind == ErrAlreadyApplied {
-			reports[i].Status = StatusAlreadyApplied
-		}
 		if firstErr == nil {
 			firstErr = &Error{File: name, Hunk: i + 1, Reason: reason, Err: kind}
 		}
@@ -57,15 +57,19 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 				reports[i].Repairs = appendOnce(reports[i].Repairs, alt.repair)
 			}
 		}
+		for _, x := range pl.repairs {
+			reports[i].Repairs = appendOnce(reports[i].Repairs, x)
+		}
+		if pl.already {
+			// A success that changes nothing: the file stays as it is here.
+			reports[i].Status, reports[i].Line = StatusAlreadyApplied, pl.alreadyAt+1
+			continue
+		}
 		if err != "" {
-			kind := ErrRefused
-			if pl.already {
-				kind = ErrAlreadyApplied
-			}
 			for _, c := range pl.cands {
 				reports[i].Candidates = append(reports[i].Candidates, c.start+1)
 			}
-			refuse(i, err, kind)
+			refuse(i, err, ErrRefused)
 			continue
 		}
 		ps = append(ps, pl)
@@ -173,7 +177,7 @@ func repeated(ps []*placed, reports []HunkReport) []*placed {
 		case len(cands) == 1:
 			for _, pl := range g[1:] {
 				drop[pl] = true
-				reports[pl.idx].Status = "duplicate"
+				reports[pl.idx].Status = StatusDuplicate
 				reports[pl.idx].Reason = fmt.Sprintf("repeats hunk %d", g[0].idx+1)
 			}
 		}
@@ -267,12 +271,17 @@ func locate(t *text, pl *placed) string {
 		}
 	}
 	// Before loosening further: is the change already there?
-	if newSideFits(t, pl.h) {
-		pl.already = true
-		return "the hunk's new lines are in the file and its old lines are not"
+	if at, ok := newSideAt(t, pl.h); ok {
+		pl.already, pl.alreadyAt = true, at
+		return ""
 	}
 	if missingRemoved(t, es) {
 		return "a line the hunk removes is not in the file"
+	}
+	if h, hes, p, ok := skippedLine(t, pl.h); ok {
+		pl.h, pl.es, pl.p, pl.cands = h, hes, p, []place{p}
+		pl.repairs = append(pl.repairs, "skipped-line")
+		return ""
 	}
 	budget := max(1, len(es)/6)
 	// Fuzzy matching keeps indentation first; ignoring it, a place counts
@@ -287,6 +296,11 @@ func locate(t *text, pl *placed) string {
 			pl.p = cs[0]
 			return ""
 		}
+	}
+	if p, ok := trimmedEdge(t, pl.h, es); ok {
+		pl.p, pl.cands = p, []place{p}
+		pl.repairs = append(pl.repairs, "edge-context-dropped")
+		return ""
 	}
 	if reindented >= 0 {
 		return fmt.Sprintf("context not found: the hunk's lines fit the file (at line %d) only with their indentation changed by different amounts on different lines, which leaves the added lines' indentation unknown", reindented+1)
@@ -324,9 +338,14 @@ func missingRemoved(t *text, es []entry) bool {
 	return false
 }
 
-// newSideFits reports whether the hunk's new side (context and added lines)
-// is in the file exactly once while it changes something.
-func newSideFits(t *text, h *looseHunk) bool {
+// newSideAt returns where the hunk's new side (context and added lines) is
+// in the file, when the hunk changes something and is already applied
+// there with certainty: the new side is there exactly once and says enough
+// to anchor it (at the indentation tier only with a consistent
+// indentation), and no run of removed lines is in the file with the hunk
+// lines around it. Reported as a success that changes nothing, it must
+// not be a hunk whose old side was merely damaged.
+func newSideAt(t *text, h *looseHunk) (int, bool) {
 	var ns []entry
 	changes := false
 	for _, l := range h.lines {
@@ -337,17 +356,49 @@ func newSideFits(t *text, h *looseHunk) bool {
 		if l.kind == patch.LineInsert {
 			changes = true
 		}
-		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts})
+		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0]), elision: l.elision})
 	}
-	if !changes || len(ns) == 0 {
-		return false
+	if !changes || !anchored(ns) {
+		return 0, false
 	}
 	for lv := 0; lv < numLevels; lv++ {
-		if cs := contiguous(t, ns, lv, true); len(cs) > 0 {
-			return len(cs) == 1
+		cs := contiguous(t, ns, lv, true)
+		if lv == levelSpace {
+			cs = filter(cs, func(c place) bool { return indentConsistent(t, ns, c) })
+		}
+		if len(cs) > 0 {
+			return cs[0].start, len(cs) == 1 && removedGone(t, h)
 		}
 	}
-	return false
+	return 0, false
+}
+
+// removedGone reports whether no run of the hunk's removed lines, with the
+// hunk line on each side of it, is in the file.
+func removedGone(t *text, h *looseHunk) bool {
+	for i := 0; i < len(h.lines); i++ {
+		if h.lines[i].kind != patch.LineDelete || (i > 0 && h.lines[i-1].kind == patch.LineDelete) {
+			continue
+		}
+		lo, hi := i, i+1
+		for hi < len(h.lines) && h.lines[hi].kind == patch.LineDelete {
+			hi++
+		}
+		if lo > 0 && h.lines[lo-1].kind == patch.LineContext {
+			lo--
+		}
+		if hi < len(h.lines) && h.lines[hi].kind == patch.LineContext {
+			hi++
+		}
+		var block []entry
+		for _, l := range h.lines[lo:hi] {
+			block = append(block, entry{kind: patch.LineContext, raw: l.texts})
+		}
+		if len(contiguous(t, block, levelTrailing, true)) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // disambiguate narrows the candidates of hunks that fit several places: by

@@ -17,7 +17,8 @@
 // two places fit, the patch's own hunk order and, failing that, an exact
 // line-number hint may decide; otherwise the hunk is refused as ambiguous
 // and the places are listed. A hunk that fits nowhere but whose new side is
-// already in the file is reported as already applied, never reversed.
+// in the file exactly once, with its removed lines gone, is already applied:
+// a success that changes nothing, reported with its place, never reversed.
 //
 // Context and removed lines are always taken from the file, so its
 // whitespace, line endings and final newline survive. Added lines take the
@@ -60,11 +61,14 @@ type Options struct {
 	FixedStrip bool
 }
 
-// Outcomes of a repair.
+// Outcomes of a repair. Applied and already applied are successes; an
+// already applied hunk, file or patch changes nothing.
 const (
 	StatusApplied        = "applied"
 	StatusAlreadyApplied = "already_applied"
 	StatusRefused        = "refused"
+	// StatusDuplicate: a hunk that repeats an earlier one (applied once).
+	StatusDuplicate = "duplicate"
 )
 
 // HunkReport says what happened to one hunk.
@@ -76,7 +80,8 @@ type HunkReport struct {
 	// or fuzzy.
 	Tier string `json:"tier,omitempty"`
 	// Line is the 1-based line of the original file where the hunk's old
-	// lines start; Offset is Line minus the line number the patch gave (0
+	// lines start (for an already applied hunk, where its new lines are);
+	// Offset is Line minus the line number the patch gave (0
 	// when it gave none).
 	Line   int `json:"line,omitempty"`
 	Offset int `json:"offset,omitempty"`
@@ -124,8 +129,9 @@ type Result struct {
 	// (the text ends without one), "v4a-envelope" (no *** Begin Patch).
 	Repairs []string     `json:"repairs,omitempty"`
 	Files   []FileReport `json:"files"`
-	// Results are the new file contents, ready for patch.WriteResults. Nil
-	// unless Status is applied.
+	// Results are the new file contents, ready for patch.WriteResults, for
+	// the files the edit changes: none when Status is already_applied, nil
+	// when it is refused.
 	Results []patch.FileResult `json:"-"`
 
 	orig map[string]string // the files as read, for Canonical
@@ -133,19 +139,18 @@ type Result struct {
 
 // Canonical returns the edit as a well-formed patch with exact context and
 // line numbers, made anew from the old and new contents, which git apply
-// accepts. It is nil unless Status is applied.
+// accepts: empty when the edit is already applied, nil when it was refused.
 func (r *Result) Canonical() *patch.Patch {
-	if r.Status != StatusApplied {
+	if r.Status == StatusRefused {
 		return nil
 	}
 	return canonical(r.Results, r.orig)
 }
 
-// Errors returned with a Result whose Status is not applied.
+// Errors returned with a Result whose Status is refused.
 var (
-	ErrRefused        = errors.New("refused")
-	ErrAlreadyApplied = errors.New("already applied")
-	ErrNoEdit         = errors.New("no edit found")
+	ErrRefused = errors.New("refused")
+	ErrNoEdit  = errors.New("no edit found")
 )
 
 // Error explains a refusal.
@@ -153,7 +158,7 @@ type Error struct {
 	File   string
 	Hunk   int // 1-based, 0 when the whole file is concerned
 	Reason string
-	Err    error // ErrRefused or ErrAlreadyApplied
+	Err    error // ErrRefused or ErrNoEdit
 }
 
 func (e *Error) Error() string {
@@ -247,6 +252,7 @@ func Repair(text string, opts Options) (*Result, error) {
 	width := contextWidth(files)
 	ov := overlay{fsys: opts.FS, files: map[string]*string{}}
 	var firstErr error
+	res.Results = []patch.FileResult{}
 	for _, lf := range files {
 		fr, fres, err := repairFile(lf, opts, &ov, width)
 		res.Files = append(res.Files, fr)
@@ -256,17 +262,18 @@ func Repair(text string, opts Options) (*Result, error) {
 			}
 			continue
 		}
-		res.Results = append(res.Results, fres)
+		if fr.Status != StatusAlreadyApplied {
+			res.Results = append(res.Results, fres)
+		}
 	}
 	if firstErr != nil {
 		res.Results = nil
-		var e *Error
-		if errors.As(firstErr, &e) && errors.Is(e.Err, ErrAlreadyApplied) && allAlready(res.Files) {
-			res.Status = StatusAlreadyApplied
-		}
 		return res, firstErr
 	}
 	res.Status = StatusApplied
+	if allAlready(res.Files) {
+		res.Status = StatusAlreadyApplied
+	}
 	res.orig = ov.orig
 	return res, nil
 }
@@ -282,6 +289,15 @@ func bare(text string) bool {
 		}
 	}
 	return false
+}
+
+func allHunksAlready(hrs []HunkReport) bool {
+	for _, h := range hrs {
+		if h.Status != StatusAlreadyApplied && h.Status != StatusDuplicate {
+			return false
+		}
+	}
+	return len(hrs) > 0
 }
 
 func allAlready(frs []FileReport) bool {
@@ -561,8 +577,8 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		// Creating a file that exists: already applied if it has the content.
 		c, _, _ := ov.read(newPath)
 		if want := createdContent(lf); c == want {
-			fr.Status = StatusAlreadyApplied
-			return fail(0, "the file already exists with this content", ErrAlreadyApplied)
+			fr.Status, fr.Reason = StatusAlreadyApplied, "the file already exists with this content"
+			return fr, res, nil
 		}
 		return fail(0, "the file to create already exists", ErrRefused)
 	}
@@ -571,12 +587,12 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	newBytes, reports, err := placeHunks(t, lf.hunks, width, name)
 	fr.Hunks = reports
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && errors.Is(e.Err, ErrAlreadyApplied) {
-			fr.Status = StatusAlreadyApplied
-		}
 		fr.Reason = err.Error()
 		return fr, res, err
+	}
+	if allHunksAlready(reports) && op == patch.Modify {
+		fr.Status = StatusAlreadyApplied
+		return fr, res, nil
 	}
 	// The new content is made once, as the bytes of the result; later
 	// sections read it as a string, which nothing changes while Repair runs.

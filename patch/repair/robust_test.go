@@ -80,6 +80,10 @@ func robustness(t *testing.T, damage func(*rand.Rand, string, patch.Format) (str
 			switch {
 			case err != nil:
 				t.Logf("%s %s %v: %v", row.ID, f, did, err)
+			case len(res.Results) == 0:
+				// Reported as already applied to the file it changes.
+				wrong++
+				t.Errorf("%s %s %v: %s, nothing changed", row.ID, f, did, res.Status)
 			case string(res.Results[0].Content) == row.NewCode:
 				recovered++
 			default:
