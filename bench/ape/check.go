@@ -1,0 +1,200 @@
+package ape
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/sandbox"
+)
+
+// CheckOptions configure the compile stage.
+type CheckOptions struct {
+	// Repo is the git repository the tasks come from; it gives the tree of
+	// a commit when Store is nil.
+	Repo string
+	// Store, when set, restores the environment of the task's commit (the
+	// built tree, dependencies included) instead of a plain checkout.
+	Store *envstore.Store
+	// Command is a check command template for files without a built-in
+	// check: {file} is the file's path relative to the tree, {dir} its
+	// directory; it runs with /bin/sh -c at the root of the tree.
+	Command string
+	// Runner runs the check (sandbox.Detect by default).
+	Runner sandbox.Runner
+	// Timeout bounds one check; zero means two minutes.
+	Timeout time.Duration
+}
+
+// Check is the outcome of the compile stage for one candidate.
+type Check struct {
+	Pass     bool     `json:"compile_pass"`
+	Command  string   `json:"compile_command,omitempty"`
+	Errors   []string `json:"compile_errors,omitempty"`
+	Warnings []string `json:"compile_warnings,omitempty"`
+	Output   string   `json:"compile_output,omitempty"`
+	TimedOut bool     `json:"compile_timed_out,omitempty"`
+	// Millis is the time of the check command; SetupMillis that of
+	// restoring the tree and writing the file.
+	Millis      int64 `json:"compile_ms"`
+	SetupMillis int64 `json:"compile_setup_ms"`
+}
+
+// location matches a compiler diagnostic that names a file and line.
+var location = regexp.MustCompile(`^\S+:\d+(:\d+)?: `)
+
+// Compile restores the environment of t's commit, writes content in place
+// of t's file, and runs the check for the file's language.
+func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (Check, error) {
+	start := time.Now()
+	tmp, err := os.MkdirTemp("", "patchbench-ape-")
+	if err != nil {
+		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+	}
+	defer os.RemoveAll(tmp)
+	tree := filepath.Join(tmp, "tree")
+	commit := t.ParentCommit
+	if commit == "" {
+		commit = t.CommitHash + "^"
+	}
+	if err := restore(ctx, commit, tree, opts); err != nil {
+		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+	}
+	file := filepath.Join(tree, filepath.FromSlash(t.Path()))
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+	}
+	// A restored file may be a hard link into the store: replace it, never
+	// write through it.
+	_ = os.Remove(file)
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+	}
+	script, env, extra, err := checkScript(t.Path(), opts.Command)
+	if err != nil {
+		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+	}
+	env = append(env, "HOME="+tmp, "GOCACHE="+filepath.Join(tmp, "gocache"), "TMPDIR="+tmp)
+	runner := opts.Runner
+	if runner == nil {
+		runner = sandbox.Detect(ctx)
+	}
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	setup := time.Since(start)
+	res, err := runner.Run(ctx, sandbox.Command{
+		Dir: tree, Args: []string{"/bin/sh", "-c", script}, Env: env, Timeout: timeout,
+		ExtraWritable: []string{tmp}, ExtraReadOnly: extra, MaxOutput: 1 << 20,
+	})
+	if err != nil && res.ExitCode == -1 {
+		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+	}
+	c := Check{
+		Pass: res.ExitCode == 0 && !res.TimedOut, Command: script, TimedOut: res.TimedOut,
+		Millis: res.Duration.Milliseconds(), SetupMillis: setup.Milliseconds(),
+	}
+	out := strings.ReplaceAll(string(res.Stdout)+string(res.Stderr), tree+"/", "")
+	c.Output = out
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(l, "vet: "))
+		if !location.MatchString(l) {
+			continue
+		}
+		if strings.Contains(strings.ToLower(l), "warning") {
+			c.Warnings = append(c.Warnings, l)
+		} else {
+			c.Errors = append(c.Errors, l)
+		}
+	}
+	if !c.Pass && len(c.Errors) == 0 && strings.TrimSpace(out) != "" {
+		c.Errors = []string{strings.TrimSpace(out)}
+	}
+	return c, nil
+}
+
+// restore makes the tree of commit at dest: from the store when there is
+// one, from git archive otherwise.
+func restore(ctx context.Context, commit, dest string, opts CheckOptions) error {
+	if opts.Store != nil {
+		full, err := git(ctx, opts.Repo, "rev-parse", "--verify", commit+"^{commit}")
+		if err == nil {
+			commit = strings.TrimSpace(full)
+		}
+		_, err = opts.Store.Restore(ctx, commit, dest, envstore.RestoreOptions{})
+		return err
+	}
+	if opts.Repo == "" {
+		return fmt.Errorf("neither an environment store nor a repository to check in")
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", opts.Repo, commit, dest)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("checkout of %s: %w: %s", commit, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// undefinedNames is a static check for Python: byte-compile the file, then
+// report every name loaded at module or function level that is bound
+// nowhere in the module and is not a builtin (what pyflakes calls an
+// undefined name, without its scope subtleties).
+const undefinedNames = `import ast, builtins, sys
+f = sys.argv[1]
+src = open(f).read()
+tree = ast.parse(src, f)
+compile(src, f, "exec")
+bound = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__builtins__", "__spec__", "__path__"}
+for n in ast.walk(tree):
+    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load): bound.add(n.id)
+    elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): bound.add(n.name)
+    elif isinstance(n, ast.arg): bound.add(n.arg)
+    elif isinstance(n, (ast.Import, ast.ImportFrom)):
+        for a in n.names: bound.add((a.asname or a.name).split(".")[0])
+    elif isinstance(n, ast.ExceptHandler) and n.name: bound.add(n.name)
+    elif isinstance(n, (ast.Global, ast.Nonlocal)): bound.update(n.names)
+bad = 0
+for n in ast.walk(tree):
+    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
+        print("%s:%d:%d: undefined name %r" % (f, n.lineno, n.col_offset + 1, n.id)); bad = 1
+sys.exit(bad)
+`
+
+// checkScript returns the check of file (relative to the tree), its extra
+// environment and the directories outside the system ones it reads.
+func checkScript(file, template string) (script string, env, readOnly []string, err error) {
+	q := shellQuote
+	if template != "" {
+		s := strings.ReplaceAll(template, "{file}", q(file))
+		return strings.ReplaceAll(s, "{dir}", q(path.Dir(file))), nil, nil, nil
+	}
+	switch path.Ext(file) {
+	case ".go":
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("no go toolchain for %s: %w", file, err)
+		}
+		goBin, _ = filepath.EvalSymlinks(goBin)
+		root := filepath.Dir(filepath.Dir(goBin))
+		pkg := q("./" + path.Dir(file))
+		// Offline: the environment holds what the build needs, or the
+		// check fails with the missing module's name.
+		env := []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin"}
+		return "go build -o /dev/null " + pkg + " && go vet " + pkg, env, []string{root}, nil
+	case ".py":
+		return "python3 -c " + q(undefinedNames) + " " + q(file), nil, nil, nil
+	}
+	return "", nil, nil, fmt.Errorf("no built-in check for %s: give --check-cmd", file)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

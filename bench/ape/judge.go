@@ -1,0 +1,68 @@
+package ape
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Grades from best to worst, as the APE-Bench judge gives them.
+var Grades = []string{"Excellent", "Good", "Acceptable", "Poor", "Unacceptable"}
+
+var gradeLine = regexp.MustCompile(`(?m)^\s*(?:\*\*)?Grade:(?:\*\*)?\s*(?:\*\*)?([A-Za-z]+)(?:\*\*)?\s*$`)
+
+// ParseGrade reads the judge's answer strictly: exactly one line
+// "Grade: G" with G one of Grades (case as written there).
+func ParseGrade(answer string) (string, error) {
+	m := gradeLine.FindAllStringSubmatch(answer, -1)
+	if len(m) != 1 {
+		return "", fmt.Errorf("judge answer: want one Grade line, found %d", len(m))
+	}
+	for _, g := range Grades {
+		if m[0][1] == g {
+			return g, nil
+		}
+	}
+	return "", fmt.Errorf("judge answer: unknown grade %q", m[0][1])
+}
+
+func rank(g string) int {
+	for i, x := range Grades {
+		if x == g {
+			return i
+		}
+	}
+	return len(Grades)
+}
+
+// Majority returns the most frequent of the parsed grades. Tie rule: among
+// grades with the same count the worse one wins, so a split judge never
+// passes a candidate (2 Good and 2 Poor give Poor). No grade gives "".
+func Majority(grades []string) string {
+	count := map[string]int{}
+	for _, g := range grades {
+		if g != "" {
+			count[g]++
+		}
+	}
+	best := ""
+	for _, g := range Grades {
+		if count[g] > 0 && count[g] >= count[best] {
+			best = g
+		}
+	}
+	return best
+}
+
+// Passes reports whether a majority grade passes: Good or Excellent.
+func Passes(grade string) bool { return grade == "Excellent" || grade == "Good" }
+
+func judgePrompt(t *Task, candidate string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You review an edit of %s made for this instruction:\n\n%s\n\n", t.Path(), t.Instruction)
+	fmt.Fprintf(&b, "The file before the edit:\n```\n%s```\n\nThe edit:\n```diff\n%s```\n\n", t.ContentBefore, candidate)
+	b.WriteString("Judge whether the edit does what the instruction asks, correctly and completely. " +
+		"Give a reason, an error category (none, incomplete, wrong-logic, off-target, style), and end with one line\n" +
+		"Grade: G\nwhere G is one of Excellent, Good, Acceptable, Poor, Unacceptable.\n")
+	return b.String()
+}

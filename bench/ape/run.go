@@ -1,0 +1,306 @@
+package ape
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/metrics"
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// ResultsFile is the name of a run's results file.
+const ResultsFile = "results.jsonl"
+
+// RunOptions configure Run.
+type RunOptions struct {
+	Runner runner.Options
+	// Model and Judge are the candidate and judge models; see OpenModel.
+	Model, Judge runner.ModelOptions
+	N, JudgeN    int
+	Check        CheckOptions
+}
+
+// Result is one candidate's row in results.jsonl.
+type Result struct {
+	Task       string   `json:"task"`
+	Sample     int      `json:"sample"`
+	Path       string   `json:"path"`
+	Category   string   `json:"category"`
+	Difficulty string   `json:"difficulty"`
+	Applied    bool     `json:"applied"`
+	ApplyError string   `json:"apply_error,omitempty"`
+	Check               // compile stage
+	Votes      []string `json:"votes,omitempty"`
+	JudgeError []string `json:"judge_errors,omitempty"`
+	Grade      string   `json:"grade,omitempty"`
+	JudgePass  bool     `json:"judge_pass"`
+	runner.ModelCalls
+}
+
+type sample struct {
+	task *Task
+	n    int
+}
+
+// replayKey names a replay row: candidates by task and sample, judge
+// answers by task, sample and vote.
+func replayKey(parts ...any) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = fmt.Sprint(p)
+	}
+	return strings.Join(s, "#")
+}
+
+// OpenModel opens o for the run: "reference" answers from the tasks (the
+// gold patch as candidate; as judge, Excellent exactly when the patched
+// file equals the gold result), and replay/FILE reads APE rows {id, sample,
+// response} or {id, sample, vote, response}; everything else goes through
+// runner.OpenModel unchanged.
+func OpenModel(ctx context.Context, o runner.ModelOptions, judge bool) (*runner.Model, error) {
+	switch {
+	case o.Model == llm.ProviderReference:
+		o.LLM.Oracle = func(ctx context.Context, req llm.Request) (string, error) {
+			if judge {
+				if req.Meta["match"] == "true" {
+					return "Reason: the edit gives the gold result.\nGrade: Excellent\n", nil
+				}
+				return "Reason: the edit differs from the gold result.\nGrade: Unacceptable\n", nil
+			}
+			return "```diff\n" + req.Meta["gold"] + "```\n", nil
+		}
+	case strings.HasPrefix(o.Model, "replay/"):
+		rp, err := readReplay(strings.TrimPrefix(o.Model, "replay/"))
+		if err != nil {
+			return nil, err
+		}
+		o.Client = rp
+	}
+	return runner.OpenModel(ctx, o)
+}
+
+func readReplay(path string) (*llm.Replay, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ape replay: %w", err)
+	}
+	var out bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var row struct {
+			ID       string `json:"id"`
+			Sample   int    `json:"sample"`
+			Vote     *int   `json:"vote"`
+			Response string `json:"response"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			return nil, fmt.Errorf("ape replay: %s:%d: %w", path, line, err)
+		}
+		key := replayKey(row.ID, row.Sample)
+		if row.Vote != nil {
+			key = replayKey(row.ID, row.Sample, *row.Vote)
+		}
+		b, _ := json.Marshal(llm.ReplayRow{ID: key, Response: row.Response})
+		out.Write(append(b, '\n'))
+	}
+	return llm.ReadReplay(&out, path)
+}
+
+func editPrompt(t *Task) string {
+	return fmt.Sprintf("Edit %s as the instruction asks. Answer with a unified diff of the file in a ```diff block.\n\nInstruction:\n%s\n\nThe file:\n```\n%s```\n",
+		t.Path(), t.Instruction, t.ContentBefore)
+}
+
+// ApplyCandidate extracts the edit from a response, repairs it and applies
+// it to the task's PreFile.
+func ApplyCandidate(t *Task, response string) (string, error) {
+	p := t.Path()
+	res, err := repair.Repair(response, repair.Options{Target: p, FS: patch.MapFS{p: t.ContentBefore}, Strip: 1})
+	if err != nil {
+		return "", err
+	}
+	for _, r := range res.Results {
+		if r.Path == p && r.Content != nil {
+			return string(r.Content), nil
+		}
+	}
+	return "", fmt.Errorf("repair: the edit does not produce %s", p)
+}
+
+// Run generates opts.N candidates per task, applies, compiles and judges
+// them, writing one row per candidate to opts.Runner.Out through the
+// runner (so Resume skips candidates already done), then report.json
+// beside it.
+func Run(ctx context.Context, tasks []Task, opts RunOptions) (runner.Summary, *Report, error) {
+	model, err := OpenModel(ctx, opts.Model, false)
+	if err != nil {
+		return runner.Summary{}, nil, err
+	}
+	defer model.Close()
+	judge, err := OpenModel(ctx, opts.Judge, true)
+	if err != nil {
+		return runner.Summary{}, nil, err
+	}
+	defer judge.Close()
+	var cases []runner.Case
+	for i := range tasks {
+		for s := 0; s < opts.N; s++ {
+			cases = append(cases, runner.Case{ID: tasks[i].ID, Key: replayKey(tasks[i].ID, s), Data: sample{&tasks[i], s}})
+		}
+	}
+	fn := func(ctx context.Context, c runner.Case) (runner.Result, error) {
+		sm := c.Data.(sample)
+		return candidate(ctx, sm.task, sm.n, model, judge, opts)
+	}
+	sum, err := runner.Run(ctx, cases, fn, opts.Runner)
+	if err != nil || opts.Runner.DryRun {
+		return sum, nil, err
+	}
+	rep, err := WriteReport(filepath.Dir(opts.Runner.Out), opts.N, 0)
+	return sum, rep, err
+}
+
+func candidate(ctx context.Context, t *Task, n int, model, judge *runner.Model, opts RunOptions) (*Result, error) {
+	r := &Result{Task: t.ID, Sample: n, Path: t.Path(), Category: t.Category, Difficulty: t.Difficulty}
+	meta := map[string]string{"id": replayKey(t.ID, n), "gold": t.GoldDiff}
+	temp := 1.0
+	resp, err := model.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
+		Messages: []llm.Message{{Role: "user", Content: editPrompt(t)}}, Temperature: &temp, Meta: meta,
+	})
+	if err != nil {
+		return r, fmt.Errorf("ape: candidate %d of %s: %w", n, t.ID, err)
+	}
+	content, err := ApplyCandidate(t, resp.Text)
+	if err != nil {
+		r.ApplyError = err.Error()
+		return r, nil
+	}
+	r.Applied = true
+	r.Check, err = Compile(ctx, t, content, opts.Check)
+	if err != nil || !r.Check.Pass {
+		return r, err
+	}
+	return r, judgeCandidate(ctx, t, n, content, judge, opts.JudgeN, r)
+}
+
+// judgeCandidate asks the judge opts.JudgeN times at temperature 0 and
+// records the votes; an unparseable answer is asked again once, then
+// counted as no vote.
+func judgeCandidate(ctx context.Context, t *Task, n int, content string, judge *runner.Model, votes int, r *Result) error {
+	canon, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{patch.Make(t.Path(), t.Path(), t.ContentBefore, content, patch.MakeOptions{})}}, patch.UDiff)
+	if err != nil {
+		return fmt.Errorf("ape: judge of %s sample %d: %w", t.ID, n, err)
+	}
+	zero := 0.0
+	r.Votes, r.JudgeError = nil, nil
+	for v := 0; v < max(votes, 1); v++ {
+		meta := map[string]string{"id": replayKey(t.ID, n, v), "match": strconv.FormatBool(content == t.ContentAfter)}
+		grade := ""
+		for attempt := 0; attempt < 2 && grade == ""; attempt++ {
+			resp, err := judge.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
+				Messages:    []llm.Message{{Role: "user", Content: judgePrompt(t, canon) + strings.Repeat(" ", attempt)}},
+				Temperature: &zero, Meta: meta,
+			})
+			if err != nil {
+				return fmt.Errorf("ape: judge vote %d of %s sample %d: %w", v, t.ID, n, err)
+			}
+			g, perr := ParseGrade(resp.Text)
+			if perr != nil {
+				r.JudgeError = append(r.JudgeError, fmt.Sprintf("vote %d: %v", v, perr))
+			}
+			grade = g
+		}
+		r.Votes = append(r.Votes, grade)
+	}
+	r.Grade = Majority(r.Votes)
+	r.JudgePass = Passes(r.Grade)
+	return nil
+}
+
+// Figures are pass@k figures of a group of tasks.
+type Figures map[string]float64
+
+// Report is report.json.
+type Report struct {
+	N          int                `json:"n"`
+	K          int                `json:"k"`
+	Tasks      int                `json:"tasks"`
+	Overall    Figures            `json:"overall"`
+	ByCategory map[string]Figures `json:"by_category"`
+	ByDiff     map[string]Figures `json:"by_difficulty"`
+}
+
+// WriteReport reads dir/results.jsonl and writes dir/report.json: per task
+// the number of candidates that compile (c) and that pass the judge, then
+// compile_pass@K, judge_pass@K and semantic_drop averaged over tasks. k 0
+// means metrics.KFromRatio(n, 0.8).
+func WriteReport(dir string, n, k int) (*Report, error) {
+	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return nil, err
+	}
+	if k == 0 {
+		k = metrics.KFromRatio(n, 0.8)
+	}
+	type counts struct{ compile, judge int }
+	per := map[string]*counts{}
+	group := map[string][2]string{}
+	for _, row := range rows {
+		id, _ := row["task"].(string)
+		if per[id] == nil {
+			per[id] = &counts{}
+			cat, _ := row["category"].(string)
+			diff, _ := row["difficulty"].(string)
+			group[id] = [2]string{cat, diff}
+		}
+		if row["compile_pass"] == true {
+			per[id].compile++
+		}
+		if row["judge_pass"] == true {
+			per[id].judge++
+		}
+	}
+	rep := &Report{N: n, K: k, Tasks: len(per), ByCategory: map[string]Figures{}, ByDiff: map[string]Figures{}}
+	figs := func(ids []string) Figures {
+		var cs, js []float64
+		for _, id := range ids {
+			cs = append(cs, metrics.PassAtK(n, min(per[id].compile, n), k))
+			js = append(js, metrics.PassAtK(n, min(per[id].judge, n), k))
+		}
+		c, j := metrics.Mean(cs), metrics.Mean(js)
+		return Figures{fmt.Sprintf("compile_pass@%d", k): c, fmt.Sprintf("judge_pass@%d", k): j, "semantic_drop": metrics.SemanticDrop(c, j)}
+	}
+	var all []string
+	byCat, byDiff := map[string][]string{}, map[string][]string{}
+	for id := range per {
+		all = append(all, id)
+		byCat[group[id][0]] = append(byCat[group[id][0]], id)
+		byDiff[group[id][1]] = append(byDiff[group[id][1]], id)
+	}
+	rep.Overall = figs(all)
+	for c, ids := range byCat {
+		rep.ByCategory[c] = figs(ids)
+	}
+	for d, ids := range byDiff {
+		rep.ByDiff[d] = figs(ids)
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return rep, writeFile(filepath.Join(dir, "report.json"), append(data, '\n'))
+}

@@ -1,0 +1,204 @@
+// Package ape evaluates instructed edits the way APE-Bench I does: for each
+// task (an instruction, the file before the edit and the gold patch) n
+// candidate edits are generated, applied to the file with the tolerant patch
+// engine, checked by the compiler in the environment of the task's commit,
+// and graded by a judge model by majority of votes; compile pass@k, judge
+// pass@k and the semantic drop between them are the headline figures.
+package ape
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/patchbench/patchbench/internal/atomicfile"
+)
+
+// Task is one APE-Bench I task. The JSON names are those of the published
+// dataset (HuajianXin/APE-Bench_I), so its rows read as tasks and tasks
+// built here read back the same way.
+type Task struct {
+	ID             string `json:"id"`
+	CommitHash     string `json:"commit_hash"`
+	ParentCommit   string `json:"parent_commit_hash"`
+	FilePathBefore string `json:"file_path_before"`
+	FilePathAfter  string `json:"file_path_after"`
+	ContentBefore  string `json:"content_before"`
+	ContentAfter   string `json:"content_after"`
+	GoldDiff       string `json:"gold_diff"`
+	Instruction    string `json:"full_instruction"`
+	AddedLines     int    `json:"added_lines"`
+	TotalChanges   int    `json:"total_changes"`
+	ChangeType     string `json:"change_type"`
+	Category       string `json:"majority_task_category"`
+	Difficulty     string `json:"majority_difficulty"`
+}
+
+// Path is the file the task edits.
+func (t *Task) Path() string {
+	if t.FilePathAfter != "" {
+		return t.FilePathAfter
+	}
+	return t.FilePathBefore
+}
+
+// ReadTasks reads tasks from a JSONL file.
+func ReadTasks(path string) ([]Task, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ape: %w", err)
+	}
+	var tasks []Task
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var t Task
+		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
+			return nil, fmt.Errorf("ape: %s:%d: %w", path, line, err)
+		}
+		if t.ID == "" {
+			t.ID = fmt.Sprintf("%.12s:%s", t.CommitHash, t.Path())
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, sc.Err()
+}
+
+// WriteTasks writes tasks as JSONL, atomically.
+func WriteTasks(path string, tasks []Task) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for i := range tasks {
+		if err := enc.Encode(&tasks[i]); err != nil {
+			return err
+		}
+	}
+	return atomicfile.Write(path, buf.Bytes(), 0o644)
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}
+
+// Build makes one task per commit of the range (git rev-list syntax, oldest
+// first) and per file the commit modifies; added, deleted and renamed files
+// and merge commits are left out, as they have no PreFile to edit. The
+// instruction is the commit message; category and difficulty follow from
+// the message and the size of the change (see Classify).
+func Build(ctx context.Context, repoDir, rng string) ([]Task, error) {
+	revs, err := git(ctx, repoDir, "rev-list", "--reverse", "--no-merges", rng)
+	if err != nil {
+		return nil, fmt.Errorf("ape build: %w", err)
+	}
+	var tasks []Task
+	for _, commit := range strings.Fields(revs) {
+		parents, err := git(ctx, repoDir, "rev-list", "--parents", "-n1", commit)
+		if err != nil {
+			return nil, fmt.Errorf("ape build: %w", err)
+		}
+		ps := strings.Fields(parents)
+		if len(ps) != 2 {
+			continue // a root commit has no PreFile
+		}
+		parent := ps[1]
+		msg, err := git(ctx, repoDir, "log", "-1", "--format=%B", commit)
+		if err != nil {
+			return nil, fmt.Errorf("ape build: %w", err)
+		}
+		names, err := git(ctx, repoDir, "diff-tree", "-r", "--no-renames", "--name-status", "-z", parent, commit)
+		if err != nil {
+			return nil, fmt.Errorf("ape build: %w", err)
+		}
+		fields := strings.Split(strings.TrimSuffix(names, "\x00"), "\x00")
+		for i := 0; i+1 < len(fields); i += 2 {
+			if fields[i] != "M" {
+				continue
+			}
+			path := fields[i+1]
+			t, err := buildTask(ctx, repoDir, parent, commit, path, msg)
+			if err != nil {
+				return nil, err
+			}
+			tasks = append(tasks, t)
+		}
+	}
+	return tasks, nil
+}
+
+func buildTask(ctx context.Context, repoDir, parent, commit, path, msg string) (Task, error) {
+	before, err := git(ctx, repoDir, "show", parent+":"+path)
+	if err != nil {
+		return Task{}, fmt.Errorf("ape build: %s of %s: %w", path, commit, err)
+	}
+	after, err := git(ctx, repoDir, "show", commit+":"+path)
+	if err != nil {
+		return Task{}, fmt.Errorf("ape build: %s of %s: %w", path, commit, err)
+	}
+	diff, err := git(ctx, repoDir, "diff", "--no-color", "--no-ext-diff", parent, commit, "--", path)
+	if err != nil {
+		return Task{}, fmt.Errorf("ape build: %s of %s: %w", path, commit, err)
+	}
+	added, removed := diffSize(diff)
+	t := Task{
+		ID: fmt.Sprintf("%.12s:%s", commit, path), CommitHash: commit, ParentCommit: parent,
+		FilePathBefore: path, FilePathAfter: path, ContentBefore: before, ContentAfter: after,
+		GoldDiff: diff, Instruction: strings.TrimSpace(msg), AddedLines: added,
+		TotalChanges: added + removed, ChangeType: "modified",
+	}
+	t.Category, t.Difficulty = Classify(t.Instruction, t.TotalChanges)
+	return t, nil
+}
+
+func diffSize(diff string) (added, removed int) {
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"):
+			added++
+		case strings.HasPrefix(l, "-"):
+			removed++
+		}
+	}
+	return added, removed
+}
+
+// Classify names a task's category from the first word of its message
+// (APE-Bench's Feature, Refactor and Bug Fix) and its difficulty from the
+// number of changed lines: Easy up to 10, Medium up to 50, Hard beyond.
+func Classify(message string, changed int) (category, difficulty string) {
+	first := strings.ToLower(strings.TrimSpace(message))
+	switch {
+	case strings.HasPrefix(first, "fix"), strings.Contains(first, "bug"):
+		category = "Bug Fix"
+	case strings.HasPrefix(first, "refactor"), strings.HasPrefix(first, "rename"), strings.HasPrefix(first, "simplify"):
+		category = "Refactor"
+	default:
+		category = "Feature"
+	}
+	switch {
+	case changed <= 10:
+		difficulty = "Easy"
+	case changed <= 50:
+		difficulty = "Medium"
+	default:
+		difficulty = "Hard"
+	}
+	return category, difficulty
+}
+
+func writeFile(path string, data []byte) error { return atomicfile.Write(path, data, 0o644) }
