@@ -496,3 +496,24 @@ func treeEntry(data []byte, name string, idLen int) (uint32, string, error) {
 	}
 	return 0, "", fs.ErrNotExist
 }
+
+// LstatMode is [Repo.Lstat] with the mode as an fs.FileMode, in the shape
+// patch.CheckLinks reads: fs.ModeSymlink with the target for a link,
+// fs.ModeDir for a directory, 0 for a file. A submodule wraps
+// fs.ErrNotExist: its files are not in this repository, so nothing under
+// it can be read (or should be written).
+func (r *Repo) LstatMode(ctx context.Context, rev, p string) (fs.FileMode, string, error) {
+	mode, target, err := r.Lstat(ctx, rev, p)
+	if err != nil {
+		return 0, "", err
+	}
+	switch mode & 0o170000 {
+	case 0o120000:
+		return fs.ModeSymlink, target, nil
+	case 0o040000:
+		return fs.ModeDir, "", nil
+	case 0o160000:
+		return 0, "", fmt.Errorf("repo: lstat %s:%s in %s: a submodule: %w", rev, p, r.name, fs.ErrNotExist)
+	}
+	return 0, "", nil
+}

@@ -92,21 +92,7 @@ func (b *BaseFS) ReadFile(name string) ([]byte, error) {
 
 // lstat describes a path of the tree for patch.CheckLinks.
 func (b *BaseFS) lstat(name string) (fs.FileMode, string, error) {
-	mode, target, err := b.repo.Lstat(b.ctx, b.rev, name)
-	if err != nil {
-		return 0, "", err
-	}
-	switch mode & 0o170000 {
-	case 0o120000:
-		return fs.ModeSymlink, target, nil
-	case 0o040000:
-		return fs.ModeDir, "", nil
-	case 0o160000:
-		// A submodule's files are not in this repository: nothing under it
-		// can be read, and nothing should be written there.
-		return 0, "", fs.ErrNotExist
-	}
-	return 0, "", nil
+	return b.repo.LstatMode(b.ctx, b.rev, name)
 }
 
 // Err returns the first error of a read that failed for a reason other than
