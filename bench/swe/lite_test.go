@@ -2,6 +2,7 @@ package swe_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/bench/swe/swetest"
+	"github.com/patchbench/patchbench/envstore"
 	"github.com/patchbench/patchbench/internal/testdata"
 	"github.com/patchbench/patchbench/sandbox"
 )
@@ -147,3 +149,96 @@ const wrongSympy = `diff --git a/sympy/core/_print_helpers.py b/sympy/core/_prin
      # regardless of the global setting. See issue 5487.
      def __str__(self):
 `
+
+// TestLiteDevEnvStore builds the instances' environments in an environment
+// store with a spec's setup commands (swe envs), then tests gold patches of
+// a flask and a sympy instance in the restored environments.
+func TestLiteDevEnvStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the instances' real test suites")
+	}
+	dataset, repos := liteFixture(t)
+	deb, err := os.ReadFile("../../docs/specs/debian-python3.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Debian spec with setup commands: byte-compile the sources, as an
+	// install would, leaving a mark the tests' tree must show.
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	text := strings.Replace(string(deb), "    env: [PYTHONPATH=src]\n", "    env: [PYTHONPATH=src]\n    setup: [\"/usr/bin/python3 -m compileall -q src\", \"echo built > ENV_BUILT\"]\n", 1)
+	text = strings.Replace(text, "    parser: sympy\n", "    parser: sympy\n    setup: [\"echo built > ENV_BUILT\"]\n", 1)
+	text = strings.ReplaceAll(text, "test_cmd: ", "test_cmd: test -f ENV_BUILT && ")
+	if err := os.WriteFile(spec, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sandbox.NewBwrap(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	built, err := swe.BuildEnvs(context.Background(), swe.EnvConfig{Dataset: dataset, Repos: repos, Store: store, SpecFile: spec,
+		Build: envstore.BuildOptions{Runner: r, Timeout: 10 * time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	instances := 0
+	for _, b := range built {
+		instances += len(b.Instances)
+		if b.Status != envstore.StatusBuilt {
+			t.Errorf("%s %s: %s %s", b.Repo, b.Commit, b.Status, b.Reason)
+		}
+		if b.Repo == "pallets/flask" && !strings.Contains(b.Setup, "compileall") {
+			t.Errorf("flask setup %q", b.Setup)
+		}
+	}
+	if instances != 5 {
+		t.Errorf("environments for %d instances, want 5", instances)
+	}
+	// Built again: every commit is already stored.
+	again, err := swe.BuildEnvs(context.Background(), swe.EnvConfig{Dataset: dataset, Repos: repos, Store: store, SpecFile: spec,
+		Build: envstore.BuildOptions{Runner: r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range again {
+		if b.Status != envstore.StatusSkipped {
+			t.Errorf("second build of %s %s: %s", b.Repo, b.Commit, b.Status)
+		}
+	}
+
+	// Gold patches of two instances, tested in their environments, with a
+	// test command that fails unless the environment's mark is there.
+	var rows []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(must(os.ReadFile(dataset)))), "\n") {
+		if strings.Contains(l, `"instance_id": "pallets__flask-5063"`) || strings.Contains(l, `"instance_id": "sympy__sympy-20590"`) {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, map[string]any{"instance_id": m["instance_id"], "model_name_or_path": "gold", "model_patch": m["patch"]})
+		}
+	}
+	preds := filepath.Join(t.TempDir(), "preds.jsonl")
+	writeJSONL(t, preds, rows)
+	out := filepath.Join(t.TempDir(), "out")
+	if _, err := swe.Eval(context.Background(), swe.Config{
+		Dataset: dataset, Predictions: preds, Repos: repos, RunID: "env", Out: out,
+		Sandbox: "bwrap", SpecFile: spec, EnvStore: store, Workers: 2, Timeout: 10 * time.Minute,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := swetest.RowsByID(t, out)
+	for _, id := range []string{"pallets__flask-5063", "sympy__sympy-20590"} {
+		r := got[id]
+		if r.Status != swe.StatusResolved || r.Test == nil || !r.Test.EnvStore {
+			t.Errorf("%s in its environment: %s (%s), env store %v", id, r.Status, r.Reason, r.Test != nil && r.Test.EnvStore)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

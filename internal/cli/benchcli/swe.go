@@ -24,10 +24,10 @@ base commit, the tests run in a sandboxed worktree, and SWE-bench's reports,
 an error analysis and repaired predictions are written. See docs/swe.md.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cli.Usage(errors.New("swe: give a subcommand: eval or rerun"))
+			return cli.Usage(errors.New("swe: give a subcommand: eval, rerun or envs"))
 		},
 	}
-	cmd.AddCommand(newSWEEvalCommand(sio), newSWERerunCommand(sio))
+	cmd.AddCommand(newSWEEvalCommand(sio), newSWERerunCommand(sio), newSWEEnvsCommand(sio))
 	return cmd
 }
 
