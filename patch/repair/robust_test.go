@@ -106,3 +106,59 @@ func robustness(t *testing.T, damage func(*rand.Rand, string, patch.Format) (str
 	t.Logf("%d damaged patches: %d recovered, %d misapplied, %d applied to another file", tried, recovered, wrong, crossApplied)
 	return tried, recovered
 }
+
+// TestRobustnessShapes offers the two misplacements of issue 8 in every
+// format: a hunk written 4 spaces shallower than its file (its added elif
+// must move with it), and a module-level def whose context the model
+// remembered as the end of a class (refused, never put inside the class).
+func TestRobustnessShapes(t *testing.T) {
+	shallow := "if r is not None:\n    ground = r.groups()[0]\n    if ground in ['Z', 'ZZ']:\n        return ZZ\n    else:\n        return QQ\n"
+	deep := indentBy(shallow, "            ")
+	file := "class Domain:\n    def preprocess(cls, domain):\n        if isinstance(domain, str):\n" + deep + "        raise OptionError(domain)\n"
+	withElif := strings.Replace(shallow, "    else:\n", "    elif ground in ['R', 'RR']:\n        return RR\n    else:\n", 1)
+	want := strings.Replace(file, deep, indentBy(withElif, "            "), 1)
+
+	class := "class Printer(Visitor):\n    def visit_constant(self, node):\n        return repr(node.value)\n\n    def variable(self, node):\n        return node.name\n"
+	// The model's view: the method ends the class, module code follows.
+	believed := "class Printer(Visitor):\n    def visit_constant(self, node):\n        return repr(node.value)\n\n\nPRINTER = Printer()\n"
+	added := strings.Replace(believed, "\n\n\nPRINTER", "\n\n\ndef print_tree(node):\n    return Printer().visit(node)\n\n\nPRINTER", 1)
+
+	tried := 0
+	for _, f := range []patch.Format{patch.UDiff, patch.UDiffH, patch.UDiffL, patch.SearchReplace, patch.V4A} {
+		opts := patch.DefaultMakeOptions()
+		opts.Unique = !f.HasPositions()
+		// Shape 1: made between the model's shallower view of the block.
+		text, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{patch.Make("d.py", "d.py", shallow, withElif, opts)}}, f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		tried++
+		res, err := repair.Repair(text, repair.Options{Format: f, FS: patch.MapFS{"d.py": file}})
+		switch {
+		case err != nil:
+			t.Errorf("shallow %s: %v", f, err)
+		case string(res.Results[0].Content) != want:
+			t.Errorf("shallow %s: misapplied:\n%s", f, res.Results[0].Content)
+		}
+		// Shape 2: made from the model's mistaken view of the file.
+		text, err = patch.Print(&patch.Patch{Files: []*patch.FilePatch{patch.Make("p.py", "p.py", believed, added, opts)}}, f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		tried++
+		if res, err := repair.Repair(text, repair.Options{Format: f, FS: patch.MapFS{"p.py": class}}); err == nil {
+			t.Errorf("module def %s: applied inside the class:\n%s", f, res.Results[0].Content)
+		}
+	}
+	t.Logf("%d shaped patches, 0 misapplied unless reported above", tried)
+}
+
+func indentBy(s, ws string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			lines[i] = ws + l
+		}
+	}
+	return strings.Join(lines, "")
+}

@@ -46,6 +46,16 @@ func applyV4A(text string, opts Options, res *Result) bool {
 	if err != nil {
 		return false
 	}
+	for _, r := range results {
+		for _, pl := range r.Placements {
+			if pl.Level == 2 {
+				// Placed by ignoring indentation: codex writes the added
+				// lines as the hunk has them, which can move them to another
+				// block (issue 8); the pipeline shifts them with the hunk.
+				return false
+			}
+		}
+	}
 	orig := map[string]string{}
 	for _, r := range results {
 		if r.OldPath == "" {
