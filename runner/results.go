@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // state is what a results file says about the cases it records.
@@ -123,6 +125,17 @@ func ReadRows(path string) ([]map[string]any, error) {
 		return nil
 	})
 	return rows, err
+}
+
+// SortRows orders rows (as ReadRows returns them) by key, so that whatever
+// is computed from them does not depend on the order cases finished in or
+// on how a run was split into shards.
+func SortRows(rows []map[string]any) {
+	slices.SortStableFunc(rows, func(a, b map[string]any) int {
+		ka, _ := a["key"].(string)
+		kb, _ := b["key"].(string)
+		return strings.Compare(ka, kb)
+	})
 }
 
 // resultsFile is a results file open for appending.

@@ -44,6 +44,12 @@ type Row struct {
 	UDiffL        string `json:"udiff-l,omitempty"`
 	SearchReplace string `json:"search-replace,omitempty"`
 	V4A           string `json:"v4a,omitempty"`
+
+	// NotApplicable holds, by format, why the row's edit cannot be
+	// written in that format (for example a search-replace block cannot
+	// hold a line "======="). Prepare fills it; the row's cases in such a
+	// format are recorded as not applicable instead of stopping the run.
+	NotApplicable map[patch.Format]string `json:"-"`
 }
 
 // Size classes of an edit, by its number of changed (added plus removed)
@@ -241,24 +247,53 @@ func readParquet(r io.ReaderAt, size int64, name string) (rows []*Row, err error
 	}
 }
 
-// Prepare completes rows for a run, in place: a row without an id gets its
-// index (from 0) as id; a row without a path gets "file"; counts of added
-// and removed lines and hunks, and the size class, are computed where
-// missing; and every format column that is empty is generated with the
-// patch engine (see [MakeDiff]). Ids must be unique, and every row needs
-// old_code and new_code that differ.
+// RowError is a dataset row that cannot be used, with why.
+type RowError struct {
+	// Index is the row's position in the dataset (from 0) and ID its id.
+	Index int
+	ID    string
+	Err   error
+}
+
+func (e RowError) Error() string {
+	return fmt.Sprintf("dataset: row %d (id %q): %v", e.Index, e.ID, e.Err)
+}
+
+func (e RowError) Unwrap() error { return e.Err }
+
+// Prepare completes rows for a run, in place, and fails on the first row
+// that cannot be used (see [PrepareRows]).
 func Prepare(rows []*Row) error {
+	_, bad := PrepareRows(rows)
+	if len(bad) > 0 {
+		return bad[0]
+	}
+	return nil
+}
+
+// PrepareRows completes rows for a run, in place: a row without an id gets
+// its index (from 0) as id; a row without a path gets "file"; counts of
+// added and removed lines and hunks, and the size class, are computed where
+// missing; and every format column that is empty is generated with the
+// patch engine (see [MakeDiff]). A format that cannot express the row's
+// edit is recorded in Row.NotApplicable. It returns the usable rows and,
+// for each other row (an id already used, old_code equal to new_code), a
+// RowError: one bad row never stops a run of the others.
+func PrepareRows(rows []*Row) (kept []*Row, bad []RowError) {
 	seen := make(map[string]int, len(rows))
+	kept = make([]*Row, 0, len(rows))
 	for i, r := range rows {
 		if r.ID == "" {
 			r.ID = strconv.Itoa(i)
 		}
 		if j, dup := seen[r.ID]; dup {
-			return fmt.Errorf("dataset: rows %d and %d have the same id %q", j, i, r.ID)
+			bad = append(bad, RowError{i, r.ID, fmt.Errorf("row %d has the same id", j)})
+			continue
 		}
 		seen[r.ID] = i
 		if r.OldCode == r.NewCode {
-			return fmt.Errorf("dataset: row %q: old_code and new_code are equal", r.ID)
+			bad = append(bad, RowError{i, r.ID, errors.New("old_code and new_code are equal")})
+			continue
 		}
 		if r.Path == "" {
 			r.Path = "file"
@@ -275,13 +310,18 @@ func Prepare(rows []*Row) error {
 			if p := r.diffField(f); *p == "" {
 				d, err := MakeDiff(r.Path, r.OldCode, r.NewCode, f)
 				if err != nil {
-					return fmt.Errorf("dataset: row %q: %w", r.ID, err)
+					if r.NotApplicable == nil {
+						r.NotApplicable = map[patch.Format]string{}
+					}
+					r.NotApplicable[f] = err.Error()
+					continue
 				}
 				*p = d
 			}
 		}
+		kept = append(kept, r)
 	}
-	return nil
+	return kept, bad
 }
 
 // MakeDiff returns the edit from old to new of the file at path, printed in

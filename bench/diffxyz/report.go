@@ -18,11 +18,15 @@ import (
 // report.Report. Its JSON shape, {"title", "rows", "reports": [...]}, is
 // what `patchbench report` reads besides a single report.Report.
 type Report struct {
-	Title   string           `json:"title"`
-	Model   string           `json:"model,omitempty"`
-	Dataset string           `json:"dataset,omitempty"`
-	Rows    int              `json:"rows"`
-	Reports []*report.Report `json:"reports"`
+	Title   string `json:"title"`
+	Model   string `json:"model,omitempty"`
+	Dataset string `json:"dataset,omitempty"`
+	Rows    int    `json:"rows"`
+	// NotApplicable counts, by format, the cases whose row's edit the
+	// format cannot express; they are in Rows and in each table's n, and
+	// in none of the means.
+	NotApplicable map[string]int   `json:"not_applicable,omitempty"`
+	Reports       []*report.Report `json:"reports"`
 }
 
 // Metrics are the metrics of a report, in column order; those no row has
@@ -66,6 +70,15 @@ func Aggregate(rows []map[string]any, title string) (*Report, error) {
 		order["format"] = append(order["format"], string(f))
 	}
 	rep := &Report{Title: title, Rows: len(rows)}
+	for _, r := range rows {
+		if why, _ := r["not_applicable"].(string); why != "" {
+			if rep.NotApplicable == nil {
+				rep.NotApplicable = map[string]int{}
+			}
+			f, _ := r["format"].(string)
+			rep.NotApplicable[f]++
+		}
+	}
 	for _, g := range Groupings {
 		r, err := report.Aggregate(rows, report.Spec{
 			Title:       g.Title,
@@ -90,6 +103,10 @@ func WriteReport(dir string) (*Report, int, int, error) {
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
 	}
+	// Rows are aggregated in key order, not the order cases finished in,
+	// so that the means (float sums) are the same whatever the workers or
+	// shards did.
+	runner.SortRows(rows)
 	failed := 0
 	for _, r := range rows {
 		if r["failed"] == true {
@@ -151,6 +168,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "Dataset: `%s`. ", r.Dataset)
 	}
 	fmt.Fprintf(&b, "%d results rows (one per case × task × format × prompt).\n", r.Rows)
+	if len(r.NotApplicable) > 0 {
+		b.WriteString("\nNot applicable (the format cannot express the row's edit; counted in n, left out of the means):")
+		for _, f := range slices.Sorted(maps.Keys(r.NotApplicable)) {
+			fmt.Fprintf(&b, " %s %d", f, r.NotApplicable[f])
+		}
+		b.WriteString(".\n")
+	}
 	for _, sub := range r.Reports {
 		t, err := markdownTable(sub)
 		if err != nil {

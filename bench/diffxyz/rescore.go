@@ -65,9 +65,7 @@ func Rescore(o RescoreOptions) (RescoreSummary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
-	if err := Prepare(data); err != nil {
-		return sum, fmt.Errorf("diffxyz: %w", err)
-	}
+	data, _ = PrepareRows(data) // the run left its bad rows out too
 	byID := make(map[string]*Row, len(data))
 	for _, r := range data {
 		byID[r.ID] = r

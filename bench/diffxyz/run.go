@@ -93,6 +93,8 @@ type Summary struct {
 	Cache cache.Stats
 	// Report is the report written, nil for a dry run.
 	Report *Report
+	// BadRows are the dataset rows left out of the run, with why.
+	BadRows []RowError
 }
 
 // Result is the row a case adds to results.jsonl, beside the runner's key,
@@ -117,6 +119,9 @@ type Result struct {
 	F1Plus        *float64 `json:"f1_plus,omitempty"`
 	F1Minus       *float64 `json:"f1_minus,omitempty"`
 	ApplyError    string   `json:"apply_error,omitempty"`
+	// NotApplicable says why the case's format cannot express its row's
+	// edit; such a case asks no model and has no scores.
+	NotApplicable string `json:"not_applicable,omitempty"`
 
 	// ModelCalls holds latency_ms, tokens, cost and cached (the response
 	// came from the cache: nothing was sent and nothing paid this time),
@@ -172,9 +177,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			return sum, fmt.Errorf("diffxyz: %w", err)
 		}
 	}
-	if err := Prepare(rows); err != nil {
-		return sum, fmt.Errorf("diffxyz: %w", err)
-	}
+	rows, sum.BadRows = PrepareRows(rows)
 	if len(rows) == 0 {
 		return sum, errors.New("diffxyz: the dataset has no rows")
 	}
@@ -241,6 +244,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
 		c := rc.Data.(Case)
 		res := &Result{Task: c.Task, Format: string(c.Format), Prompt: c.Prompt, Model: o.Model, Lang: c.Row.Lang, SizeClass: c.Row.SizeClass}
+		if why, ok := c.Row.NotApplicable[c.Format]; ok {
+			res.NotApplicable = why
+			return res, nil
+		}
 		system, user, err := prompts.Render(c)
 		if err != nil {
 			return res, err

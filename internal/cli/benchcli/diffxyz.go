@@ -126,9 +126,6 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 	if err != nil {
 		return cli.Usage(err)
 	}
-	if err := diffxyz.Prepare(rows); err != nil {
-		return cli.Usage(err)
-	}
 
 	opts := diffxyz.Options{
 		Dataset: o.dataset, Rows: rows,
@@ -139,6 +136,9 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 		Runner:       ropts,
 	}
 	sum, err := diffxyz.Run(ctx, opts)
+	for _, b := range sum.BadRows {
+		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
+	}
 	if o.run.dryRun {
 		if err != nil {
 			return cli.Usage(err)
