@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/repo"
@@ -72,6 +73,9 @@ type Tool struct {
 type Snapshot struct {
 	src  source
 	name string // for messages
+
+	lspMu sync.Mutex
+	lsp   *lspSession
 }
 
 // OpenCommit opens the tree of commit rev of r. Closing the snapshot does
@@ -93,9 +97,9 @@ func OpenDir(dir string) (*Snapshot, error) {
 	return &Snapshot{src: &dirSource{root: root}, name: dir}, nil
 }
 
-// Close releases the snapshot.
+// Close stops the language server, if any, and releases the snapshot.
 func (s *Snapshot) Close() error {
-	return s.src.close()
+	return errors.Join(s.StopLSP(context.Background()), s.src.close())
 }
 
 // Files returns the path of every file in the snapshot, sorted.
@@ -122,6 +126,9 @@ func (s *Snapshot) Call(ctx context.Context, name string, args json.RawMessage) 
 	t, ok := tools[name]
 	if !ok {
 		return "", fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	if t.lsp && s.lspSession() == nil {
+		return "", fmt.Errorf("%w %q: no language server runs for this repository", ErrUnknownTool, name)
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")

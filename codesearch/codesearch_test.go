@@ -152,6 +152,13 @@ func TestTools(t *testing.T) {
 				{GrepSearch, `{"pattern":"x","path_glob":"../*"}`, nil, ErrOutside},
 				{GrepSearch, `{"pattern":"x","path_glob":"/etc/*"}`, nil, ErrOutside},
 				{GrepSearch, `{"pattern":"x","path_glob":".git/*"}`, nil, ErrOutside},
+				{FindSymbol, `{"name":"flatten"}`, []string{"1 definitions:\npkg/core/add.py:2-3 method Add.flatten\n"}, nil},
+				{FindSymbol, `{"name":"Add.flatten","path_glob":"pkg/core"}`, []string{"pkg/core/add.py:2-3 method Add.flatten\n"}, nil},
+				{FindSymbol, `{"name":"Add"}`, []string{"1 definitions:\npkg/core/add.py:1-3 class Add\n"}, nil},
+				{FindSymbol, `{"name":"needle"}`, []string{"1 definitions:\npkg/core/mul.py:1-2 function needle\n"}, nil},
+				{FindSymbol, `{"name":"Mul.flatten"}`, []string{"no definition of Mul.flatten"}, nil},
+				{FindSymbol, `{"name":"flatten(self)"}`, nil, ErrBadArguments},
+				{FindSymbol, `{"name":"x","path_glob":"../x"}`, nil, ErrOutside},
 				{"rm_rf", `{}`, nil, ErrUnknownTool},
 			}
 			for _, tt := range tests {

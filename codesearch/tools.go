@@ -14,6 +14,7 @@ import (
 // toolDef is a tool: its description for the model and its code.
 type toolDef struct {
 	Tool
+	lsp bool // needs a language server
 	run func(ctx context.Context, s *Snapshot, args json.RawMessage) (string, error)
 }
 
@@ -68,7 +69,7 @@ func init() {
 func (s *Snapshot) Tools(names ...string) ([]Tool, error) {
 	if len(names) == 0 {
 		for _, n := range toolOrder {
-			if _, ok := tools[n]; ok {
+			if t, ok := tools[n]; ok && (!t.lsp || s.lspSession() != nil) {
 				names = append(names, n)
 			}
 		}
