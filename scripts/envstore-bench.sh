@@ -27,9 +27,13 @@ mkdir -p "$work"
 rm -rf "$work"/{click.git,store,store-reuse,store-noreuse,syn,syn-store,syn-src,src,r,c,cp,wt,out}
 mkdir -p "$work/out"
 
+# patchbench hands env to patchbench-full, installed beside it.
 go build -o "$work/patchbench" ./cmd/patchbench
+go build -o "$work/patchbench-full" ./cmd/patchbench-full
 pb=$work/patchbench
-py=$(python3 -c 'import sys; print(sys.executable)')
+# An interpreter the sandbox shows (it hides home directories, so not pyenv's).
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(python3 -c 'import sys; print(sys.executable)')
 setup="$py -m compileall -q --invalidation-mode checked-hash ."
 
 now() { date +%s.%N; }
