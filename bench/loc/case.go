@@ -199,3 +199,12 @@ func WriteCases(path string, cases []Case) error {
 	}
 	return nil
 }
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -48,13 +48,7 @@ type Prediction struct {
 // lists. Rows must have instance_id, repo and base_commit, and ids must be
 // unique.
 func LoadDataset(path string) ([]Instance, error) {
-	var rows []map[string]any
-	var err error
-	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
-		rows, err = readParquet(path)
-	} else {
-		rows, err = readJSONRows(path)
-	}
+	rows, err := ReadRows(path)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +98,17 @@ func LoadPredictions(path string) ([]Prediction, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// ReadRows reads the rows of a dataset file without interpreting them:
+// JSON Lines, a JSON array or an object keyed by instance id (".gz"
+// decompressed), or Parquet. Other benchmarks built on SWE-bench-schema
+// datasets (loc build) read their files with it.
+func ReadRows(path string) ([]map[string]any, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		return readParquet(path)
+	}
+	return readJSONRows(path)
 }
 
 // readJSONRows reads JSON objects from a JSON Lines file, a JSON array, or

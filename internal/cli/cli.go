@@ -141,6 +141,7 @@ var FullOnly = []struct{ Name, Short string }{
 	{"swe", "SWE-bench-style evaluation of predictions: patch stage, sandboxed tests, reports"},
 	{"diffxyz", "Diff-XYZ benchmark: build, run, score"},
 	{"env", "Environment store: build, restore, verify per-commit environments"},
+	{"loc", "Code localization benchmark (Loc-Bench): build, validate, run, grid, analyze"},
 }
 
 // HandOver returns a command for each of FullOnly that runs FullBinary with

@@ -1,5 +1,5 @@
 // Package benchcli holds patchbench's benchmark commands (swe, diffxyz,
-// env), which need the model SDKs, SQLite and Parquet. They are linked into
+// env, loc), which need the model SDKs, SQLite and Parquet. They are linked into
 // the patchbench-full binary; patchbench hands them to it (see package
 // cli).
 package benchcli
@@ -12,9 +12,9 @@ import (
 
 // Names are the commands of this package, which patchbench hands over to
 // patchbench-full.
-var Names = []string{"swe", "diffxyz", "env"}
+var Names = []string{"swe", "diffxyz", "env", "loc"}
 
 // Commands returns the benchmark commands.
 func Commands(sio cli.Stdio) []*cobra.Command {
-	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio)}
+	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio), newLocCommand(sio)}
 }

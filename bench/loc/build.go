@@ -1,0 +1,220 @@
+package loc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/repo"
+	"github.com/patchbench/patchbench/symbols"
+)
+
+// Problem is what went wrong with one case: the case is left out (build)
+// or reported (validate, run) and the others go on.
+type Problem struct {
+	ID  string `json:"id"`
+	Err string `json:"error"`
+}
+
+func (p Problem) String() string { return p.ID + ": " + p.Err }
+
+// BuildFromDataset makes cases from a dataset in the SWE-bench schema
+// (instance_id, repo, base_commit, problem_statement, patch; JSON Lines,
+// JSON or Parquet) or the Loc-Bench_V1 schema (the same plus category and
+// edit_functions). Repositories come from store. A row whose repository,
+// commit or patch cannot be used is a Problem; the other rows go on.
+func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Case, []Problem, error) {
+	rows, err := swe.ReadRows(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loc build: %w", err)
+	}
+	p := symbols.NewParser()
+	defer p.Close()
+	var cases []Case
+	var problems []Problem
+	seen := map[string]bool{}
+	for i, row := range rows {
+		c := Case{
+			ID:         str(row["instance_id"]),
+			Repo:       str(row["repo"]),
+			BaseCommit: str(row["base_commit"]),
+			Query:      strings.TrimSpace(str(row["problem_statement"])),
+			Category:   str(row["category"]),
+			Source:     filepath.Base(path),
+		}
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("row %d", i+1)
+		}
+		fail := func(err error) { problems = append(problems, Problem{ID: c.ID, Err: err.Error()}) }
+		switch {
+		case seen[c.ID]:
+			fail(errors.New("duplicate instance_id"))
+			continue
+		case c.Repo == "" || c.BaseCommit == "":
+			fail(errors.New("row without repo or base_commit"))
+			continue
+		}
+		seen[c.ID] = true
+		if err := ctx.Err(); err != nil {
+			return cases, problems, err
+		}
+		rp, err := store.Get(ctx, c.Repo)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		gt, err := TruthFromDiff(ctx, rp, c.BaseCommit, str(row["patch"]), p)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		c.GroundTruth = gt
+		cases = append(cases, c)
+	}
+	return cases, problems, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// HistoryFilter selects the commits of a history build.
+type HistoryFilter struct {
+	// MaxFiles and MaxLines bound the files a commit changes and its
+	// changed (added plus deleted) lines; 0 means no bound.
+	MaxFiles, MaxLines int
+	// MinLines is the fewest changed lines a commit must have.
+	MinLines int
+	// Kinds keeps commits of these kinds (see [CommitKind]); empty keeps all.
+	Kinds []string
+}
+
+// Commit kinds, from the first line of the message.
+var kindWords = []struct {
+	kind string
+	re   *regexp.Regexp
+}{
+	{"docs", regexp.MustCompile(`(?i)\b(docs?|documentation|readme|typos?|changelog)\b`)},
+	{"test", regexp.MustCompile(`(?i)\b(tests?|testing)\b`)},
+	{"fix", regexp.MustCompile(`(?i)\b(fix(es|ed)?|bugs?|errors?|crash(es)?|regressions?|issues?|wrong|incorrect)\b`)},
+	{"feature", regexp.MustCompile(`(?i)\b(add(s|ed)?|support(s|ed)?|feature|implement(s|ed)?|allow(s|ed)?|new|introduce[sd]?)\b`)},
+	{"refactor", regexp.MustCompile(`(?i)\b(refactor(s|ed|ing)?|clean(s|ed|up)?|rename[sd]?|move[sd]?|simplif(y|ies|ied)|remove[sd]?)\b`)},
+}
+
+// CommitKind classifies a commit by the first line of its message: docs,
+// test, fix, feature, refactor, or other (the first that matches).
+func CommitKind(message string) string {
+	subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	for _, k := range kindWords {
+		if k.re.MatchString(subject) {
+			return k.kind
+		}
+	}
+	return "other"
+}
+
+// BuildFromHistory makes one case per non-merge commit of rangeSpec
+// (git rev-list syntax) in the repository rp, named name (OWNER/NAME):
+// query = the commit message, base_commit = its parent, ground truth =
+// its diff. Commits the filter rejects, root commits and commits that
+// change no file existing at the parent are skipped and counted.
+func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string, f HistoryFilter) (cases []Case, problems []Problem, skipped int, err error) {
+	out, err := gitOutput(ctx, rp.GitDir(), "rev-list", "--no-merges", "--reverse", rangeSpec, "--")
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("loc build: commits %s: %w", rangeSpec, err)
+	}
+	p := symbols.NewParser()
+	defer p.Close()
+	kinds := map[string]bool{}
+	for _, k := range f.Kinds {
+		kinds[k] = true
+	}
+	for _, commit := range strings.Fields(string(out)) {
+		if err := ctx.Err(); err != nil {
+			return cases, problems, skipped, err
+		}
+		id := name + "@" + commit[:12]
+		fail := func(err error) { problems = append(problems, Problem{ID: id, Err: err.Error()}) }
+		msg, err := gitOutput(ctx, rp.GitDir(), "log", "-1", "--format=%B", commit)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		kind := CommitKind(string(msg))
+		if len(kinds) > 0 && !kinds[kind] {
+			skipped++
+			continue
+		}
+		parent, err := rp.ResolveCommit(ctx, commit+"^")
+		if err != nil {
+			skipped++ // a root commit: nothing to localize in
+			continue
+		}
+		stat, err := gitOutput(ctx, rp.GitDir(), "diff", "--numstat", "-M", parent, commit)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		files, lines := numstat(stat)
+		if (f.MaxFiles > 0 && files > f.MaxFiles) || (f.MaxLines > 0 && lines > f.MaxLines) || lines < f.MinLines {
+			skipped++
+			continue
+		}
+		diff, err := gitOutput(ctx, rp.GitDir(), "diff", "-M", "--no-color", "--no-ext-diff",
+			"--src-prefix=a/", "--dst-prefix=b/", parent, commit)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		gt, err := TruthFromDiff(ctx, rp, parent, string(diff), p)
+		if err != nil {
+			skipped++ // only new files, or binary ones
+			continue
+		}
+		cases = append(cases, Case{
+			ID: id, Repo: name, BaseCommit: parent, Query: strings.TrimSpace(string(msg)),
+			GroundTruth: gt, Category: kind, Source: "git:" + rangeSpec,
+		})
+	}
+	return cases, problems, skipped, nil
+}
+
+// numstat totals git diff --numstat: files and changed lines (binary
+// files count as files only).
+func numstat(out []byte) (files, lines int) {
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fs := strings.Fields(l)
+		if len(fs) < 3 {
+			continue
+		}
+		files++
+		var a, d int
+		fmt.Sscanf(fs[0], "%d", &a)
+		fmt.Sscanf(fs[1], "%d", &d)
+		lines += a + d
+	}
+	return files, lines
+}
+
+// gitOutput runs git in gitDir for what package repo does not offer
+// (rev-list, log, diff).
+func gitOutput(ctx context.Context, gitDir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, fmt.Errorf("git %s: %s", args[0], msg)
+		}
+		return nil, fmt.Errorf("git %s: %w", args[0], err)
+	}
+	return out, nil
+}

@@ -1,0 +1,537 @@
+package loc
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/repo"
+	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/symbols"
+)
+
+// indexVersion changes whenever the index format or the chunking does, so
+// that an old cached index is rebuilt rather than misread.
+const indexVersion = 1
+
+// maxIndexedFile is the largest file indexed; larger ones are data.
+const maxIndexedFile = 1 << 20
+
+// Chunk is one unit of the index: a function (Name set) or the code of a
+// file outside its functions (Name empty, Start and End span the file).
+type Chunk struct {
+	Path       string
+	Name       string
+	Start, End int
+}
+
+type posting struct {
+	Chunk int32
+	TF    int32
+}
+
+// Index is a BM25 index over the chunks of a repository at one commit.
+type Index struct {
+	Version  int
+	Chunks   []Chunk
+	DocLen   []int32
+	Terms    map[string][]posting
+	AvgLen   float64
+	NumFiles int
+}
+
+// BuildIndex indexes every file of rp at commit whose language package
+// symbols knows: one chunk per function or method and one per file for
+// the code outside functions (with the file's path, so a query naming a
+// file finds it). The files are streamed by one "git archive" and chunked
+// on all CPUs.
+func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
+	type file struct {
+		i    int
+		path string
+		src  []byte
+	}
+	type fileChunks struct {
+		chunks []Chunk
+		terms  []map[string]int32
+	}
+	var (
+		mu      sync.Mutex
+		results []fileChunks
+		firstE  error
+	)
+	setErr := func(err error) {
+		mu.Lock()
+		if firstE == nil {
+			firstE = err
+		}
+		mu.Unlock()
+	}
+	work := make(chan file, 64)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := symbols.NewParser()
+			defer p.Close()
+			for f := range work {
+				cs, ts, err := chunkFile(ctx, p, f.path, f.src)
+				if err != nil {
+					setErr(err)
+					continue
+				}
+				mu.Lock()
+				results[f.i] = fileChunks{cs, ts}
+				mu.Unlock()
+			}
+		}()
+	}
+	n := 0
+	err := archiveFiles(ctx, rp.GitDir(), commit, func(path string, src []byte) {
+		mu.Lock()
+		results = append(results, fileChunks{})
+		mu.Unlock()
+		work <- file{n, path, src}
+		n++
+	})
+	close(work)
+	wg.Wait()
+	if err == nil {
+		err = firstE
+	}
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{Version: indexVersion, Terms: map[string][]posting{}, NumFiles: n}
+	total := 0
+	for _, fc := range results {
+		for j, c := range fc.chunks {
+			id := int32(len(ix.Chunks))
+			ix.Chunks = append(ix.Chunks, c)
+			n := int32(0)
+			for t, tf := range fc.terms[j] {
+				ix.Terms[t] = append(ix.Terms[t], posting{id, tf})
+				n += tf
+			}
+			ix.DocLen = append(ix.DocLen, n)
+			total += int(n)
+		}
+	}
+	if len(ix.Chunks) > 0 {
+		ix.AvgLen = float64(total) / float64(len(ix.Chunks))
+	}
+	return ix, nil
+}
+
+// archiveFiles streams the files of commit that package symbols can
+// parse, up to maxIndexedFile bytes each, to fn: one git process for the
+// whole tree instead of a cat-file round trip per file.
+func archiveFiles(ctx context.Context, gitDir, commit string, fn func(path string, src []byte)) error {
+	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "archive", "--format=tar", commit)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git archive: %w", err)
+	}
+	tr := tar.NewReader(bufio.NewReaderSize(out, 1<<20))
+	var readErr error
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		if h.Typeflag != tar.TypeReg || h.Size > maxIndexedFile || symbols.LanguageOf(h.Name) == "" {
+			continue
+		}
+		src, err := io.ReadAll(tr)
+		if err != nil {
+			readErr = err
+			break
+		}
+		fn(h.Name, src)
+	}
+	_, _ = io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git archive %s: %s: %w", commit, strings.TrimSpace(stderr.String()), err)
+	}
+	return readErr
+}
+
+// chunkFile splits one file into chunks and counts each chunk's terms.
+func chunkFile(ctx context.Context, p *symbols.Parser, path string, src []byte) ([]Chunk, []map[string]int32, error) {
+	var syms []symbols.Symbol
+	text := string(src)
+	if symbols.LanguageOf(path) == symbols.Python {
+		syms = pythonDefs(text)
+	} else {
+		res, err := p.Parse(ctx, path, src)
+		if err != nil {
+			return nil, nil, err
+		}
+		syms = res.Symbols
+	}
+	lines := strings.SplitAfter(text, "\n")
+	inFunc := make([]bool, len(lines)+2)
+	var chunks []Chunk
+	var terms []map[string]int32
+	for _, s := range syms {
+		if s.Kind == symbols.Class {
+			continue
+		}
+		tf := map[string]int32{}
+		// The qualified name counts once more: a query naming the
+		// function should find it.
+		addTerms(tf, s.Name)
+		for l := s.Start; l <= s.End && l <= len(lines); l++ {
+			addTerms(tf, lines[l-1])
+			inFunc[l] = true
+		}
+		chunks = append(chunks, Chunk{Path: path, Name: s.Name, Start: s.Start, End: s.End})
+		terms = append(terms, tf)
+	}
+	tf := map[string]int32{}
+	addTerms(tf, path)
+	for i, l := range lines {
+		if !inFunc[i+1] {
+			addTerms(tf, l)
+		}
+	}
+	chunks = append(chunks, Chunk{Path: path, Start: 1, End: lineCount(src)})
+	terms = append(terms, tf)
+	return chunks, terms, nil
+}
+
+// addTerms adds the terms of text to tf (see [Tokenize]).
+func addTerms(tf map[string]int32, text string) {
+	tokenize(text, func(t string) { tf[t]++ })
+}
+
+// Tokenize splits text into search terms the way code is written:
+// identifiers and path segments are split at non-alphanumerics, then
+// each word also into its camelCase and snake_case parts, all lower-case
+// (getHTTPResponse_code → gethttpresponse_code... → get, http, response,
+// code). Words shorter than two letters and common English and keyword
+// words are dropped.
+func Tokenize(text string) []string {
+	var out []string
+	tokenize(text, func(t string) { out = append(out, t) })
+	return out
+}
+
+func tokenize(text string, emit func(string)) {
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		word := text[start:end]
+		start = -1
+		parts := splitIdent(word)
+		if len(parts) > 1 {
+			if w := strings.ToLower(word); keep(w) {
+				emit(w)
+			}
+		}
+		for _, p := range parts {
+			if p = strings.ToLower(p); keep(p) {
+				emit(p)
+			}
+		}
+	}
+	for i, r := range text {
+		if r < unicode.MaxASCII && (isAlnum(byte(r)) || r == '_') {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
+}
+
+func isAlnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// splitIdent splits an identifier at underscores and case changes:
+// parseHTTPRequest2 → parse, HTTP, Request2.
+func splitIdent(w string) []string {
+	var parts []string
+	for _, seg := range strings.Split(w, "_") {
+		start := 0
+		for i := 1; i < len(seg); i++ {
+			prev, cur := seg[i-1], seg[i]
+			upper := cur >= 'A' && cur <= 'Z'
+			switch {
+			case upper && prev >= 'a' && prev <= 'z',
+				upper && prev >= 'A' && prev <= 'Z' && i+1 < len(seg) && seg[i+1] >= 'a' && seg[i+1] <= 'z':
+				parts = append(parts, seg[start:i])
+				start = i
+			}
+		}
+		if start < len(seg) {
+			parts = append(parts, seg[start:])
+		}
+	}
+	return parts
+}
+
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the and for not but are was were this that with from into
+		have has had you your can will would should could when then than there their what which who
+		how why all any each its it is be as at by of on or to in if an do does did so we our use used
+		self def return none true false class import else elif pass var let const func fn new null nil
+		end int str`) {
+		m[w] = true
+	}
+	return m
+}()
+
+func keep(t string) bool {
+	if len(t) < 2 || stopWords[t] {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return true
+		}
+	}
+	return false // numbers say little
+}
+
+// Hit is one scored chunk.
+type Hit struct {
+	Chunk Chunk
+	Score float64
+}
+
+// Search ranks the chunks for a query with BM25 (k1 = 1.2, b = 0.75) and
+// returns the best n.
+func (ix *Index) Search(query string, n int) []Hit {
+	const k1, b = 1.2, 0.75
+	qtf := map[string]int{}
+	tokenize(query, func(t string) { qtf[t]++ })
+	scores := map[int32]float64{}
+	N := float64(len(ix.Chunks))
+	for t := range qtf {
+		ps := ix.Terms[t]
+		if len(ps) == 0 {
+			continue
+		}
+		idf := math.Log(1 + (N-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+		for _, p := range ps {
+			tf := float64(p.TF)
+			dl := float64(ix.DocLen[p.Chunk])
+			scores[p.Chunk] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/ix.AvgLen))
+		}
+	}
+	hits := make([]Hit, 0, len(scores))
+	for id, s := range scores {
+		hits = append(hits, Hit{ix.Chunks[id], s})
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		a, b := hits[i].Chunk, hits[j].Chunk
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Start < b.Start
+	})
+	if len(hits) > n {
+		hits = hits[:n]
+	}
+	return hits
+}
+
+// Indexed is the indexed mode's searcher: BM25 over function-level
+// chunks, no model. Indexes are built once per repository commit, kept in
+// memory for the run and cached on disk under Dir.
+type Indexed struct {
+	// Dir caches the indexes, one file per repository commit; empty
+	// means no disk cache.
+	Dir string
+	// TopFiles, TopFunctions and TopRanges bound the answer: ranked
+	// files and functions, and the chunks whose lines make the ranges.
+	TopFiles, TopFunctions, TopRanges int
+
+	mu      sync.Mutex
+	indexes map[string]*indexEntry
+	stats   IndexStats
+}
+
+// IndexStats counts what the indexed searcher did with its indexes.
+type IndexStats struct {
+	Built, Loaded int
+}
+
+type indexEntry struct {
+	once sync.Once
+	ix   *Index
+	err  error
+}
+
+// NewIndexed returns an indexed searcher caching under dir.
+func NewIndexed(dir string) *Indexed {
+	return &Indexed{Dir: dir, TopFiles: 10, TopFunctions: 10, TopRanges: 5, indexes: map[string]*indexEntry{}}
+}
+
+// Stats reports how many indexes were built and loaded from disk.
+func (s *Indexed) Stats() IndexStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Index returns the index of rp at commit: from memory, from the disk
+// cache, or built (and then cached).
+func (s *Indexed) Index(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
+	full, err := rp.ResolveCommit(ctx, commit)
+	if err != nil {
+		return nil, err
+	}
+	key := rp.GitDir() + "\x00" + full
+	s.mu.Lock()
+	if s.indexes == nil {
+		s.indexes = map[string]*indexEntry{}
+	}
+	e := s.indexes[key]
+	if e == nil {
+		e = &indexEntry{}
+		s.indexes[key] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() { e.ix, e.err = s.load(ctx, rp, full) })
+	return e.ix, e.err
+}
+
+func (s *Indexed) cachePath(rp *repo.Repo, commit string) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s\x00%s", indexVersion, rp.Name(), commit)))
+	return filepath.Join(s.Dir, commit[:min(12, len(commit))]+"-"+hex.EncodeToString(h[:8])+".idx")
+}
+
+func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
+	var path string
+	if s.Dir != "" {
+		path = s.cachePath(rp, commit)
+		if ix, err := readIndex(path); err == nil {
+			s.mu.Lock()
+			s.stats.Loaded++
+			s.mu.Unlock()
+			return ix, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			// A damaged or old cache file is rebuilt and replaced.
+			_ = os.Remove(path)
+		}
+	}
+	ix, err := BuildIndex(ctx, rp, commit)
+	if err != nil {
+		return nil, fmt.Errorf("index %s at %s: %w", rp.Name(), commit, err)
+	}
+	s.mu.Lock()
+	s.stats.Built++
+	s.mu.Unlock()
+	if path != "" {
+		if err := writeIndex(path, ix); err != nil {
+			return nil, err
+		}
+	}
+	return ix, nil
+}
+
+func readIndex(path string) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ix Index
+	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&ix); err != nil {
+		return nil, fmt.Errorf("read index %s: %w", path, err)
+	}
+	if ix.Version != indexVersion {
+		return nil, fmt.Errorf("read index %s: version %d, want %d", path, ix.Version, indexVersion)
+	}
+	return &ix, nil
+}
+
+func writeIndex(path string, ix *Index) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	err := atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := gob.NewEncoder(bw).Encode(ix); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return fmt.Errorf("write index %s: %w", path, err)
+	}
+	return nil
+}
+
+// Search implements [Searcher]: the best chunks for the case's query
+// give the ranked files and functions, and the top chunks' lines the
+// ranges.
+func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.ModelCalls) (Answer, error) {
+	ix, err := s.Index(ctx, rp, c.BaseCommit)
+	if err != nil {
+		return Answer{}, err
+	}
+	hits := ix.Search(c.Query, 200)
+	var f Found
+	f.Ranges = map[string][]Range{}
+	seenFile, seenFn := map[string]bool{}, map[string]bool{}
+	ranges := 0
+	for _, h := range hits {
+		ch := h.Chunk
+		if !seenFile[ch.Path] && len(f.Files) < s.TopFiles {
+			seenFile[ch.Path] = true
+			f.Files = append(f.Files, ch.Path)
+		}
+		if ch.Name == "" {
+			continue
+		}
+		if id := ch.Path + ":" + ch.Name; !seenFn[id] && len(f.Functions) < s.TopFunctions {
+			seenFn[id] = true
+			f.Functions = append(f.Functions, id)
+		}
+		if ranges < s.TopRanges {
+			ranges++
+			f.Ranges[ch.Path] = append(f.Ranges[ch.Path], Range{ch.Start, ch.End})
+		}
+	}
+	return Answer{Found: f}, nil
+}

@@ -1,0 +1,255 @@
+package loc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// Report is report.json of a run: the metric means overall, per category
+// and per repository, each a report.Report, in the {"title", "rows",
+// "reports"} shape `patchbench report` compares side by side.
+type Report struct {
+	Title   string           `json:"title"`
+	Model   string           `json:"model,omitempty"`
+	Mode    string           `json:"mode,omitempty"`
+	Dataset string           `json:"dataset,omitempty"`
+	Rows    int              `json:"rows"`
+	Reports []*report.Report `json:"reports"`
+}
+
+// Groupings are the tables of a report.
+var Groupings = []struct {
+	Title string
+	Dims  []string
+}{
+	{"Overall", nil},
+	{"By category", []string{"category"}},
+	{"By repository", []string{"repo"}},
+}
+
+// KeyMetrics are the columns of report.md's tables; report.json has all.
+var KeyMetrics = []string{"quality_score", "quality_score_v2", "file_recall", "file_precision",
+	"line_coverage", "line_precision_matched", "function_hit_rate",
+	"file_acc@1", "file_acc@5", "module_acc@5", "function_acc@5", "function_acc@10", "failed"}
+
+// Definitions of the report's columns.
+var Definitions = map[string]string{
+	"file_recall":            "ground-truth files in the answer's {path: ranges}, over the ground-truth files",
+	"file_precision":         "answer files in the ground truth, over the answer files",
+	"line_coverage":          "ground-truth lines inside answer ranges of the same file, over the ground-truth lines",
+	"line_precision_matched": "answer lines that are ground-truth lines, counting only files in both",
+	"function_hit_rate":      "ground-truth functions with a target line inside an answer range",
+	"quality_score":          "0.4·file_recall + 0.4·line_precision_matched + 0.2·function_hit_rate (relace-mcp v1)",
+	"quality_score_v2":       "0.3·file_recall + 0.2·file_precision + 0.3·line_coverage + 0.2·function_hit_rate",
+	"file_acc@1":             "LocAgent Acc@k: the top k files hold min(k, |ground truth|) ground-truth files",
+	"file_acc@5":             "as file_acc@1 with k = 5",
+	"module_acc@5":           "Acc@5 over modules (path:Class or path:function)",
+	"function_acc@5":         "Acc@5 over functions (path:Class.method; __init__ named by its class)",
+	"function_acc@10":        "Acc@10 over functions",
+	"failed":                 "share of cases whose search failed (missing repository or commit, search error)",
+}
+
+// Flatten turns results rows into report rows: the metrics map becomes
+// top-level fields.
+func Flatten(rows []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		m := map[string]any{}
+		for k, v := range r {
+			if k != "metrics" && k != "found" {
+				m[k] = v
+			}
+		}
+		if ms, ok := r["metrics"].(map[string]any); ok {
+			for k, v := range ms {
+				m[k] = v
+			}
+		}
+		if _, ok := m["failed"]; !ok {
+			m["failed"] = false
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// Aggregate builds the report of results rows.
+func Aggregate(rows []map[string]any, title string) (*Report, error) {
+	flat := Flatten(rows)
+	present := map[string]bool{}
+	for _, r := range flat {
+		for k, v := range r {
+			if v != nil {
+				present[k] = true
+			}
+		}
+	}
+	var ms []string
+	for _, m := range append(MetricNames(), "failed", "turns", "latency_ms", "tokens", "cost") {
+		if present[m] {
+			ms = append(ms, m)
+		}
+	}
+	rep := &Report{Title: title, Rows: len(rows)}
+	for _, g := range Groupings {
+		r, err := report.Aggregate(flat, report.Spec{Title: g.Title, Dims: g.Dims, Metrics: ms, Definitions: Definitions})
+		if err != nil {
+			return nil, fmt.Errorf("loc: %w", err)
+		}
+		rep.Reports = append(rep.Reports, r)
+	}
+	return rep, nil
+}
+
+// WriteReport reads dir/results.jsonl and writes report.json and
+// report.md beside it. It returns the report, the number of rows and the
+// number of failed rows.
+func WriteReport(dir, dataset string) (*Report, int, int, error) {
+	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("loc: %w", err)
+	}
+	rows = lastRows(rows)
+	failed := 0
+	var model, mode string
+	for _, r := range rows {
+		if r["failed"] == true {
+			failed++
+		}
+		if s, _ := r["model"].(string); s != "" {
+			model = s
+		}
+		if s, _ := r["mode"].(string); s != "" {
+			mode = s
+		}
+	}
+	title := "Loc-Bench"
+	switch {
+	case model != "":
+		title += ": " + model
+	case mode != "":
+		title += ": " + mode
+	}
+	rep, err := Aggregate(rows, title)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	rep.Model, rep.Mode, rep.Dataset = model, mode, dataset
+	if err := rep.WriteFiles(dir); err != nil {
+		return nil, 0, 0, err
+	}
+	return rep, len(rows), failed, nil
+}
+
+// lastRows keeps the last row of each case (a failed case run again).
+func lastRows(rows []map[string]any) []map[string]any {
+	last := map[string]int{}
+	for i, r := range rows {
+		key, _ := r["key"].(string)
+		last[key] = i
+	}
+	var out []map[string]any
+	for i, r := range rows {
+		key, _ := r["key"].(string)
+		if last[key] == i {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WriteFiles writes report.json and report.md into dir, atomically.
+func (r *Report) WriteFiles(dir string) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(dir, "report.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("loc: %w", err)
+	}
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(dir, "report.md"), md.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("loc: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown writes the key metrics per grouping, then every metric's
+// overall mean in one column.
+func (r *Report) WriteMarkdown(w *bytes.Buffer) error {
+	fmt.Fprintf(w, "# %s\n\n", r.Title)
+	if r.Dataset != "" {
+		fmt.Fprintf(w, "Dataset: `%s`. ", r.Dataset)
+	}
+	fmt.Fprintf(w, "%d cases.\n", r.Rows)
+	for _, sub := range r.Reports {
+		w.WriteString("\n## " + sub.Title + "\n\n")
+		writeTable(w, sub, KeyMetrics)
+	}
+	if len(r.Reports) > 0 {
+		w.WriteString("\n## Every metric, overall\n\n| metric | mean | n |\n| --- | ---: | ---: |\n")
+		total := r.Reports[0].Total
+		for _, m := range r.Reports[0].Metrics {
+			if st, ok := total.Stats[m.Name]; ok {
+				fmt.Fprintf(w, "| %s | %.4f | %d |\n", m.Name, st.Value, st.N)
+			}
+		}
+		w.WriteString("\n## Definitions\n\n")
+		for _, m := range KeyMetrics {
+			if d := Definitions[m]; d != "" {
+				fmt.Fprintf(w, "- **%s**: %s\n", m, d)
+			}
+		}
+		w.WriteString("- LEVEL_METRIC@K: LocAgent's Acc, Recall, P, NDCG and MAP at k over the ranked files, modules or functions (evaluation/eval_metric.py; max_k = 10, MAP divided by k); a case whose ground truth has no item at a level is left out of that level's means.\n")
+	}
+	return nil
+}
+
+func writeTable(w *bytes.Buffer, r *report.Report, cols []string) {
+	var have []string
+	for _, c := range cols {
+		if slices.ContainsFunc(r.Metrics, func(m report.Metric) bool { return m.Name == c }) {
+			have = append(have, c)
+		}
+	}
+	head := append(append([]string{}, r.Dims...), "n")
+	head = append(head, have...)
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
+	row := func(values []string, g report.Group) {
+		cells := append([]string{}, values...)
+		cells = append(cells, fmt.Sprint(g.N))
+		for _, c := range have {
+			if st, ok := g.Stats[c]; ok {
+				cells = append(cells, fmt.Sprintf("%.3f", st.Value))
+			} else {
+				cells = append(cells, "")
+			}
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	if len(r.Dims) > 0 {
+		for _, g := range r.Groups {
+			vals := make([]string, len(g.Values))
+			for i, v := range g.Values {
+				vals[i] = strings.ReplaceAll(v, "|", `\|`)
+				if vals[i] == "" {
+					vals[i] = "—"
+				}
+			}
+			row(vals, g)
+		}
+		return
+	}
+	row(nil, r.Total)
+}

@@ -1,0 +1,137 @@
+package loc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/patchbench/patchbench/repo"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// ResultsFile is the results file of a run directory.
+const ResultsFile = "results.jsonl"
+
+// RunOptions configure [Run].
+type RunOptions struct {
+	Cases   []Case
+	Dataset string // for the report
+	// Repos is the --repos directory; CloneFrom where missing repositories
+	// are cloned from (default GitHub).
+	Repos, CloneFrom string
+	// Out is the run directory: results.jsonl, report.json, report.md.
+	Out  string
+	Mode string // ModeIndexed or ModeAgentic
+	// Model is "reference", "replay/FILE", or a model the agentic search
+	// asks; empty in indexed mode.
+	Model string
+	// IndexDir caches the indexed mode's indexes (see [Indexed]).
+	IndexDir string
+	// MaxTurns and Temperature configure the agentic search (loc grid
+	// varies them); ModelOptions is its model-call path.
+	MaxTurns     int
+	Temperature  *float64
+	ModelOptions runner.ModelOptions
+	// Agentic builds the agentic searcher for these options; the command
+	// line sets it (package loc does not know the agent).
+	Agentic func(ctx context.Context, o RunOptions) (Searcher, func() error, error)
+	Runner  runner.Options
+	// Force discards an existing results file first.
+	Force bool
+}
+
+// RunSummary is what [Run] did.
+type RunSummary struct {
+	runner.Summary
+	Report           *Report
+	Rows, FailedRows int
+}
+
+// Searcher returns the searcher the options select, and a function that
+// releases it.
+func (o RunOptions) searcher(ctx context.Context) (Searcher, func() error, error) {
+	nop := func() error { return nil }
+	switch {
+	case o.Model == "reference":
+		return Reference{}, nop, nil
+	case strings.HasPrefix(o.Model, "replay/"):
+		r, err := LoadReplay(strings.TrimPrefix(o.Model, "replay/"))
+		return r, nop, err
+	case o.Mode == ModeIndexed:
+		if o.Model != "" {
+			return nil, nil, fmt.Errorf("indexed mode asks no model; got --model %s", o.Model)
+		}
+		return NewIndexed(o.IndexDir), nop, nil
+	case o.Mode == ModeAgentic:
+		if o.Agentic == nil {
+			return nil, nil, errors.New("agentic mode is not available in this build")
+		}
+		return o.Agentic(ctx, o)
+	}
+	return nil, nil, fmt.Errorf("unknown mode %q (want indexed or agentic)", o.Mode)
+}
+
+// Run searches every selected case, appends one scored row per case to
+// Out/results.jsonl and writes Out/report.json and Out/report.md. A case
+// whose repository or base_commit is missing, or whose search fails, is
+// a failed row naming the case; the others go on.
+func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
+	s, release, err := o.searcher(ctx)
+	if err != nil {
+		return RunSummary{}, fmt.Errorf("loc run: %w", err)
+	}
+	defer release()
+	cases := make([]runner.Case, len(o.Cases))
+	for i, c := range o.Cases {
+		cases[i] = runner.Case{ID: c.ID, Key: c.ID, Data: c}
+	}
+	ropts := o.Runner
+	ropts.Out = filepath.Join(o.Out, ResultsFile)
+	if ropts.DryRun {
+		sum, err := runner.Plan(cases, ropts)
+		return RunSummary{Summary: sum}, err
+	}
+	if err := os.MkdirAll(o.Out, 0o777); err != nil {
+		return RunSummary{}, fmt.Errorf("loc run: %w", err)
+	}
+	if o.Force {
+		if err := os.Remove(ropts.Out); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return RunSummary{}, fmt.Errorf("loc run: %w", err)
+		}
+	}
+	store := repo.NewStore(o.Repos)
+	store.BaseURL = o.CloneFrom
+	defer store.Close()
+	model := o.Model
+	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
+		c := rc.Data.(Case)
+		res := &Result{Repo: c.Repo, Category: c.Category, Mode: o.Mode, Model: model}
+		rp, err := store.Get(ctx, c.Repo)
+		if err != nil {
+			return res, err
+		}
+		if _, err := rp.ResolveCommit(ctx, c.BaseCommit); err != nil {
+			return res, fmt.Errorf("base_commit %s: %w", c.BaseCommit, err)
+		}
+		ans, err := s.Search(ctx, c, rp, &res.ModelCalls)
+		res.Found = Complete(ans.Found)
+		res.Turns = ans.Turns
+		if err != nil {
+			return res, err
+		}
+		res.Metrics = Score(c.GroundTruth, res.Found)
+		return res, nil
+	}
+	sum, runErr := runner.Run(ctx, cases, fn, ropts)
+	out := RunSummary{Summary: sum}
+	rep, rows, failed, err := WriteReport(o.Out, o.Dataset)
+	if err != nil {
+		return out, errors.Join(runErr, err)
+	}
+	out.Report, out.Rows, out.FailedRows = rep, rows, failed
+	return out, runErr
+}

@@ -1,0 +1,190 @@
+package loc
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/patchbench/patchbench/metrics"
+)
+
+// Ks are the cut-offs of the LocAgent metrics; the largest is LocAgent's
+// max_k, the length of the ranked lists that count.
+var Ks = []int{1, 3, 5, 10}
+
+// Levels are the LocAgent levels, in report order.
+var Levels = []string{"file", "module", "function"}
+
+// RelaceMetrics are the relace-mcp metric names, in report order.
+var RelaceMetrics = []string{"file_recall", "file_precision", "line_coverage", "line_precision_matched",
+	"function_hit_rate", "quality_score", "quality_score_v2"}
+
+// MetricNames lists every metric a row can hold, in report order:
+// the relace-mcp family, then LEVEL_METRIC@K.
+func MetricNames() []string {
+	names := append([]string(nil), RelaceMetrics...)
+	for _, level := range Levels {
+		for _, m := range []string{"acc", "recall", "precision", "ndcg", "map"} {
+			for _, k := range Ks {
+				names = append(names, fmt.Sprintf("%s_%s@%d", level, m, k))
+			}
+		}
+	}
+	return names
+}
+
+// Complete fills what an answer left implicit: files in the order of
+// their first function or range when Files is empty, modules from the
+// functions when Modules is empty.
+func Complete(f Found) Found {
+	if len(f.Files) == 0 {
+		seen := map[string]bool{}
+		add := func(p string) {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				f.Files = append(f.Files, p)
+			}
+		}
+		for _, fn := range f.Functions {
+			p, _, _ := strings.Cut(fn, ":")
+			add(p)
+		}
+		for _, p := range sortedKeys(f.Ranges) {
+			add(p)
+		}
+	}
+	if len(f.Modules) == 0 {
+		seen := map[string]bool{}
+		for _, fn := range f.Functions {
+			if m := ModuleOf(fn); !seen[m] {
+				seen[m] = true
+				f.Modules = append(f.Modules, m)
+			}
+		}
+	}
+	return f
+}
+
+// Score computes every metric of an answer against a case's ground
+// truth. LocAgent metrics of a level whose ground truth is empty (no
+// functions, e.g. a change outside every function) are left out, as
+// LocAgent leaves such cases out of its means.
+func Score(gt GroundTruth, f Found) map[string]float64 {
+	f = Complete(f)
+	truth := metrics.Ranges{}
+	for p, ft := range gt.Files {
+		truth[p] = toLineRanges(ft.Ranges)
+	}
+	// The relace-mcp family scores the answer's {path: ranges}, as
+	// relace-mcp's returned_files; an answer with no ranges at all (as
+	// LocAgent's) names its files without lines.
+	found := metrics.Ranges{}
+	for p, rs := range f.Ranges {
+		found[p] = toLineRanges(rs)
+	}
+	if f.Ranges == nil {
+		for _, p := range f.Files {
+			found[p] = nil
+		}
+	}
+	m := map[string]float64{}
+	fr := metrics.FileRecall(found, truth)
+	fp := metrics.FilePrecision(found, truth)
+	lc := metrics.LineCoverage(found, truth)
+	lpm := metrics.LinePrecisionMatched(found, truth)
+	fh := metrics.FunctionHitRate(found, FunctionTargets(gt))
+	m["file_recall"], m["file_precision"], m["line_coverage"] = fr, fp, lc
+	m["line_precision_matched"], m["function_hit_rate"] = lpm, fh
+	m["quality_score"] = metrics.QualityScore(fr, lpm, fh)
+	m["quality_score_v2"] = metrics.QualityScoreV2(fr, fp, lc, fh)
+
+	lists := map[string][2][]string{
+		"file":     {f.Files, gt.Paths()},
+		"module":   {f.Modules, gt.Modules()},
+		"function": {stripInit(f.Functions), stripInit(gt.Functions())},
+	}
+	maxK := Ks[len(Ks)-1]
+	for _, level := range Levels {
+		pred, gold := lists[level][0], lists[level][1]
+		if len(gold) == 0 {
+			continue
+		}
+		for _, k := range Ks {
+			r := metrics.RankedAt(pred, gold, k, maxK)
+			m[fmt.Sprintf("%s_acc@%d", level, k)] = r.Acc
+			m[fmt.Sprintf("%s_recall@%d", level, k)] = r.Recall
+			m[fmt.Sprintf("%s_precision@%d", level, k)] = r.Precision
+			m[fmt.Sprintf("%s_ndcg@%d", level, k)] = r.NDCG
+			m[fmt.Sprintf("%s_map@%d", level, k)] = r.MAP
+		}
+	}
+	return m
+}
+
+// stripInit names a constructor by its class, as LocAgent's evaluation
+// does for function-level scores (Class.__init__ → Class).
+func stripInit(fns []string) []string {
+	out := make([]string, 0, len(fns))
+	seen := map[string]bool{}
+	for _, f := range fns {
+		f = strings.TrimSuffix(f, ".__init__")
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// FunctionTargets are the ground truth's functions with their target
+// lines: the ranges that share a context range, when that context is a
+// function's. Without context ranges every range of a file with functions
+// is one target.
+func FunctionTargets(gt GroundTruth) []metrics.FunctionTarget {
+	var out []metrics.FunctionTarget
+	for _, p := range gt.Paths() {
+		ft := gt.Files[p]
+		if len(ft.Functions) == 0 {
+			continue
+		}
+		if len(ft.Context) != len(ft.Ranges) {
+			for _, r := range ft.Ranges {
+				out = append(out, metrics.FunctionTarget{Path: p, Ranges: toLineRanges([]Range{r})})
+			}
+			continue
+		}
+		var order []Range
+		groups := map[Range][]Range{}
+		for i, r := range ft.Ranges {
+			c := ft.Context[i]
+			if groups[c] == nil {
+				order = append(order, c)
+			}
+			groups[c] = append(groups[c], r)
+		}
+		if len(order) > len(ft.Functions) {
+			// One group is the code outside functions: its context is the
+			// whole file, the one starting at line 1 that reaches furthest.
+			outside := -1
+			for i, c := range order {
+				if c[0] == 1 && (outside < 0 || c[1] > order[outside][1]) {
+					outside = i
+				}
+			}
+			if outside >= 0 {
+				order = append(order[:outside], order[outside+1:]...)
+			}
+		}
+		for _, c := range order {
+			out = append(out, metrics.FunctionTarget{Path: p, Ranges: toLineRanges(groups[c])})
+		}
+	}
+	return out
+}
+
+func toLineRanges(rs []Range) []metrics.LineRange {
+	out := make([]metrics.LineRange, len(rs))
+	for i, r := range rs {
+		out[i] = metrics.LineRange{Start: r[0], End: r[1]}
+	}
+	return out
+}

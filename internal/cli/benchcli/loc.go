@@ -1,0 +1,315 @@
+package benchcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/patchbench/patchbench/bench/loc"
+	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/repo"
+	"github.com/patchbench/patchbench/runner"
+)
+
+func newLocCommand(sio cli.Stdio) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "loc",
+		Short: "Code localization benchmark (Loc-Bench): build, validate, run, grid, analyze",
+		Long: `Loc-Bench measures how well a search finds the code an issue is about: each
+case is a query (an issue text or commit message), a repository at a commit,
+and the ground truth (files, line ranges, functions) of the fixing change.
+See README, "Code localization".`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cli.Usage(errors.New("loc: give a subcommand: build, validate, run, grid or analyze"))
+		},
+	}
+	cmd.AddCommand(newLocBuildCommand(sio), newLocValidateCommand(sio), newLocRunCommand(sio),
+		newLocGridCommand(sio), newLocAnalyzeCommand(sio))
+	return cmd
+}
+
+type locRepoFlags struct{ repos, cloneFrom string }
+
+func (r *locRepoFlags) store() *repo.Store {
+	s := repo.NewStore(r.repos)
+	s.BaseURL = r.cloneFrom
+	return s
+}
+
+func (r *locRepoFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&r.repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME (bare or not), cloned once when missing")
+	f.StringVar(&r.cloneFrom, "clone-from", "", "clone missing repositories from `URL`/OWNER/NAME (default https://github.com)")
+}
+
+// reportProblems prints one line per problem and returns the exit error.
+func reportProblems(sio cli.Stdio, what string, problems []loc.Problem, of int) error {
+	for _, p := range problems {
+		fmt.Fprintf(sio.Err, "%s: %s\n", cli.ProgramName, p)
+	}
+	if len(problems) > 0 {
+		return cli.Failed(fmt.Errorf("%s: %d problems in %d cases", what, len(problems), of))
+	}
+	return nil
+}
+
+type locBuildOptions struct {
+	dataset, out              string
+	repoDir, commits, name    string
+	maxFiles, maxLines, minLn int
+	kinds                     string
+	repos                     locRepoFlags
+}
+
+func newLocBuildCommand(sio cli.Stdio) *cobra.Command {
+	var o locBuildOptions
+	cmd := &cobra.Command{
+		Use:   "build (--dataset FILE --repos DIR | --repo DIR --commits RANGE) --out CASES.jsonl",
+		Short: "Make Loc-Bench cases from a SWE-bench-schema dataset or a git history",
+		Long: `Write one case per line to --out from either
+  --dataset FILE: SWE-bench schema (instance_id, repo, base_commit,
+    problem_statement, patch; JSONL, JSON or Parquet) or Loc-Bench_V1 (also
+    category, edit_functions); repositories under --repos DIR; or
+  --repo DIR --commits RANGE: every non-merge commit of RANGE (git rev-list
+    syntax); query = the commit message, base_commit = its parent, category =
+    the commit's kind (fix, feature, refactor, docs, test, other).
+Ground truth: the patch's old-side lines at base_commit, grouped by the
+innermost function (tree-sitter), clustered (a line joins the cluster before
+it when at most 3 unchanged lines lie between), more than 2 clusters of a
+function collapsed to [first, last], clamped to the function.
+
+Exit status: 0 every row made a case; 1 some rows were left out (each
+reported with its id); 2 usage or input error.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error { return runLocBuild(cmd.Context(), o, sio) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dataset, "dataset", "", "dataset `FILE`: .jsonl, .json (.gz) or .parquet")
+	f.StringVar(&o.repoDir, "repo", "", "build from the history of the git repository `DIR`")
+	f.StringVar(&o.commits, "commits", "", "with --repo: the commits, as git rev-list takes them (e.g. v1.0..main, -n50 HEAD)")
+	f.StringVar(&o.name, "name", "", "with --repo: the repository's OWNER/NAME in the cases (default local/BASENAME)")
+	f.IntVar(&o.maxFiles, "max-files", 5, "with --repo: skip commits changing more than `N` files (0: no bound)")
+	f.IntVar(&o.maxLines, "max-lines", 200, "with --repo: skip commits changing more than `N` lines (0: no bound)")
+	f.IntVar(&o.minLn, "min-lines", 1, "with --repo: skip commits changing fewer than `N` lines")
+	f.StringVar(&o.kinds, "kind", "", "with --repo: keep only these commit kinds, comma-separated (fix, feature, refactor, docs, test, other)")
+	f.StringVar(&o.out, "out", "", "cases `FILE` to write (JSONL)")
+	o.repos.register(cmd)
+	return cmd
+}
+
+func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
+	if o.out == "" {
+		return cli.Usage(errors.New("loc build: --out is required"))
+	}
+	if (o.dataset == "") == (o.repoDir == "") {
+		return cli.Usage(errors.New("loc build: give either --dataset or --repo"))
+	}
+	var cases []loc.Case
+	var problems []loc.Problem
+	var skipped, rows int
+	if o.dataset != "" {
+		if o.repos.repos == "" {
+			return cli.Usage(errors.New("loc build: --dataset needs --repos"))
+		}
+		store := o.repos.store()
+		defer store.Close()
+		var err error
+		cases, problems, err = loc.BuildFromDataset(ctx, o.dataset, store)
+		if err != nil {
+			return cli.Usage(err)
+		}
+		rows = len(cases) + len(problems)
+	} else {
+		if o.commits == "" {
+			return cli.Usage(errors.New("loc build: --repo needs --commits"))
+		}
+		rp, err := repo.Open(ctx, o.repoDir)
+		if err != nil {
+			return cli.Usage(err)
+		}
+		defer rp.Close()
+		name := o.name
+		if name == "" {
+			abs, _ := filepath.Abs(o.repoDir)
+			name = "local/" + strings.TrimSuffix(filepath.Base(abs), ".git")
+		}
+		var kinds []string
+		if o.kinds != "" {
+			kinds = strings.Split(o.kinds, ",")
+		}
+		cases, problems, skipped, err = loc.BuildFromHistory(ctx, rp, name, o.commits,
+			loc.HistoryFilter{MaxFiles: o.maxFiles, MaxLines: o.maxLines, MinLines: o.minLn, Kinds: kinds})
+		if err != nil {
+			return cli.Usage(err)
+		}
+		rows = len(cases) + len(problems) + skipped
+	}
+	if err := loc.WriteCases(o.out, cases); err != nil {
+		return err
+	}
+	fmt.Fprintf(sio.Err, "%s: %d cases written to %s (%d rows or commits, %d skipped by the filters, %d with problems)\n",
+		cli.ProgramName, len(cases), o.out, rows, skipped, len(problems))
+	return reportProblems(sio, "loc build", problems, rows)
+}
+
+type locValidateOptions struct {
+	dataset string
+	repos   locRepoFlags
+}
+
+func newLocValidateCommand(sio cli.Stdio) *cobra.Command {
+	var o locValidateOptions
+	cmd := &cobra.Command{
+		Use:   "validate --dataset CASES.jsonl --repos DIR",
+		Short: "Check every case against its repository",
+		Long: `Check that each case's repository and base_commit exist, every ground-truth
+file exists at base_commit, every range lies inside its file and inside its
+context range, and every function is one of the file's syntax tree. Each
+problem is printed with the case id.
+
+Exit status: 0 every case is valid; 1 some are not; 2 usage or input error.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.dataset == "" || o.repos.repos == "" {
+				return cli.Usage(errors.New("loc validate: --dataset and --repos are required"))
+			}
+			cases, err := loc.ReadCases(o.dataset)
+			if err != nil {
+				return cli.Usage(err)
+			}
+			store := o.repos.store()
+			defer store.Close()
+			problems := loc.Validate(cmd.Context(), cases, store)
+			bad := map[string]bool{}
+			for _, p := range problems {
+				bad[p.ID] = true
+			}
+			fmt.Fprintf(sio.Err, "%s: %d cases, %d valid, %d with problems\n", cli.ProgramName, len(cases), len(cases)-len(bad), len(bad))
+			return reportProblems(sio, "loc validate", problems, len(cases))
+		},
+	}
+	cmd.Flags().StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes)")
+	o.repos.register(cmd)
+	return cmd
+}
+
+type locRunOptions struct {
+	dataset, mode, indexDir string
+	repos                   locRepoFlags
+	run                     runFlags
+	model                   modelFlags
+}
+
+func (o *locRunOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes)")
+	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools)")
+	f.StringVar(&o.indexDir, "index-cache", "", "`DIR` caching the indexed mode's indexes (default REPOS/.loc-index)")
+	o.repos.register(cmd)
+	o.model.register(f, "reference (the ground truth), replay/FILE (LocAgent loc_outputs.jsonl or relace-style answers), openai/NAME, anthropic/NAME (agentic)")
+	o.run.register(f, loc.ResultsFile)
+}
+
+func newLocRunCommand(sio cli.Stdio) *cobra.Command {
+	var o locRunOptions
+	cmd := &cobra.Command{
+		Use:   "run --dataset CASES.jsonl --repos DIR --out DIR [--mode indexed|agentic] [--model M]",
+		Short: "Search every case and score the answers into DIR",
+		Long: `Search every case, append one scored row per case to DIR/results.jsonl (the
+ranked answer as "found", the scores as "metrics") and write DIR/report.json
+and DIR/report.md: means overall, per category and per repository.
+
+--mode indexed: BM25 over function-level chunks (plus one chunk per file for
+the code outside functions), code-aware tokens; the index of a repository
+commit is built once and cached in --index-cache. --model reference answers
+with the ground truth (a pipeline check); --model replay/FILE scores recorded
+answers (LocAgent's loc_outputs.jsonl, or {"id", "files": {path: [[s, e]]}}).
+
+Exit status: 0 every case ran; 1 some cases failed (missing repository or
+commit; each named in results.jsonl) or the run stopped; 2 usage or input
+error.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLocRun(cmd.Context(), o, sio)
+		},
+	}
+	o.register(cmd)
+	return cmd
+}
+
+func (o *locRunOptions) options(cmd string, sio cli.Stdio) (loc.RunOptions, error) {
+	if o.dataset == "" || o.repos.repos == "" {
+		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --dataset and --repos are required", cmd))
+	}
+	ropts, err := o.run.options(cmd, loc.ResultsFile, sio)
+	if err != nil {
+		return loc.RunOptions{}, cli.Usage(err)
+	}
+	cases, err := loc.ReadCases(o.dataset)
+	if err != nil {
+		return loc.RunOptions{}, cli.Usage(err)
+	}
+	idx := o.indexDir
+	if idx == "" {
+		idx = filepath.Join(o.repos.repos, ".loc-index")
+	}
+	ro := loc.RunOptions{
+		Cases: cases, Dataset: o.dataset, Repos: o.repos.repos, CloneFrom: o.repos.cloneFrom,
+		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Runner: ropts, Force: o.run.force,
+	}
+	if o.mode == loc.ModeAgentic && o.model.model != "reference" && !strings.HasPrefix(o.model.model, "replay/") {
+		mopts, samp, err := o.model.options(cmd, o.run.out)
+		if err != nil {
+			return loc.RunOptions{}, cli.Usage(err)
+		}
+		ro.ModelOptions, ro.Temperature = mopts, samp.Temperature
+	}
+	return ro, nil
+}
+
+func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {
+	ro, err := o.options("loc run", sio)
+	if err != nil {
+		return err
+	}
+	sum, err := loc.Run(ctx, ro)
+	return finishLocRun(ctx, sio, o.run, sum, err)
+}
+
+func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSummary, err error) error {
+	if r.dryRun {
+		if err != nil {
+			return cli.Usage(err)
+		}
+		fmt.Fprintf(sio.Err, "%s: dry run: %d cases selected, %d already done, %d to run\n",
+			cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
+		return nil
+	}
+	if sum.Report != nil {
+		fmt.Fprintf(sio.Out, "%s: %d cases", sum.Report.Title, sum.Rows)
+		if tot := sum.Report.Reports[0].Total; tot.N > 0 {
+			for _, m := range []string{"quality_score", "quality_score_v2", "file_acc@5", "function_acc@10"} {
+				if st, ok := tot.Stats[m]; ok {
+					fmt.Fprintf(sio.Out, ", %s %.4f", m, st.Value)
+				}
+			}
+		}
+		fmt.Fprintln(sio.Out)
+		fmt.Fprintf(sio.Err, "%s: %d cases run (%d failed, %d skipped as done); report in %s\n",
+			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, filepath.Join(r.out, "report.md"))
+	}
+	switch {
+	case err != nil && sum.Report == nil && sum.Done == 0 && ctx.Err() == nil && !errors.Is(err, runner.ErrFailFast):
+		return cli.Usage(err)
+	case err != nil:
+		return cli.Failed(err)
+	case sum.FailedRows > 0:
+		return cli.Failed(fmt.Errorf("%d of %d cases failed (see the error field of %s)", sum.FailedRows, sum.Rows, loc.ResultsFile))
+	}
+	return nil
+}
