@@ -147,7 +147,7 @@ func TestEndToEnd(t *testing.T) {
 	if rep.K != 4 || rep.Overall["compile_pass@4"] != 1 || rep.Overall["judge_pass@4"] != 1 {
 		t.Errorf("report k=4: %+v", rep)
 	}
-	rep1, err := WriteReport(out2, 5, 1)
+	rep1, err := WriteReport(out2, 5, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("pass@1 = %v, %v, want 0.6, 0.4", c, j)
 	}
 	// k = 2: compile 1 - C(2,2)/C(5,2) = 0.9; judge 1 - C(3,2)/C(5,2) = 0.7.
-	rep2, _ := WriteReport(out2, 5, 2)
+	rep2, _ := WriteReport(out2, 5, 2, 0)
 	if c, j := rep2.Overall["compile_pass@2"], rep2.Overall["judge_pass@2"]; math.Abs(c-0.9) > 1e-12 || math.Abs(j-0.7) > 1e-12 {
 		t.Errorf("pass@2 = %v, %v, want 0.9, 0.7", c, j)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -28,17 +29,26 @@ type RunOptions struct {
 	Model, Judge runner.ModelOptions
 	N, JudgeN    int
 	Check        CheckOptions
+	// Format is the edit format the model is asked for (udiff when empty).
+	Format patch.Format
+	// K and KRatio choose the k of the report's pass@k (see WriteReport).
+	K      int
+	KRatio float64
 }
 
 // Result is one candidate's row in results.jsonl.
 type Result struct {
-	Task       string   `json:"task"`
-	Sample     int      `json:"sample"`
-	Path       string   `json:"path"`
-	Category   string   `json:"category"`
-	Difficulty string   `json:"difficulty"`
-	Applied    bool     `json:"applied"`
-	ApplyError string   `json:"apply_error,omitempty"`
+	Task       string `json:"task"`
+	Sample     int    `json:"sample"`
+	Path       string `json:"path"`
+	Category   string `json:"category"`
+	Difficulty string `json:"difficulty"`
+	Response   string `json:"response,omitempty"`
+	Applied    bool   `json:"applied"`
+	ApplyError string `json:"apply_error,omitempty"`
+	// Patch is the applied candidate as a unified diff of the file (what
+	// the judge sees), so that a run can be judged again (Rejudge).
+	Patch      string   `json:"patch,omitempty"`
 	Check               // compile stage
 	Votes      []string `json:"votes,omitempty"`
 	JudgeError []string `json:"judge_errors,omitempty"`
@@ -77,7 +87,7 @@ func OpenModel(ctx context.Context, o runner.ModelOptions, judge bool) (*runner.
 				}
 				return "Reason: the edit differs from the gold result.\nGrade: Unacceptable\n", nil
 			}
-			return "```diff\n" + req.Meta["gold"] + "```\n", nil
+			return "```diff\n" + req.Meta["gold"] + "```\n", nil // gold in the run's format
 		}
 	case strings.HasPrefix(o.Model, "replay/"):
 		rp, err := readReplay(strings.TrimPrefix(o.Model, "replay/"))
@@ -120,9 +130,24 @@ func readReplay(path string) (*llm.Replay, error) {
 	return llm.ReadReplay(&out, path)
 }
 
-func editPrompt(t *Task) string {
-	return fmt.Sprintf("Edit %s as the instruction asks. Answer with a unified diff of the file in a ```diff block.\n\nInstruction:\n%s\n\nThe file:\n```\n%s```\n",
-		t.Path(), t.Instruction, t.ContentBefore)
+// formatHelp tells the model how to write an edit in each format.
+var formatHelp = map[patch.Format]string{
+	patch.UDiff:         "a unified diff of the file (---/+++ headers, @@ -l,n +l,n @@ hunks) in a ```diff block",
+	patch.UDiffH:        "a unified diff of the file with bare @@ hunk headers (no line numbers) in a ```diff block",
+	patch.UDiffL:        "a unified diff of the file whose hunk lines carry their line numbers, in a ```diff block",
+	patch.SearchReplace: "search/replace blocks (the path, then <<<<<<< SEARCH, the exact old lines, =======, the new lines, >>>>>>> REPLACE) in a ``` block",
+	patch.V4A:           "an apply_patch edit (*** Begin Patch, *** Update File: PATH, @@ context, -/+ lines, *** End Patch) in a ``` block",
+}
+
+func editPrompt(t *Task, f patch.Format) string {
+	return fmt.Sprintf("Edit %s as the instruction asks. Answer with %s.\n\nInstruction:\n%s\n\nThe file:\n```\n%s```\n",
+		t.Path(), formatHelp[f], t.Instruction, t.ContentBefore)
+}
+
+// canonical prints the edit from t's PreFile to content in format f.
+func canonical(t *Task, content string, f patch.Format) (string, error) {
+	p := &patch.Patch{Files: []*patch.FilePatch{patch.Make(t.Path(), t.Path(), t.ContentBefore, content, patch.MakeOptions{})}}
+	return patch.Print(p, f)
 }
 
 // ApplyCandidate extracts the edit from a response, repairs it and applies
@@ -170,41 +195,49 @@ func Run(ctx context.Context, tasks []Task, opts RunOptions) (runner.Summary, *R
 	if err != nil || opts.Runner.DryRun {
 		return sum, nil, err
 	}
-	rep, err := WriteReport(filepath.Dir(opts.Runner.Out), opts.N, 0)
+	rep, err := WriteReport(filepath.Dir(opts.Runner.Out), opts.N, opts.K, opts.KRatio)
 	return sum, rep, err
 }
 
 func candidate(ctx context.Context, t *Task, n int, model, judge *runner.Model, opts RunOptions) (*Result, error) {
 	r := &Result{Task: t.ID, Sample: n, Path: t.Path(), Category: t.Category, Difficulty: t.Difficulty}
-	meta := map[string]string{"id": replayKey(t.ID, n), "gold": t.GoldDiff}
+	f := opts.Format
+	if f == "" {
+		f = patch.UDiff
+	}
+	gold, err := canonical(t, t.ContentAfter, f)
+	if err != nil {
+		return r, fmt.Errorf("ape: gold patch of %s: %w", t.ID, err)
+	}
+	meta := map[string]string{"id": replayKey(t.ID, n), "gold": gold}
 	temp := 1.0
 	resp, err := model.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
-		Messages: []llm.Message{{Role: "user", Content: editPrompt(t)}}, Temperature: &temp, Meta: meta,
+		Messages: []llm.Message{{Role: "user", Content: editPrompt(t, f)}}, Temperature: &temp, Meta: meta,
 	})
 	if err != nil {
 		return r, fmt.Errorf("ape: candidate %d of %s: %w", n, t.ID, err)
 	}
+	r.Response = resp.Text
 	content, err := ApplyCandidate(t, resp.Text)
 	if err != nil {
 		r.ApplyError = err.Error()
 		return r, nil
 	}
 	r.Applied = true
+	if r.Patch, err = canonical(t, content, patch.UDiff); err != nil {
+		return r, fmt.Errorf("ape: candidate %d of %s: %w", n, t.ID, err)
+	}
 	r.Check, err = Compile(ctx, t, content, opts.Check)
 	if err != nil || !r.Check.Pass {
 		return r, err
 	}
-	return r, judgeCandidate(ctx, t, n, content, judge, opts.JudgeN, r)
+	return r, judgeCandidate(ctx, t, n, content, r.Patch, judge, opts.JudgeN, r)
 }
 
 // judgeCandidate asks the judge opts.JudgeN times at temperature 0 and
 // records the votes; an unparseable answer is asked again once, then
 // counted as no vote.
-func judgeCandidate(ctx context.Context, t *Task, n int, content string, judge *runner.Model, votes int, r *Result) error {
-	canon, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{patch.Make(t.Path(), t.Path(), t.ContentBefore, content, patch.MakeOptions{})}}, patch.UDiff)
-	if err != nil {
-		return fmt.Errorf("ape: judge of %s sample %d: %w", t.ID, n, err)
-	}
+func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, judge *runner.Model, votes int, r *Result) error {
 	zero := 0.0
 	r.Votes, r.JudgeError = nil, nil
 	for v := 0; v < max(votes, 1); v++ {
@@ -231,31 +264,114 @@ func judgeCandidate(ctx context.Context, t *Task, n int, content string, judge *
 	return nil
 }
 
+// RejudgeOptions configure Rejudge.
+type RejudgeOptions struct {
+	// From is the run directory judged again; Runner.Out is the new
+	// results file (in another directory).
+	From   string
+	Runner runner.Options
+	Judge  runner.ModelOptions
+	JudgeN int
+	N, K   int
+	KRatio float64
+}
+
+// Rejudge judges again the compiled candidates of the run in opts.From with
+// another judge, from the patches its results hold: nothing is generated
+// or compiled again. Rows that did not compile are copied as they are.
+func Rejudge(ctx context.Context, tasks []Task, opts RejudgeOptions) (runner.Summary, *Report, error) {
+	rows, err := runner.ReadRows(filepath.Join(opts.From, ResultsFile))
+	if err != nil {
+		return runner.Summary{}, nil, err
+	}
+	byID := map[string]*Task{}
+	for i := range tasks {
+		byID[tasks[i].ID] = &tasks[i]
+	}
+	judge, err := OpenModel(ctx, opts.Judge, true)
+	if err != nil {
+		return runner.Summary{}, nil, err
+	}
+	defer judge.Close()
+	var cases []runner.Case
+	for _, row := range rows {
+		key, _ := row["key"].(string)
+		id, _ := row["id"].(string)
+		cases = append(cases, runner.Case{ID: id, Key: key, Data: row})
+	}
+	fn := func(ctx context.Context, c runner.Case) (runner.Result, error) {
+		row := c.Data.(map[string]any)
+		b, err := json.Marshal(row)
+		if err != nil {
+			return nil, err
+		}
+		var r Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("ape judge: row %s: %w", c.Key, err)
+		}
+		if failed, _ := row["failed"].(bool); failed {
+			msg, _ := row["error"].(string)
+			return &r, fmt.Errorf("%s (failed in %s)", msg, opts.From)
+		}
+		if !r.Pass {
+			return &r, nil
+		}
+		t := byID[r.Task]
+		if t == nil {
+			return &r, fmt.Errorf("ape judge: task %s of row %s is not in the dataset", r.Task, c.Key)
+		}
+		content, err := ApplyCandidate(t, "```diff\n"+r.Patch+"```\n")
+		if err != nil {
+			return &r, fmt.Errorf("ape judge: stored patch of %s sample %d: %w", r.Task, r.Sample, err)
+		}
+		r.ModelCalls = runner.ModelCalls{}
+		r.Grade, r.JudgePass = "", false
+		return &r, judgeCandidate(ctx, t, r.Sample, content, r.Patch, judge, opts.JudgeN, &r)
+	}
+	sum, err := runner.Run(ctx, cases, fn, opts.Runner)
+	if err != nil || opts.Runner.DryRun {
+		return sum, nil, err
+	}
+	rep, err := WriteReport(filepath.Dir(opts.Runner.Out), opts.N, opts.K, opts.KRatio)
+	return sum, rep, err
+}
+
 // Figures are pass@k figures of a group of tasks.
 type Figures map[string]float64
 
 // Report is report.json.
 type Report struct {
-	N          int                `json:"n"`
-	K          int                `json:"k"`
-	Tasks      int                `json:"tasks"`
-	Overall    Figures            `json:"overall"`
-	ByCategory map[string]Figures `json:"by_category"`
-	ByDiff     map[string]Figures `json:"by_difficulty"`
+	N          int `json:"n"`
+	K          int `json:"k"`
+	Tasks      int `json:"tasks"`
+	Candidates int `json:"candidates"`
+	Applied    int `json:"applied"`
+	Compiled   int `json:"compiled"`
+	JudgePass  int `json:"judge_passed"`
+	Failed     int `json:"failed_rows"`
+	// UnparsedVotes counts judge answers that could not be parsed.
+	UnparsedVotes int                `json:"unparsed_judge_answers"`
+	Overall       Figures            `json:"overall"`
+	ByCategory    map[string]Figures `json:"by_category"`
+	ByDiff        map[string]Figures `json:"by_difficulty"`
 }
 
 // WriteReport reads dir/results.jsonl and writes dir/report.json: per task
 // the number of candidates that compile (c) and that pass the judge, then
-// compile_pass@K, judge_pass@K and semantic_drop averaged over tasks. k 0
-// means metrics.KFromRatio(n, 0.8).
-func WriteReport(dir string, n, k int) (*Report, error) {
+// compile_pass@K, judge_pass@K and semantic_drop averaged over tasks; and
+// dir/report.md. k 0 means metrics.KFromRatio(n, ratio), ratio 0 means 0.8.
+func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
 	if err != nil {
 		return nil, err
 	}
-	if k == 0 {
-		k = metrics.KFromRatio(n, 0.8)
+	if ratio == 0 {
+		ratio = 0.8
 	}
+	if k == 0 {
+		k = metrics.KFromRatio(n, ratio)
+	}
+	rep := &Report{N: n, K: k, ByCategory: map[string]Figures{}, ByDiff: map[string]Figures{}}
 	type counts struct{ compile, judge int }
 	per := map[string]*counts{}
 	group := map[string][2]string{}
@@ -267,14 +383,26 @@ func WriteReport(dir string, n, k int) (*Report, error) {
 			diff, _ := row["difficulty"].(string)
 			group[id] = [2]string{cat, diff}
 		}
+		rep.Candidates++
+		if row["applied"] == true {
+			rep.Applied++
+		}
+		if row["failed"] == true {
+			rep.Failed++
+		}
+		if errs, ok := row["judge_errors"].([]any); ok {
+			rep.UnparsedVotes += len(errs)
+		}
 		if row["compile_pass"] == true {
+			rep.Compiled++
 			per[id].compile++
 		}
 		if row["judge_pass"] == true {
+			rep.JudgePass++
 			per[id].judge++
 		}
 	}
-	rep := &Report{N: n, K: k, Tasks: len(per), ByCategory: map[string]Figures{}, ByDiff: map[string]Figures{}}
+	rep.Tasks = len(per)
 	figs := func(ids []string) Figures {
 		var cs, js []float64
 		for _, id := range ids {
@@ -302,5 +430,32 @@ func WriteReport(dir string, n, k int) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rep, writeFile(filepath.Join(dir, "report.json"), append(data, '\n'))
+	if err := writeFile(filepath.Join(dir, "report.json"), append(data, '\n')); err != nil {
+		return nil, err
+	}
+	return rep, writeFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()))
+}
+
+// Markdown renders the report as report.md.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	c, j := fmt.Sprintf("compile_pass@%d", r.K), fmt.Sprintf("judge_pass@%d", r.K)
+	fmt.Fprintf(&b, "# APE-Bench report\n\n%d tasks, n = %d, k = %d: %d candidates, %d applied, %d compiled, %d passed the judge, %d failed rows, %d unparsed judge answers.\n\n",
+		r.Tasks, r.N, r.K, r.Candidates, r.Applied, r.Compiled, r.JudgePass, r.Failed, r.UnparsedVotes)
+	fmt.Fprintf(&b, "| group | %s | %s | semantic_drop |\n| --- | ---: | ---: | ---: |\n", c, j)
+	line := func(name string, f Figures) {
+		fmt.Fprintf(&b, "| %s | %.4f | %.4f | %.4f |\n", name, f[c], f[j], f["semantic_drop"])
+	}
+	line("overall", r.Overall)
+	for _, group := range []map[string]Figures{r.ByCategory, r.ByDiff} {
+		names := make([]string, 0, len(group))
+		for name := range group {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			line(name, group[name])
+		}
+	}
+	return b.String()
 }

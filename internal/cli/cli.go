@@ -142,6 +142,7 @@ var FullOnly = []struct{ Name, Short string }{
 	{"diffxyz", "Diff-XYZ benchmark: build, run, score"},
 	{"env", "Environment store: build, restore, verify per-commit environments"},
 	{"loc", "Code localization benchmark (Loc-Bench): build, validate, run, grid, analyze"},
+	{"ape", "APE-Bench I style instructed edits: build tasks, run (compile, judge), judge again"},
 }
 
 // HandOver returns a command for each of FullOnly that runs FullBinary with

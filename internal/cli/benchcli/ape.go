@@ -1,0 +1,368 @@
+package benchcli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/patchbench/patchbench/bench/ape"
+	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// apeRunFile records what a run was made from, so that ape judge --from
+// finds its dataset and n without being told again.
+const apeRunFile = "ape.json"
+
+type apeRunRecord struct {
+	Dataset string  `json:"dataset"`
+	Repo    string  `json:"repo"`
+	N       int     `json:"n"`
+	K       int     `json:"k,omitempty"`
+	KRatio  float64 `json:"k_ratio,omitempty"`
+	Format  string  `json:"format"`
+}
+
+func (r apeRunRecord) write(dir string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, apeRunFile), append(data, '\n'), 0o644)
+}
+
+func newApeCommand(sio cli.Stdio) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ape",
+		Short: "APE-Bench I style evaluation of instructed edits: build, run, judge",
+		Long: `APE-Bench I evaluates edits of one file made from a natural-language
+instruction: n candidates per task, applied with the tolerant patch engine,
+compiled in the environment of the task's commit, graded by a judge model by
+majority of votes. The figures are compile_pass@K, judge_pass@K and the
+semantic drop between them.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cli.Usage(errors.New("ape: give a subcommand: build, run or judge"))
+		},
+	}
+	cmd.AddCommand(newApeBuildCommand(sio), newApeRunCommand(sio), newApeJudgeCommand(sio))
+	return cmd
+}
+
+func newApeBuildCommand(sio cli.Stdio) *cobra.Command {
+	var repo, commits, out string
+	cmd := &cobra.Command{
+		Use:   "build --repo DIR --commits RANGE --out FILE",
+		Short: "Make tasks from a git history: one per commit and modified file",
+		Long: `Make one task per commit of RANGE (git rev-list syntax) and per file the
+commit modifies, in the columns of the published APE-Bench I data: the file
+before the commit, the gold diff, the commit message as instruction, category
+and difficulty.
+
+Exit status: 0 tasks written; 2 usage or input error.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if repo == "" || out == "" {
+				return cli.Usage(errors.New("ape build: --repo and --out are required"))
+			}
+			tasks, err := ape.Build(cmd.Context(), repo, commits)
+			if err != nil {
+				return cli.Usage(err)
+			}
+			if err := ape.WriteTasks(out, tasks); err != nil {
+				return cli.Failed(err)
+			}
+			fmt.Fprintf(sio.Out, "%d tasks in %s\n", len(tasks), out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&repo, "repo", "", "git repository `DIR`")
+	f.StringVar(&commits, "commits", "HEAD", "commit `RANGE` (git rev-list syntax)")
+	f.StringVar(&out, "out", "", "tasks `FILE` (JSONL)")
+	return cmd
+}
+
+// apeCheckFlags are the compile stage's flags, shared by run.
+type apeCheckFlags struct {
+	repo, envStore, checkCmd string
+	checkTimeout             time.Duration
+}
+
+func (c *apeCheckFlags) options() (ape.CheckOptions, error) {
+	o := ape.CheckOptions{Repo: c.repo, Command: c.checkCmd, Timeout: c.checkTimeout}
+	if c.envStore != "" {
+		s, err := envstore.Open(c.envStore)
+		if err != nil {
+			return o, err
+		}
+		o.Store = s
+	}
+	if c.repo == "" {
+		return o, errors.New("--repo is required (the repository of the tasks' commits)")
+	}
+	return o, nil
+}
+
+type apeRunOptions struct {
+	dataset, format, judgeModel string
+	n, judgeN, k                int
+	kRatio                      float64
+	check                       apeCheckFlags
+
+	run   runFlags
+	model modelFlags
+}
+
+func newApeRunCommand(sio cli.Stdio) *cobra.Command {
+	var o apeRunOptions
+	cmd := &cobra.Command{
+		Use:   "run --dataset FILE --repo DIR --model MODEL --out DIR [flags]",
+		Short: "Generate, apply, compile and judge n candidates per task",
+		Long: `For every task of the dataset ask the model --n times for an edit in
+--format, apply it to the file with the tolerant patch engine, check the
+patched file in the environment of the task's commit (restored from
+--env-store, else a git archive of --repo) inside the sandbox, and have
+--judge-model grade the compiled candidates --judge-n times at temperature 0.
+One row per candidate goes to DIR/results.jsonl as it finishes, with its
+response, patch, compile result and votes; DIR/report.json and DIR/report.md
+give compile_pass@K, judge_pass@K and semantic_drop.
+
+Checks: go build and go vet of the package for .go files, byte-compile and
+an undefined-name check for .py files, --check-cmd TEMPLATE for anything
+else ({file} the file, {dir} its directory, run at the tree's root; for
+Lean: --check-cmd 'lake env lean {file}').
+
+Models: openai/NAME, anthropic/NAME, replay/FILE (rows {id, sample,
+response}; for the judge {id, sample, vote, response}) and reference (the
+gold patch; as judge, Excellent exactly when the file equals the gold
+result).
+
+Exit status: 0 every candidate evaluated; 1 some failed or the run was
+interrupted (continue with --resume); 2 usage or input error.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runApeRun(cmd.Context(), o, sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dataset, "dataset", "", "tasks `FILE` (JSONL in the APE-Bench I columns; see ape build)")
+	f.StringVar(&o.check.repo, "repo", "", "git repository `DIR` of the tasks' commits")
+	f.StringVar(&o.check.envStore, "env-store", "", "environment store `DIR` (patchbench env) to restore each commit's environment from")
+	f.StringVar(&o.check.checkCmd, "check-cmd", "", "check command `TEMPLATE` run with sh -c at the tree's root; {file}, {dir}")
+	f.DurationVar(&o.check.checkTimeout, "check-timeout", 2*time.Minute, "bound on one check")
+	f.StringVar(&o.format, "format", "udiff", "edit format asked for: udiff, udiff-h, udiff-l, search-replace or v4a")
+	f.IntVar(&o.n, "n", 20, "candidates per task")
+	f.StringVar(&o.judgeModel, "judge-model", "reference", "judge `MODEL` (same forms as --model)")
+	f.IntVar(&o.judgeN, "judge-n", 4, "judge votes per compiled candidate")
+	f.IntVar(&o.k, "k", 0, "k of pass@k (default: --k-ratio of n)")
+	f.Float64Var(&o.kRatio, "k-ratio", 0.8, "k as a fraction of n when --k is not given")
+	o.model.register(f, "openai/NAME, anthropic/NAME, replay/FILE or reference")
+	o.run.register(f, ape.ResultsFile)
+	return cmd
+}
+
+// judgeOptions derives the judge's model options from the candidate
+// model's (same provider settings and limits) for model name judge; its
+// default cache is a file of its own so the two never share a connection.
+func judgeOptions(m runner.ModelOptions, judge, out string, explicitCache bool) (runner.ModelOptions, error) {
+	if err := checkModelName(judge); err != nil {
+		return m, fmt.Errorf("--judge-model: %w", err)
+	}
+	m.Model = judge
+	if !explicitCache && m.Cache != runner.CacheOff && out != "" {
+		m.Cache = filepath.Join(out, "judge-"+runner.CacheFile)
+	}
+	return m, nil
+}
+
+func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
+	if o.dataset == "" {
+		return cli.Usage(errors.New("ape run: --dataset is required"))
+	}
+	if o.n < 1 || o.judgeN < 1 || o.k < 0 || o.k > o.n || o.kRatio <= 0 || o.kRatio > 1 {
+		return cli.Usage(errors.New("ape run: want --n >= 1, --judge-n >= 1, 0 <= --k <= --n, 0 < --k-ratio <= 1"))
+	}
+	format, err := patch.ParseFormat(o.format)
+	if err != nil {
+		return cli.Usage(fmt.Errorf("--format: %w", err))
+	}
+	mopts, _, err := o.model.options("ape run", o.run.out)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	jopts, err := judgeOptions(mopts, o.judgeModel, o.run.out, o.model.given("cache"))
+	if err != nil {
+		return cli.Usage(err)
+	}
+	ropts, err := o.run.options("ape run", ape.ResultsFile, sio)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	copts, err := o.check.options()
+	if err != nil {
+		return cli.Usage(fmt.Errorf("ape run: %w", err))
+	}
+	tasks, err := ape.ReadTasks(o.dataset)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	if o.run.out != "" {
+		ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
+		if o.run.force {
+			_ = os.Remove(ropts.Out)
+		}
+	}
+	if !o.run.dryRun {
+		abs, _ := filepath.Abs(o.dataset)
+		repo, _ := filepath.Abs(o.check.repo)
+		rec := apeRunRecord{Dataset: abs, Repo: repo, N: o.n, K: o.k, KRatio: o.kRatio, Format: string(format)}
+		if err := rec.write(o.run.out); err != nil {
+			return cli.Failed(err)
+		}
+	}
+	sum, rep, err := ape.Run(ctx, tasks, ape.RunOptions{
+		Runner: ropts, Model: mopts, Judge: jopts, N: o.n, JudgeN: o.judgeN, Check: copts,
+		Format: format, K: o.k, KRatio: o.kRatio,
+	})
+	return apeExit("ape run", o.run.out, o.run.dryRun, sum, rep, err, sio)
+}
+
+// apeExit prints the report and summary of a run or re-judging and maps
+// its outcome to the exit status.
+func apeExit(cmd, out string, dryRun bool, sum runner.Summary, rep *ape.Report, err error, sio cli.Stdio) error {
+	if dryRun {
+		if err != nil {
+			return cli.Usage(err)
+		}
+		fmt.Fprintf(sio.Err, "%s: dry run: %d candidates selected, %d already done, %d to run\n",
+			cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
+		return nil
+	}
+	if rep != nil {
+		io.WriteString(sio.Out, rep.Markdown())
+		fmt.Fprintf(sio.Err, "%s: %s: %d candidates run (%d failed, %d skipped as done); report in %s\n",
+			cli.ProgramName, cmd, sum.Done, sum.Failed, sum.Skipped, filepath.Join(out, "report.md"))
+	}
+	switch {
+	case err != nil && rep == nil && sum.Done == 0 && ctx0(err):
+		return cli.Usage(err)
+	case err != nil:
+		return cli.Failed(fmt.Errorf("%w; continue with --resume", err))
+	case rep != nil && rep.Failed > 0:
+		return cli.Failed(fmt.Errorf("%d of %d candidates failed; run again with --resume --retry-failed", rep.Failed, rep.Candidates))
+	}
+	return nil
+}
+
+// ctx0 reports whether err is an input error rather than an interruption.
+func ctx0(err error) bool {
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, runner.ErrFailFast)
+}
+
+type apeJudgeOptions struct {
+	from, dataset, judgeModel string
+	judgeN, k                 int
+	kRatio                    float64
+
+	run   runFlags
+	model modelFlags
+}
+
+func newApeJudgeCommand(sio cli.Stdio) *cobra.Command {
+	var o apeJudgeOptions
+	cmd := &cobra.Command{
+		Use:   "judge --from DIR --judge-model MODEL --out DIR2 [flags]",
+		Short: "Judge a run's compiled candidates again with another judge",
+		Long: `Judge again every compiled candidate of the run in DIR with --judge-model,
+from the patches DIR/results.jsonl holds: nothing is generated or compiled
+again. Rows that did not compile are copied. The new results, report.json and
+report.md go to DIR2 (default DIR/judge-MODEL).
+
+Exit status: 0 judged; 1 some rows failed or the run was interrupted; 2 usage
+or input error.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runApeJudge(cmd.Context(), o, sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.from, "from", "", "run `DIR` to judge again")
+	f.StringVar(&o.dataset, "dataset", "", "tasks `FILE` (default: the one DIR/ape.json names)")
+	f.StringVar(&o.judgeModel, "judge-model", "", "judge `MODEL`")
+	f.IntVar(&o.judgeN, "judge-n", 4, "judge votes per compiled candidate")
+	f.IntVar(&o.k, "k", 0, "k of pass@k (default: that of the run, else --k-ratio of n)")
+	f.Float64Var(&o.kRatio, "k-ratio", 0, "k as a fraction of n (default: that of the run)")
+	o.model.register(f, "unused by judge: give --judge-model")
+	f.Lookup("model").Hidden = true
+	o.run.register(f, ape.ResultsFile)
+	return cmd
+}
+
+func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
+	if o.from == "" || o.judgeModel == "" {
+		return cli.Usage(errors.New("ape judge: --from and --judge-model are required"))
+	}
+	data, err := os.ReadFile(filepath.Join(o.from, apeRunFile))
+	if err != nil {
+		return cli.Usage(fmt.Errorf("ape judge: %w", err))
+	}
+	var rec apeRunRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return cli.Usage(fmt.Errorf("ape judge: %s: %w", filepath.Join(o.from, apeRunFile), err))
+	}
+	if o.dataset == "" {
+		o.dataset = rec.Dataset
+	}
+	if o.run.out == "" {
+		o.run.out = filepath.Join(o.from, "judge-"+strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(o.judgeModel))
+	}
+	if filepath.Clean(o.run.out) == filepath.Clean(o.from) {
+		return cli.Usage(errors.New("ape judge: --out must differ from --from"))
+	}
+	o.model.model = o.judgeModel
+	mopts, _, err := o.model.options("ape judge", o.run.out)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	ropts, err := o.run.options("ape judge", ape.ResultsFile, sio)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
+	if o.run.force {
+		_ = os.Remove(ropts.Out)
+	}
+	tasks, err := ape.ReadTasks(o.dataset)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	k, ratio := rec.K, rec.KRatio
+	if o.k != 0 || o.kRatio != 0 {
+		k, ratio = o.k, o.kRatio
+	}
+	if !o.run.dryRun {
+		rec.K, rec.KRatio = k, ratio
+		if err := rec.write(o.run.out); err != nil {
+			return cli.Failed(err)
+		}
+	}
+	sum, rep, err := ape.Rejudge(ctx, tasks, ape.RejudgeOptions{
+		From: o.from, Runner: ropts, Judge: mopts, JudgeN: o.judgeN, N: rec.N, K: k, KRatio: ratio,
+	})
+	return apeExit("ape judge", o.run.out, o.run.dryRun, sum, rep, err, sio)
+}
