@@ -11,6 +11,7 @@ import (
 
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/report/html"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -96,7 +97,7 @@ func Aggregate(rows []map[string]any, title string) (*Report, error) {
 }
 
 // WriteReport reads results.jsonl of the run directory dir and writes
-// report.json and report.md beside it. It returns the report, the number
+// report.json, report.md and report.html beside it. It returns the report, the number
 // of rows and the number of failed rows.
 func WriteReport(dir string) (*Report, int, int, error) {
 	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
@@ -133,6 +134,11 @@ func WriteReport(dir string) (*Report, int, int, error) {
 	rep.Model, rep.Dataset = model, dataset
 	if err := rep.WriteFiles(dir); err != nil {
 		return nil, 0, 0, err
+	}
+	// report.html holds every case, for people to browse.
+	run := html.Run{Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindDiffXYZ, Rows: rows}
+	if err := html.WriteFile(filepath.Join(dir, "report.html"), title, []html.Run{run}); err != nil {
+		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
 	}
 	return rep, len(rows), failed, nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/patchbench/patchbench/report/html"
 )
 
 // RunReport is SWE-bench's run report (schema_version 2) with patchbench's
@@ -97,7 +99,7 @@ func IsFailure(status string) bool {
 }
 
 // WriteOutputs writes report.json, instances/ID/report.json and patch.diff,
-// errors.json, errors.md and predictions.repaired.jsonl for the rows of a
+// errors.json, errors.md, predictions.repaired.jsonl and report.html for the rows of a
 // run into dir. Every file is written atomically.
 func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 	sorted := append([]Row(nil), rows...)
@@ -140,7 +142,18 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 	}
 	var md bytes.Buffer
 	ea.WriteMarkdown(&md)
-	return writeAtomic(filepath.Join(dir, "errors.md"), md.Bytes(), true)
+	if err := writeAtomic(filepath.Join(dir, "errors.md"), md.Bytes(), true); err != nil {
+		return err
+	}
+	// report.html: charts and every instance, for people to browse; it
+	// reads results.jsonl, which has the runner's fields too.
+	if _, err := os.Stat(filepath.Join(dir, "results.jsonl")); err != nil {
+		return nil
+	}
+	if err := html.WriteRunDir(dir, "SWE-bench: "+runID); err != nil {
+		return fmt.Errorf("swe: %w", err)
+	}
+	return nil
 }
 
 func instanceReport(r Row) InstanceReport {

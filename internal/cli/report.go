@@ -12,10 +12,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/report/html"
 )
 
 type reportOptions struct {
 	markdown bool
+	html     string
 }
 
 func newReportCommand(sio Stdio) *cobra.Command {
@@ -33,6 +35,10 @@ of them ({"title", "reports": [...]}, as diffxyz run writes: by task, format
 and prompt; by task and language; by task and size class). Sets are compared
 report by report.
 
+With --html OUT.html, write one page instead, from each run's results.jsonl:
+charts for the benchmark (several runs side by side) and a browser of every
+case. The page is self-contained: it opens offline and requests nothing.
+
 Exit status: 0 success; 2 usage or input error (such as a directory without
 report.json, or runs that group by different dimensions).`,
 		Args: ArgsUsage(cobra.MinimumNArgs(1)),
@@ -41,6 +47,7 @@ report.json, or runs that group by different dimensions).`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.markdown, "markdown", false, "print Markdown instead of plain text")
+	cmd.Flags().StringVar(&o.html, "html", "", "write one self-contained HTML page (charts and every case of the runs' results.jsonl) to `OUT.html` instead")
 	return cmd
 }
 
@@ -88,6 +95,9 @@ func readReportSet(path string) (*reportSet, error) {
 }
 
 func runReport(o reportOptions, dirs []string, sio Stdio) error {
+	if o.html != "" {
+		return runReportHTML(o.html, dirs, sio)
+	}
 	sets := make([]*reportSet, len(dirs))
 	for i, d := range dirs {
 		s, err := readReportSet(d)
@@ -182,4 +192,25 @@ func runNames(dirs []string) []string {
 		seen[n] = true
 	}
 	return names
+}
+
+func runReportHTML(out string, dirs []string, sio Stdio) error {
+	names := runNames(dirs)
+	runs := make([]html.Run, len(dirs))
+	for i, d := range dirs {
+		r, err := html.Load(names[i], d)
+		if err != nil {
+			return Usage(fmt.Errorf("report: %w", err))
+		}
+		runs[i] = r
+	}
+	if err := html.WriteFile(out, "", runs); err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range runs {
+		n += len(r.Rows)
+	}
+	_, err := fmt.Fprintf(sio.Err, "%s: %d cases of %d runs written to %s\n", ProgramName, n, len(runs), out)
+	return err
 }

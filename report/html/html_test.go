@@ -1,0 +1,101 @@
+package html
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var formats = []string{"udiff", "udiff-h", "search-replace", "v4a"}
+
+// diffxyzRows makes n Diff-XYZ-like rows per task × format; shift moves
+// which of them score, so that two runs differ.
+func diffxyzRows(n, shift int) []map[string]any {
+	var rows []map[string]any
+	for _, task := range []string{"apply", "diffgen"} {
+		for fi, f := range formats {
+			for i := range n {
+				id := fmt.Sprintf("case-%d:%s", i, task)
+				em := 0.0
+				if (i+fi+shift)%3 != 0 {
+					em = 1
+				}
+				r := map[string]any{
+					"key": id + "|" + f, "id": id, "task": task, "format": f, "prompt": []string{"plain", "with-format"}[i%2],
+					"lang": []string{"go", "python"}[i%2], "size_class": "small", "em": em, "iou": em, "failed": false,
+					"response": "here:\n```diff\n--- a/x.go\n+++ b/x.go\n@@ -10,2 +10,2 @@\n ctx\n-old line\n+new line " + id + "\n```\n",
+				}
+				if task == "diffgen" {
+					r["applied"] = em == 1 || i%2 == 0
+				}
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows
+}
+
+func sweRows() []map[string]any {
+	return []map[string]any{
+		{"key": "a", "id": "a", "instance_id": "a", "status": "resolved", "repairs": []any{}, "repaired_patch": "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n+y\n"},
+		{"key": "b", "id": "b", "instance_id": "b", "status": "apply_failed", "reason": "hunk 2 of f.py: context \"x\" not found at line 12"},
+		{"key": "c", "id": "c", "instance_id": "c", "status": "apply_failed", "reason": "hunk 1 of g.py: context \"y\" not found at line 3"},
+		{"key": "d", "id": "d", "instance_id": "d", "status": "unresolved", "repairs": []any{"whitespace"}},
+	}
+}
+
+func TestDetectKind(t *testing.T) {
+	for want, rows := range map[string][]map[string]any{
+		KindDiffXYZ: diffxyzRows(1, 0), KindSWE: sweRows(), KindGeneric: {{"id": "x", "score": 1.0}},
+	} {
+		if got := DetectKind(rows); got != want {
+			t.Errorf("DetectKind = %s, want %s", got, want)
+		}
+	}
+}
+
+// The data cannot end a script element: model text travels as base64 or
+// as JSON with < escaped.
+func TestWriteScriptsClosed(t *testing.T) {
+	rows := diffxyzRows(2, 0)
+	rows[0]["response"] = "</script><script>alert(1)</script>"
+	var b bytes.Buffer
+	if err := Write(&b, "t</script>", []Run{{Name: "r</script>", Rows: rows}}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	// 3 bundles, meta, cases, 1 chunk (16 rows), the page's code.
+	if open, closed := strings.Count(page, "<script"), strings.Count(page, "</script"); open != 7 || closed != 7 {
+		t.Errorf("%d <script and %d </script in the page, want 7 each", open, closed)
+	}
+	if strings.Contains(page, "alert(1)") {
+		t.Errorf("the response is in the page as plain text")
+	}
+}
+
+func TestErrorFamily(t *testing.T) {
+	a := errorFamily(`hunk 2 of f.py: context "x" not found at line 12`)
+	b := errorFamily(`hunk 1 of g.py: context "y" not found at line 3`)
+	// The file name stays: failures are grouped by file too.
+	if a != "hunk N of f.py" || b != "hunk N of g.py" {
+		t.Errorf("families %q %q, want hunk N of f.py and hunk N of g.py", a, b)
+	}
+}
+
+func TestLoadLastRowOfKeyCounts(t *testing.T) {
+	dir := t.TempDir()
+	data := `{"key":"a","em":0}` + "\n" + `{"key":"b","em":1}` + "\n" + `{"key":"a","em":1}` + "\n" + `{"key":"c","em"`
+	if err := os.WriteFile(filepath.Join(dir, ResultsFile), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Load("r", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Rows) != 2 || run.Rows[0]["key"] != "a" || run.Rows[0]["em"] != 1.0 || run.Rows[1]["key"] != "b" {
+		t.Errorf("rows %v, want a (em 1) then b", run.Rows)
+	}
+}
