@@ -55,6 +55,7 @@ type Result struct {
 	Grade      string   `json:"grade,omitempty"`
 	JudgePass  bool     `json:"judge_pass"`
 	runner.ModelCalls
+	Faults
 }
 
 type sample struct {
@@ -95,6 +96,10 @@ func OpenModel(ctx context.Context, o runner.ModelOptions, judge bool) (*runner.
 			return nil, err
 		}
 		o.Client = rp
+	default:
+		if o.Client == nil && o.LLM.HTTPClient == nil {
+			o.LLM.HTTPClient = countingClient()
+		}
 	}
 	return runner.OpenModel(ctx, o)
 }
@@ -211,6 +216,8 @@ func candidate(ctx context.Context, t *Task, n int, model, judge *runner.Model, 
 	}
 	meta := map[string]string{"id": replayKey(t.ID, n), "gold": gold}
 	temp := 1.0
+	ctx = withFaults(ctx, &r.Faults)
+	r.Faults.call()
 	resp, err := model.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
 		Messages: []llm.Message{{Role: "user", Content: editPrompt(t, f)}}, Temperature: &temp, Meta: meta,
 	})
@@ -244,6 +251,7 @@ func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, 
 		meta := map[string]string{"id": replayKey(t.ID, n, v), "match": strconv.FormatBool(content == t.ContentAfter)}
 		grade := ""
 		for attempt := 0; attempt < 2 && grade == ""; attempt++ {
+			r.Faults.call()
 			resp, err := judge.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
 				Messages:    []llm.Message{{Role: "user", Content: judgePrompt(t, canon) + strings.Repeat(" ", attempt)}},
 				Temperature: &zero, Meta: meta,
@@ -325,7 +333,9 @@ func Rejudge(ctx context.Context, tasks []Task, opts RejudgeOptions) (runner.Sum
 			return &r, fmt.Errorf("ape judge: stored patch of %s sample %d: %w", r.Task, r.Sample, err)
 		}
 		r.ModelCalls = runner.ModelCalls{}
+		r.Faults = Faults{}
 		r.Grade, r.JudgePass = "", false
+		ctx = withFaults(ctx, &r.Faults)
 		return &r, judgeCandidate(ctx, t, r.Sample, content, r.Patch, judge, opts.JudgeN, &r)
 	}
 	sum, err := runner.Run(ctx, cases, fn, opts.Runner)
@@ -350,7 +360,11 @@ type Report struct {
 	JudgePass  int `json:"judge_passed"`
 	Failed     int `json:"failed_rows"`
 	// UnparsedVotes counts judge answers that could not be parsed.
-	UnparsedVotes int                `json:"unparsed_judge_answers"`
+	UnparsedVotes int `json:"unparsed_judge_answers"`
+	// Retries and ErrorStatuses total the rows' Faults: model attempts
+	// retried, and attempts answered by status (429, 500, ...).
+	Retries       int                `json:"model_retries"`
+	ErrorStatuses map[string]int     `json:"model_error_statuses,omitempty"`
 	Overall       Figures            `json:"overall"`
 	ByCategory    map[string]Figures `json:"by_category"`
 	ByDiff        map[string]Figures `json:"by_difficulty"`
@@ -389,6 +403,18 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 		}
 		if row["failed"] == true {
 			rep.Failed++
+		}
+		if n, ok := row["model_retries"].(float64); ok {
+			rep.Retries += int(n)
+		}
+		if st, ok := row["model_error_statuses"].(map[string]any); ok {
+			if rep.ErrorStatuses == nil {
+				rep.ErrorStatuses = map[string]int{}
+			}
+			for k, v := range st {
+				n, _ := v.(float64)
+				rep.ErrorStatuses[k] += int(n)
+			}
 		}
 		if errs, ok := row["judge_errors"].([]any); ok {
 			rep.UnparsedVotes += len(errs)
@@ -442,6 +468,9 @@ func (r *Report) Markdown() string {
 	c, j := fmt.Sprintf("compile_pass@%d", r.K), fmt.Sprintf("judge_pass@%d", r.K)
 	fmt.Fprintf(&b, "# APE-Bench report\n\n%d tasks, n = %d, k = %d: %d candidates, %d applied, %d compiled, %d passed the judge, %d failed rows, %d unparsed judge answers.\n\n",
 		r.Tasks, r.N, r.K, r.Candidates, r.Applied, r.Compiled, r.JudgePass, r.Failed, r.UnparsedVotes)
+	if r.Retries > 0 {
+		fmt.Fprintf(&b, "Model calls retried %d times; error statuses: %v.\n\n", r.Retries, r.ErrorStatuses)
+	}
 	fmt.Fprintf(&b, "| group | %s | %s | semantic_drop |\n| --- | ---: | ---: | ---: |\n", c, j)
 	line := func(name string, f Figures) {
 		fmt.Fprintf(&b, "| %s | %.4f | %.4f | %.4f |\n", name, f[c], f[j], f["semantic_drop"])
