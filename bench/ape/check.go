@@ -192,7 +192,9 @@ func checkScript(file, template string) (script string, env, readOnly []string, 
 		env := []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin"}
 		return "go build -o /dev/null " + pkg + " && go vet " + pkg, env, []string{root}, nil
 	case ".py":
-		return "python3 -c " + q(undefinedNames) + " " + q(file), nil, nil, nil
+		// The system interpreter by path: the sandbox hides per-user
+		// installs (pyenv shims under /root) that PATH may name first.
+		return "/usr/bin/python3 -c " + q(undefinedNames) + " " + q(file), nil, nil, nil
 	}
 	return "", nil, nil, fmt.Errorf("no built-in check for %s: give --check-cmd", file)
 }
