@@ -49,6 +49,8 @@ type RunSummary struct {
 	runner.Summary
 	Report           *Report
 	Rows, FailedRows int
+	// Index counts the indexes built and loaded (indexed mode).
+	Index *IndexStats
 }
 
 // Searcher returns the searcher the options select, and a function that
@@ -128,6 +130,10 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 	}
 	sum, runErr := runner.Run(ctx, cases, fn, ropts)
 	out := RunSummary{Summary: sum}
+	if ix, ok := s.(*Indexed); ok {
+		st := ix.Stats()
+		out.Index = &st
+	}
 	rep, rows, failed, err := WriteReport(o.Out, o.Dataset)
 	if err != nil {
 		return out, errors.Join(runErr, err)

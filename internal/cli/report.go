@@ -18,6 +18,7 @@ import (
 type reportOptions struct {
 	markdown bool
 	html     string
+	best     string
 }
 
 func newReportCommand(sio Stdio) *cobra.Command {
@@ -39,15 +40,28 @@ With --html OUT.html, write one page instead, from each run's results.jsonl:
 charts for the benchmark (several runs side by side) and a browser of every
 case. The page is self-contained: it opens offline and requests nothing.
 
+With --best GRID.json (as loc grid writes it), name the configuration with
+the highest quality_score and list every configuration's key means.
+
 Exit status: 0 success; 2 usage or input error (such as a directory without
 report.json, or runs that group by different dimensions).`,
-		Args: ArgsUsage(cobra.MinimumNArgs(1)),
+		Args: ArgsUsage(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.best != "" {
+				if len(args) > 0 {
+					return Usage(fmt.Errorf("report: --best takes no run directories"))
+				}
+				return runReportBest(o.best, sio)
+			}
+			if len(args) == 0 {
+				return Usage(fmt.Errorf("report: give at least one run directory"))
+			}
 			return runReport(o, args, sio)
 		},
 	}
 	cmd.Flags().BoolVar(&o.markdown, "markdown", false, "print Markdown instead of plain text")
 	cmd.Flags().StringVar(&o.html, "html", "", "write one self-contained HTML page (charts and every case of the runs' results.jsonl) to `OUT.html` instead")
+	cmd.Flags().StringVar(&o.best, "best", "", "name the best configuration of a grid `FILE` (grid.json of loc grid)")
 	return cmd
 }
 
@@ -212,5 +226,43 @@ func runReportHTML(out string, dirs []string, sio Stdio) error {
 		n += len(r.Rows)
 	}
 	_, err := fmt.Fprintf(sio.Err, "%s: %d cases of %d runs written to %s\n", ProgramName, n, len(runs), out)
+	return err
+}
+
+// runReportBest prints the configurations of a grid.json and the best by
+// quality_score.
+func runReportBest(path string, sio Stdio) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Usage(fmt.Errorf("report: %w", err))
+	}
+	var g struct {
+		Runs []struct {
+			Name    string             `json:"name"`
+			Cases   int                `json:"cases"`
+			Failed  int                `json:"failed"`
+			Metrics map[string]float64 `json:"metrics"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		return Usage(fmt.Errorf("report: %s: %w", path, err))
+	}
+	if len(g.Runs) == 0 {
+		return Usage(fmt.Errorf("report: %s: no runs; not a grid.json", path))
+	}
+	best := 0
+	for i, r := range g.Runs {
+		if r.Metrics["quality_score"] > g.Runs[best].Metrics["quality_score"] {
+			best = i
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-28s %6s %6s %14s %17s %11s\n", "configuration", "cases", "failed", "quality_score", "quality_score_v2", "file_acc@5")
+	for _, r := range g.Runs {
+		fmt.Fprintf(&b, "%-28s %6d %6d %14.4f %17.4f %11.4f\n", r.Name, r.Cases, r.Failed,
+			r.Metrics["quality_score"], r.Metrics["quality_score_v2"], r.Metrics["file_acc@5"])
+	}
+	fmt.Fprintf(&b, "best: %s (quality_score %.4f)\n", g.Runs[best].Name, g.Runs[best].Metrics["quality_score"])
+	_, err = io.WriteString(sio.Out, b.String())
 	return err
 }

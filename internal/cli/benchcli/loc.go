@@ -302,6 +302,9 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 		fmt.Fprintln(sio.Out)
 		fmt.Fprintf(sio.Err, "%s: %d cases run (%d failed, %d skipped as done); report in %s\n",
 			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, filepath.Join(r.out, "report.md"))
+		if sum.Index != nil {
+			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache\n", cli.ProgramName, sum.Index.Built, sum.Index.Loaded)
+		}
 	}
 	switch {
 	case err != nil && sum.Report == nil && sum.Done == 0 && ctx.Err() == nil && !errors.Is(err, runner.ErrFailFast):
