@@ -20,11 +20,13 @@
 // [Run] and [Plan] choose the cases of a run in four steps, each
 // deterministic:
 //
-//  1. Shard keeps the cases whose key falls in shard i of n (see [Shard]).
-//  2. Shuffle orders the cases by a hash of the seed and the key, so the
+//  1. Shuffle orders the cases by a hash of the seed and the key, so the
 //     order depends only on the seed and the set of keys, never on the input
 //     order or the Go version.
-//  3. Limit keeps the first Limit cases.
+//  2. Limit keeps the first Limit cases.
+//  3. Shard keeps the cases whose key falls in shard i of n (see [Shard]).
+//     Sharding comes last so that the n shards of a run, with the same
+//     shuffle and limit, hold exactly the cases of the run unsharded.
 //  4. Resume skips the cases whose key already has a row in the results
 //     file (with RetryFailed, only those whose last row did not fail).
 //

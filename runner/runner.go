@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -101,7 +102,7 @@ type Options struct {
 
 // Summary tells what a run did.
 type Summary struct {
-	// Selected is the number of cases after sharding and Limit.
+	// Selected is the number of cases after Limit and sharding.
 	Selected int
 	// Skipped is the number of selected cases that were already recorded
 	// and not run (Resume).
@@ -147,17 +148,25 @@ func plan(cases []Case, opts Options, done map[string]bool) (Summary, error) {
 	if err := validate(cases, opts); err != nil {
 		return Summary{}, err
 	}
-	var sel []Case
-	for _, c := range cases {
-		if opts.Shard.Contains(c.Key) {
-			sel = append(sel, c)
-		}
-	}
+	// Shuffle and limit choose the run's cases; the shard then takes its
+	// part of them by key alone, so that the shards of a run hold exactly
+	// the cases the run without --shard would, each once.
+	sel := cases
 	if opts.Shuffle {
+		sel = slices.Clone(cases)
 		shuffle(sel, opts.Seed)
 	}
 	if opts.Limit > 0 && len(sel) > opts.Limit {
 		sel = sel[:opts.Limit]
+	}
+	if opts.Shard.Count > 1 {
+		var part []Case
+		for _, c := range sel {
+			if opts.Shard.Contains(c.Key) {
+				part = append(part, c)
+			}
+		}
+		sel = part
 	}
 	s := Summary{Selected: len(sel)}
 	for _, c := range sel {

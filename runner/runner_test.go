@@ -747,3 +747,58 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+func TestShardsSplitTheLimitedRun(t *testing.T) {
+	// With shuffle and limit, the union of the shards is the unsharded run.
+	cases := makeCases(40)
+	whole, err := Plan(cases, Options{Shuffle: true, Seed: 3, Limit: 17})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, c := range whole.Pending {
+		want[c.Key] = true
+	}
+	for _, n := range []int{1, 3, 7} {
+		got := map[string]int{}
+		for i := 1; i <= n; i++ {
+			s, err := Plan(cases, Options{Shuffle: true, Seed: 3, Limit: 17, Shard: Shard{i, n}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range s.Pending {
+				got[c.Key]++
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("n=%d: shards hold %d cases, the run %d", n, len(got), len(want))
+		}
+		for k, c := range got {
+			if !want[k] || c != 1 {
+				t.Errorf("n=%d: case %s in %d shards (in run: %v)", n, k, c, want[k])
+			}
+		}
+	}
+}
+
+func TestParseShardEnv(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == IndexEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	if s, err := ParseShardEnv("env/7", env("0")); err != nil || s != (Shard{1, 7}) {
+		t.Errorf("env/7 with index 0 = %v, %v; want 1/7", s, err)
+	}
+	if s, err := ParseShardEnv("env/7", env("6")); err != nil || s != (Shard{7, 7}) {
+		t.Errorf("env/7 with index 6 = %v, %v; want 7/7", s, err)
+	}
+	for _, v := range []string{"", "7", "x", "-1"} {
+		if s, err := ParseShardEnv("env/7", env(v)); err == nil {
+			t.Errorf("env/7 with index %q = %v, want an error", v, s)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,14 +23,33 @@ type Shard struct {
 	Index, Count int
 }
 
-// ParseShard parses "i/n" (1 ≤ i ≤ n). The empty string is the zero Shard.
+// IndexEnv is the environment variable "--shard env/N" reads: the
+// completion index (from 0) a Kubernetes Indexed Job gives each pod.
+const IndexEnv = "JOB_COMPLETION_INDEX"
+
+// ParseShard parses "i/n" (1 ≤ i ≤ n), or "env/n", whose index is
+// $JOB_COMPLETION_INDEX + 1 (the Job counts from 0). The empty string is the
+// zero Shard.
 func ParseShard(s string) (Shard, error) {
+	return ParseShardEnv(s, os.Getenv)
+}
+
+// ParseShardEnv is ParseShard with the environment read through getenv.
+func ParseShardEnv(s string, getenv func(string) string) (Shard, error) {
 	if s == "" {
 		return Shard{}, nil
 	}
 	is, ns, ok := strings.Cut(s, "/")
 	if !ok {
-		return Shard{}, fmt.Errorf("runner: shard %q: want i/n", s)
+		return Shard{}, fmt.Errorf("runner: shard %q: want i/n or env/n", s)
+	}
+	if is == "env" {
+		v := getenv(IndexEnv)
+		k, err := strconv.Atoi(v)
+		if err != nil {
+			return Shard{}, fmt.Errorf("runner: shard %q: $%s is %q, want the Job's completion index (0, 1, ...)", s, IndexEnv, v)
+		}
+		is = strconv.Itoa(k + 1)
 	}
 	i, err1 := strconv.Atoi(is)
 	n, err2 := strconv.Atoi(ns)

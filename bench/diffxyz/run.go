@@ -69,6 +69,7 @@ type Options struct {
 // RunInfo is run.json: what a run was asked to do. It never holds
 // credentials.
 type RunInfo struct {
+	Benchmark   string   `json:"benchmark"`
 	Dataset     string   `json:"dataset"`
 	Model       string   `json:"model"`
 	Tasks       []Task   `json:"tasks"`
@@ -78,7 +79,14 @@ type RunInfo struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	MaxTokens   int      `json:"max_tokens,omitempty"`
 	Seed        *int64   `json:"seed,omitempty"`
-	Started     string   `json:"started"`
+	// Limit, Shuffle and ShuffleSeed choose the run's cases; Shard is
+	// the part of them this directory holds ("" for all; see
+	// runner.Shard).
+	Limit       int    `json:"limit,omitempty"`
+	Shuffle     bool   `json:"shuffle,omitempty"`
+	ShuffleSeed int64  `json:"shuffle_seed,omitempty"`
+	Shard       string `json:"shard,omitempty"`
+	Started     string `json:"started"`
 }
 
 // Summary says what a run did.
@@ -214,6 +222,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	info := RunInfo{
 		Dataset: absPath(o.Dataset), Model: o.Model, Tasks: o.Tasks, Prompts: o.Prompts,
 		PromptDir: absPath(o.PromptDir), Temperature: o.Temperature, MaxTokens: o.MaxTokens, Seed: o.Seed,
+		Benchmark: "diffxyz", Limit: ropts.Limit, Shuffle: ropts.Shuffle, ShuffleSeed: ropts.Seed, Shard: ropts.Shard.String(),
 		Started: time.Now().UTC().Format(time.RFC3339),
 	}
 	for _, f := range o.Formats {

@@ -61,6 +61,10 @@ type Config struct {
 	// fresh worktree.
 	EnvStore string `json:"env_store,omitempty"`
 
+	// Shard is the part of the instances this run evaluates ("i/n"; ""
+	// for all; see runner.Shard).
+	Shard string `json:"shard,omitempty"`
+
 	// Resume continues an interrupted run in Out.
 	Resume bool `json:"-"`
 	// Progress says where progress goes.
@@ -377,6 +381,11 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 	if c.Out == "" || c.Repos == "" || c.Dataset == "" || c.Predictions == "" {
 		return nil, inputErr("--dataset, --predictions, --repos and --out are required")
 	}
+	shard, err := runner.ParseShard(c.Shard)
+	if err != nil {
+		return nil, inputErr("--shard: %v", err)
+	}
+	c.Shard = shard.String() // env/N recorded as the shard it named
 	in, err := loadInputs(&c)
 	if err != nil {
 		return nil, err
@@ -399,7 +408,7 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 		return nil, err
 	}
 	sum, runErr := runner.Run(ctx, in.cases(nil), e.eval, runner.Options{
-		Out: results, Workers: c.workers(), Resume: c.Resume, Progress: c.Progress,
+		Out: results, Workers: c.workers(), Resume: c.Resume, Progress: c.Progress, Shard: shard,
 	})
 	s := &Summary{Evaluated: sum.Done}
 	if e.test != nil {
@@ -438,6 +447,25 @@ func saveConfig(c Config) error {
 		return err
 	}
 	return writeAtomic(filepath.Join(c.Out, "run.json"), append(b, '\n'), true)
+}
+
+// WriteRunOutputs writes the reports of the run directory dir from its
+// run.json and results.jsonl, as Eval does at its end (used to finish a
+// merge of shards).
+func WriteRunOutputs(dir string) error {
+	c, err := LoadConfig(dir)
+	if err != nil {
+		return err
+	}
+	in, err := loadInputs(&c)
+	if err != nil {
+		return err
+	}
+	rows, err := ReadResults(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		return fmt.Errorf("swe: %w", err)
+	}
+	return WriteOutputs(dir, c.RunID, in, rows)
 }
 
 // LoadConfig reads the run.json of run directory dir.

@@ -143,6 +143,7 @@ var FullOnly = []struct{ Name, Short string }{
 	{"env", "Environment store: build, restore, verify per-commit environments"},
 	{"loc", "Code localization benchmark (Loc-Bench): build, validate, run, grid, analyze"},
 	{"ape", "APE-Bench I style instructed edits: build tasks, run (compile, judge), judge again"},
+	{"merge", "Merge the shards of a benchmark run into one run directory"},
 }
 
 // HandOver returns a command for each of FullOnly that runs FullBinary with

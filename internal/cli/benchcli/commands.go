@@ -12,9 +12,9 @@ import (
 
 // Names are the commands of this package, which patchbench hands over to
 // patchbench-full.
-var Names = []string{"swe", "diffxyz", "env", "loc", "ape"}
+var Names = []string{"swe", "diffxyz", "env", "loc", "ape", "merge"}
 
 // Commands returns the benchmark commands.
 func Commands(sio cli.Stdio) []*cobra.Command {
-	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio), newLocCommand(sio), newApeCommand(sio)}
+	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio), newLocCommand(sio), newApeCommand(sio), newMergeCommand(sio)}
 }

@@ -43,7 +43,7 @@ func (r *runFlags) register(f *pflag.FlagSet, resultsFile string) {
 	f.BoolVar(&r.dryRun, "dry-run", false, "list the cases that would run (id and key), and run none")
 	f.BoolVar(&r.resume, "resume", false, "continue the run in DIR: skip the cases it has recorded")
 	f.BoolVar(&r.retryFailed, "retry-failed", false, "with --resume, run again the cases whose row failed")
-	f.StringVar(&r.shard, "shard", "", "run part `i/n` of the cases")
+	f.StringVar(&r.shard, "shard", "", "run part `i/n` of the cases (env/n: i from $JOB_COMPLETION_INDEX); see patchbench merge")
 	f.BoolVar(&r.quiet, "quiet", false, "show no progress")
 }
 

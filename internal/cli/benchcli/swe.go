@@ -161,6 +161,7 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 	f.StringVar(&o.RunID, "run-id", "", "`ID` naming the run in the reports")
 	f.StringVar(&o.Out, "out", "", "run `DIR` for results and reports")
 	f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run in --out")
+	f.StringVar(&o.Shard, "shard", "", "evaluate part `i/n` of the instances (env/n: i from $JOB_COMPLETION_INDEX); see patchbench merge")
 	o.tests.register(f)
 	for _, name := range []string{"dataset", "predictions", "repos", "run-id", "out"} {
 		cmd.MarkFlagRequired(name)

@@ -1,0 +1,108 @@
+package benchcli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/patchbench/patchbench/bench/diffxyz"
+	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// merger is how merge completes the run of one benchmark.
+type merger struct {
+	name    string
+	results string
+	// is recognises the benchmark's run.json.
+	is func(info map[string]any) bool
+	// ignore are run.json fields that differ between shards of one run.
+	ignore []string
+	// finish writes the reports of a merged run directory.
+	finish func(dir, out string, info map[string]any) error
+}
+
+// mergers are the benchmarks merge knows; a new benchmark adds itself here.
+var mergers = []merger{
+	{
+		name: "diffxyz", results: diffxyz.ResultsFile,
+		is: func(info map[string]any) bool { return info["benchmark"] == "diffxyz" },
+		finish: func(dir, _ string, _ map[string]any) error {
+			_, _, _, err := diffxyz.WriteReport(dir)
+			return err
+		},
+	},
+	{
+		name: "swe", results: "results.jsonl",
+		is:     func(info map[string]any) bool { _, ok := info["predictions"]; return ok },
+		ignore: []string{"out", "workers"},
+		finish: func(dir, out string, info map[string]any) error {
+			info["out"] = out
+			return swe.WriteRunOutputs(dir)
+		},
+	},
+}
+
+func newMergeCommand(sio cli.Stdio) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "merge --out DIR RUN_DIR...",
+		Short: "Merge the shards of a run (--shard i/n) into one run directory",
+		Long: `Merge the run directories of the shards of one run (each run with
+--shard i/n or --shard env/n) into DIR as if the run had not been split:
+results.jsonl with one row per case, run.json without the shard, and the
+benchmark's reports, which are the ones the unsharded run writes.
+
+merge refuses, writing nothing: run directories whose run.json differ in
+anything but the shard (another benchmark, dataset, model or option); a
+missing shard or one given twice (it names it); a row in a shard it does not
+belong to; a case with different rows in two directories (it names the
+case). DIR must be missing or empty.
+
+Benchmarks: diffxyz, swe eval.
+
+Exit status: 0 merged; 2 usage or input error.`,
+		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMerge(out, args, sio)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "merged run `DIR` (missing or empty)")
+	return cmd
+}
+
+func runMerge(out string, dirs []string, sio cli.Stdio) error {
+	if out == "" {
+		return cli.Usage(errors.New("merge: --out is required"))
+	}
+	info, err := runner.ReadRunInfo(dirs[0])
+	if err != nil {
+		return cli.Usage(err)
+	}
+	var m *merger
+	for i := range mergers {
+		if mergers[i].is(info) {
+			m = &mergers[i]
+		}
+	}
+	if m == nil {
+		return cli.Usage(fmt.Errorf("merge: %s: not a run of a benchmark merge knows", filepath.Join(dirs[0], runner.RunFile)))
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	sum, err := runner.Merge(runner.MergeOptions{
+		Dirs: dirs, Out: out, ResultsFile: m.results, Ignore: m.ignore,
+		Finish: func(dir string, info map[string]any) error { return m.finish(dir, abs, info) },
+	})
+	if err != nil {
+		return cli.Usage(err)
+	}
+	fmt.Fprintf(sio.Err, "%s: merged %d shards of a %s run: %d rows in %s\n",
+		cli.ProgramName, sum.Shards, m.name, sum.Rows, filepath.Join(out, m.results))
+	return nil
+}

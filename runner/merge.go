@@ -1,0 +1,258 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/patchbench/patchbench/internal/atomicfile"
+)
+
+// RunFile is the file of a run directory that records what the run was
+// asked to do. Every benchmark writes it; a sharded run records its shard
+// in the field "shard".
+const RunFile = "run.json"
+
+// MergeOptions configure [Merge].
+type MergeOptions struct {
+	// Dirs are the run directories of the shards.
+	Dirs []string
+	// Out is the directory the merged run is written to. It must be
+	// missing or empty.
+	Out string
+	// ResultsFile is the name of the results file in each directory.
+	ResultsFile string
+	// Ignore names run.json fields that may differ between the shards of
+	// one run besides "shard" (such as a start time or the shard's own
+	// output directory).
+	Ignore []string
+	// Finish, when set, completes the merged run in a directory holding
+	// the merged results file and run.json (for example by writing its
+	// report). It may edit info, which is then written as run.json.
+	Finish func(dir string, info map[string]any) error
+}
+
+// MergeSummary says what Merge did.
+type MergeSummary struct {
+	// Shards is the number of shards merged and Rows the number of rows
+	// (one per case) in the merged results file.
+	Shards, Rows int
+}
+
+// Merge unions the results of the shards of one run into a run directory
+// as if the run had not been split: one row per case key, in key order,
+// and the shards' run.json without the shard. It refuses, writing nothing,
+// shards whose run.json differ in anything but the shard and the Ignore
+// fields, a set of shards with one missing or given twice (naming it), a
+// row whose key belongs to another shard, and a case recorded differently
+// by two directories (naming the case).
+func Merge(o MergeOptions) (MergeSummary, error) {
+	var sum MergeSummary
+	if len(o.Dirs) == 0 {
+		return sum, errors.New("merge: no run directories")
+	}
+	if o.Out == "" {
+		return sum, errors.New("merge: no output directory")
+	}
+	if ents, err := os.ReadDir(o.Out); err == nil && len(ents) > 0 {
+		return sum, fmt.Errorf("merge: %s is not empty", o.Out)
+	}
+	ignore := append([]string{"shard", "started"}, o.Ignore...)
+	var first map[string]any
+	var firstComparable []byte
+	shards := map[int]string{}
+	count := 0
+	rows := map[string][]byte{}
+	from := map[string]string{}
+	for _, dir := range o.Dirs {
+		info, err := readInfo(dir)
+		if err != nil {
+			return sum, err
+		}
+		sh, err := ParseShardEnv(stringOf(info["shard"]), func(string) string { return "" })
+		if err != nil {
+			return sum, fmt.Errorf("merge: %s: %w", filepath.Join(dir, RunFile), err)
+		}
+		if sh == (Shard{}) {
+			sh = Shard{1, 1}
+		}
+		cmp, err := comparable(info, ignore)
+		if err != nil {
+			return sum, fmt.Errorf("merge: %s: %w", dir, err)
+		}
+		if first == nil {
+			first, firstComparable, count = info, cmp, sh.Count
+		} else {
+			if !bytes.Equal(cmp, firstComparable) {
+				return sum, fmt.Errorf("merge: %s and %s are not shards of one run: their %s differ in %s",
+					o.Dirs[0], dir, RunFile, strings.Join(differing(first, info, ignore), ", "))
+			}
+			if sh.Count != count {
+				return sum, fmt.Errorf("merge: %s is shard %s but %s is of %d shards", dir, sh, o.Dirs[0], count)
+			}
+		}
+		if prev, dup := shards[sh.Index]; dup {
+			return sum, fmt.Errorf("merge: shard %s given twice: %s and %s", sh, prev, dir)
+		}
+		shards[sh.Index] = dir
+		rs, err := ReadRows(filepath.Join(dir, o.ResultsFile))
+		if err != nil {
+			return sum, fmt.Errorf("merge: %w", err)
+		}
+		for _, r := range rs {
+			key := stringOf(r["key"])
+			if !sh.Contains(key) {
+				return sum, fmt.Errorf("merge: %s: case %q does not belong to shard %s", dir, key, sh)
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				return sum, fmt.Errorf("merge: %s: case %q: %w", dir, key, err)
+			}
+			if prev, ok := rows[key]; ok {
+				if !bytes.Equal(prev, b) {
+					return sum, fmt.Errorf("merge: case %q has different rows in %s and %s", key, from[key], dir)
+				}
+				continue
+			}
+			rows[key], from[key] = b, dir
+		}
+	}
+	var missing []string
+	for i := 1; i <= count; i++ {
+		if _, ok := shards[i]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, count))
+		}
+	}
+	if len(missing) > 0 {
+		return sum, fmt.Errorf("merge: missing shard %s (JOB_COMPLETION_INDEX %s)", strings.Join(missing, ", "), indexesOf(missing))
+	}
+
+	// Everything is checked; write into a temporary directory beside Out
+	// and rename it, so that a failure leaves nothing behind.
+	parent := filepath.Dir(filepath.Clean(o.Out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return sum, fmt.Errorf("merge: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, ".merge-*")
+	if err != nil {
+		return sum, fmt.Errorf("merge: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	var buf bytes.Buffer
+	for _, k := range slices.Sorted(maps.Keys(rows)) {
+		buf.Write(rows[k])
+		buf.WriteByte('\n')
+	}
+	if err := atomicfile.Write(filepath.Join(tmp, o.ResultsFile), buf.Bytes(), 0o644); err != nil {
+		return sum, fmt.Errorf("merge: %w", err)
+	}
+	delete(first, "shard")
+	if err := writeInfo(tmp, first); err != nil {
+		return sum, err
+	}
+	if o.Finish != nil {
+		if err := o.Finish(tmp, first); err != nil {
+			return sum, fmt.Errorf("merge: %w", err)
+		}
+		if err := writeInfo(tmp, first); err != nil {
+			return sum, err
+		}
+	}
+	if err := os.Remove(o.Out); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return sum, fmt.Errorf("merge: %w", err)
+	}
+	if err := os.Rename(tmp, o.Out); err != nil {
+		return sum, fmt.Errorf("merge: %w", err)
+	}
+	if err := os.Chmod(o.Out, 0o755); err != nil {
+		return sum, fmt.Errorf("merge: %w", err)
+	}
+	return MergeSummary{Shards: count, Rows: len(rows)}, nil
+}
+
+// indexesOf turns "i/n" shards into the Job's completion indexes (i-1).
+func indexesOf(shards []string) string {
+	var out []string
+	for _, s := range shards {
+		var i, n int
+		fmt.Sscanf(s, "%d/%d", &i, &n)
+		out = append(out, fmt.Sprint(i-1))
+	}
+	return strings.Join(out, ", ")
+}
+
+// ReadRunInfo reads run.json of the run directory dir as a JSON object.
+func ReadRunInfo(dir string) (map[string]any, error) { return readInfo(dir) }
+
+func readInfo(dir string) (map[string]any, error) {
+	path := filepath.Join(dir, RunFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %s is not a run directory: %w", dir, err)
+	}
+	var info map[string]any
+	if err := json.Unmarshal(b, &info); err != nil {
+		return nil, fmt.Errorf("merge: %s: %w", path, err)
+	}
+	return info, nil
+}
+
+func writeInfo(dir string, info map[string]any) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	if err := atomicfile.Write(filepath.Join(dir, RunFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	return nil
+}
+
+// comparable returns info without the ignored fields, encoded canonically
+// (encoding/json sorts map keys).
+func comparable(info map[string]any, ignore []string) ([]byte, error) {
+	m := make(map[string]any, len(info))
+	for k, v := range info {
+		if !slices.Contains(ignore, k) {
+			m[k] = v
+		}
+	}
+	return json.Marshal(m)
+}
+
+// differing names the fields in which a and b differ.
+func differing(a, b map[string]any, ignore []string) []string {
+	var out []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		seen := map[string]bool{}
+		for _, m := range []map[string]any{a, b} {
+			for k := range m {
+				if !seen[k] && !yield(k) {
+					return
+				}
+				seen[k] = true
+			}
+		}
+	}) {
+		if slices.Contains(ignore, k) {
+			continue
+		}
+		x, _ := json.Marshal(a[k])
+		y, _ := json.Marshal(b[k])
+		if !bytes.Equal(x, y) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func stringOf(v any) string {
+	s, _ := v.(string)
+	return s
+}
