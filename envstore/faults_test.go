@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -186,30 +187,46 @@ func TestConcurrentBuilds(t *testing.T) {
 		}
 		cmds, outs = append(cmds, cmd), append(outs, out)
 	}
-	// Restore whatever is stored while the builds run.
+	// Wait for the processes in the background: ProcessState is only set
+	// by Wait, so polling it would never see them end.
+	waitErr := make([]error, len(cmds))
+	finished := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		wg.Go(func() { waitErr[i] = cmd.Wait() })
+	}
+	go func() { wg.Wait(); close(finished) }()
+	// Restore each commit once, as soon as it is stored, while the builds
+	// run.
 	restored := 0
-	for done := false; !done; {
-		done = true
+	seen := map[string]bool{}
+	restoreNew := func() {
 		for _, c := range commits {
-			if !s.Has(c) {
-				done = false
+			if seen[c] || !s.Has(c) {
 				continue
 			}
+			seen[c] = true
 			if _, err := s.Restore(ctx, c, filepath.Join(t.TempDir(), "r"), RestoreOptions{}); err != nil {
 				t.Fatalf("restore %s during the builds: %v", c, err)
 			}
 			restored++
 		}
-		if !done {
-			if cmds[0].ProcessState != nil && cmds[1].ProcessState != nil {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+	}
+	deadline := time.After(8 * time.Minute)
+wait:
+	for {
+		restoreNew()
+		select {
+		case <-finished:
+			break wait
+		case <-deadline:
+			t.Fatalf("the build processes did not end in 8 minutes")
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	built := map[string]int{}
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
+	for i := range cmds {
+		if err := waitErr[i]; err != nil {
 			t.Fatalf("build process %d: %v\n%s", i, err, outs[i])
 		}
 		var res []BuildResult
