@@ -121,12 +121,14 @@ func CommitKind(message string) string {
 }
 
 // BuildFromHistory makes one case per non-merge commit of rangeSpec
-// (git rev-list syntax) in the repository rp, named name (OWNER/NAME):
+// (git rev-list arguments, split at spaces: "v1..main", "-n200 main")
+// in the repository rp, named name (OWNER/NAME):
 // query = the commit message, base_commit = its parent, ground truth =
 // its diff. Commits the filter rejects, root commits and commits that
 // change no file existing at the parent are skipped and counted.
 func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string, f HistoryFilter) (cases []Case, problems []Problem, skipped int, err error) {
-	out, err := gitOutput(ctx, rp.GitDir(), "rev-list", "--no-merges", "--reverse", rangeSpec, "--")
+	args := append([]string{"rev-list", "--no-merges", "--reverse"}, strings.Fields(rangeSpec)...)
+	out, err := gitOutput(ctx, rp.GitDir(), append(args, "--")...)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("loc build: commits %s: %w", rangeSpec, err)
 	}
