@@ -155,7 +155,7 @@ func TestDiffxyzUsageErrors(t *testing.T) {
 		{[]string{"diffxyz", "build", "--n", "3"}, "--repo is required"},
 		{[]string{"diffxyz", "prompts"}, "--write DIR or --dataset"},
 		{[]string{"diffxyz"}, "subcommand"},
-		{[]string{"report"}, "arg"},
+		{[]string{"report"}, "give at least one run directory"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCLI(t, "", tt.args...)
