@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
@@ -393,6 +394,10 @@ type Indexed struct {
 // IndexStats counts what the indexed searcher did with its indexes.
 type IndexStats struct {
 	Built, Loaded int
+	// BuildTime and LoadTime total the time spent building (and writing)
+	// and loading indexes; QueryTime the time of the Queries searches.
+	BuildTime, LoadTime, QueryTime time.Duration
+	Queries                        int
 }
 
 type indexEntry struct {
@@ -442,11 +447,13 @@ func (s *Indexed) cachePath(rp *repo.Repo, commit string) string {
 
 func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
 	var path string
+	start := time.Now()
 	if s.Dir != "" {
 		path = s.cachePath(rp, commit)
 		if ix, err := readIndex(path); err == nil {
 			s.mu.Lock()
 			s.stats.Loaded++
+			s.stats.LoadTime += time.Since(start)
 			s.mu.Unlock()
 			return ix, nil
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -458,14 +465,15 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 	if err != nil {
 		return nil, fmt.Errorf("index %s at %s: %w", rp.Name(), commit, err)
 	}
-	s.mu.Lock()
-	s.stats.Built++
-	s.mu.Unlock()
 	if path != "" {
 		if err := writeIndex(path, ix); err != nil {
 			return nil, err
 		}
 	}
+	s.mu.Lock()
+	s.stats.Built++
+	s.stats.BuildTime += time.Since(start)
+	s.mu.Unlock()
 	return ix, nil
 }
 
@@ -510,7 +518,14 @@ func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.M
 	if err != nil {
 		return Answer{}, err
 	}
+	start := time.Now()
 	hits := ix.Search(c.Query, 200)
+	defer func() {
+		s.mu.Lock()
+		s.stats.Queries++
+		s.stats.QueryTime += time.Since(start)
+		s.mu.Unlock()
+	}()
 	var f Found
 	f.Ranges = map[string][]Range{}
 	seenFile, seenFn := map[string]bool{}, map[string]bool{}

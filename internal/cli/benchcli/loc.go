@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -303,7 +304,10 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 		fmt.Fprintf(sio.Err, "%s: %d cases run (%d failed, %d skipped as done); report in %s\n",
 			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, filepath.Join(r.out, "report.md"))
 		if sum.Index != nil {
-			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache\n", cli.ProgramName, sum.Index.Built, sum.Index.Loaded)
+			ix := sum.Index
+			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache (build %s, load %s; %d queries in %s)\n",
+				cli.ProgramName, ix.Built, ix.Loaded, ix.BuildTime.Round(time.Millisecond), ix.LoadTime.Round(time.Millisecond),
+				ix.Queries, ix.QueryTime.Round(time.Microsecond))
 		}
 	}
 	switch {
