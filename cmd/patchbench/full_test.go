@@ -42,7 +42,7 @@ func TestLinksNoBenchmarkLibraries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, heavy := range []string{"openai-go", "anthropic-sdk-go", "modernc.org/sqlite", "parquet-go", "internal/cli/benchcli", "/bench/swe", "/bench/diffxyz"} {
+		for _, heavy := range []string{"openai-go", "anthropic-sdk-go", "modernc.org/sqlite", "parquet-go", "internal/cli/benchcli", "/bench/swe", "/bench/diffxyz", "modelcontextprotocol/go-sdk"} {
 			if strings.Contains(dep, heavy) {
 				t.Errorf("patchbench links %s", dep)
 			}

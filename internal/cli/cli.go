@@ -144,6 +144,7 @@ var FullOnly = []struct{ Name, Short string }{
 	{"loc", "Code localization benchmark (Loc-Bench): build, validate, run, grid, analyze"},
 	{"ape", "APE-Bench I style instructed edits: build tasks, run (compile, judge), judge again"},
 	{"merge", "Merge the shards of a benchmark run into one run directory"},
+	{"mcp", "Serve the patch engine and code search to agents over the Model Context Protocol"},
 }
 
 // HandOver returns a command for each of FullOnly that runs FullBinary with

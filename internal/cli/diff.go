@@ -94,6 +94,17 @@ func runDiff(o diffOptions, oldName, newName string, sio Stdio) error {
 	if newName == os.DevNull {
 		newPath = ""
 	}
+	text, err := makeDiff(o, f, alg, oldPath, newPath, old, neu)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(sio.Out, text)
+	return err
+}
+
+// makeDiff prints the edit from old to neu in format f; "" when they are
+// the same. An empty path is a creation or a deletion.
+func makeDiff(o diffOptions, f patch.Format, alg diff.Algorithm, oldPath, newPath, old, neu string) (string, error) {
 	var fp *patch.FilePatch
 	if patch.IsBinary(old) || patch.IsBinary(neu) {
 		fp = patch.MakeBinary(oldPath, newPath, old, neu, o.binary)
@@ -109,14 +120,13 @@ func runDiff(o diffOptions, oldName, newName string, sio Stdio) error {
 		}
 	}
 	if len(fp.Hunks) == 0 && !fp.Binary {
-		return nil
+		return "", nil
 	}
 	text, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, f)
 	if err != nil {
-		return Failed(err)
+		return "", Failed(err)
 	}
-	_, err = fmt.Fprint(sio.Out, text)
-	return err
+	return text, nil
 }
 
 // memoryLimit allows the diff a generous multiple of its inputs before the

@@ -1,5 +1,6 @@
 // Package benchcli holds patchbench's benchmark commands (swe, diffxyz,
-// env, loc), which need the model SDKs, SQLite and Parquet. They are linked into
+// env, loc, ape) and the MCP server (mcp), which need the model SDKs,
+// SQLite, Parquet and the MCP SDK. They are linked into
 // the patchbench-full binary; patchbench hands them to it (see package
 // cli).
 package benchcli
@@ -12,9 +13,9 @@ import (
 
 // Names are the commands of this package, which patchbench hands over to
 // patchbench-full.
-var Names = []string{"swe", "diffxyz", "env", "loc", "ape", "merge"}
+var Names = []string{"swe", "diffxyz", "env", "loc", "ape", "merge", "mcp"}
 
 // Commands returns the benchmark commands.
 func Commands(sio cli.Stdio) []*cobra.Command {
-	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio), newLocCommand(sio), newApeCommand(sio), newMergeCommand(sio)}
+	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio), newLocCommand(sio), newApeCommand(sio), newMergeCommand(sio), newMCPCommand(sio)}
 }

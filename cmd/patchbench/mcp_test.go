@@ -1,0 +1,395 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/llm/llmtest"
+)
+
+const mcpMain = `package main
+
+import "fmt"
+
+func add(a, b int) int {
+	return a + b
+}
+
+func main() {
+	fmt.Println(add(1, 2))
+}
+`
+
+// mcpMalformed is a model's answer whose hunk has wrong counts and line
+// numbers and a blank context line without its space: tolerant apply
+// recovers it, strict apply refuses it.
+const mcpMalformed = "Here is the fix:\n```diff\n--- a/main.go\n+++ b/main.go\n@@ -40,9 +40,9 @@\n func add(a, b int) int {\n-\treturn a + b\n+\treturn a - b\n }\n\n func main() {\n```\n"
+
+var mcpFixed = strings.Replace(mcpMain, "return a + b", "return a - b", 1)
+
+// mcpDup has the same two lines twice: a hunk without line numbers fits
+// at lines 1 and 4.
+const mcpDup = "x = 1\ny = 2\n---\nx = 1\ny = 2\n"
+
+// mcpAmbiguous edits main.go (which would apply) and dup.txt (ambiguous):
+// all or nothing, so neither is written.
+const mcpAmbiguous = "--- a/main.go\n+++ b/main.go\n@@\n func main() {\n-\tfmt.Println(add(1, 2))\n+\tfmt.Println(add(2, 2))\n }\n" +
+	"--- a/dup.txt\n+++ b/dup.txt\n@@\n x = 1\n-y = 2\n+y = 3\n"
+
+// mcpRepo makes a git repository with main.go and dup.txt, a directory
+// outside it with a secret, and a symbolic link out.
+func mcpRepo(t *testing.T) (dir, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	dir, outside = filepath.Join(base, "repo"), filepath.Join(base, "outside")
+	for _, d := range []string{dir, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(dir, "main.go"), mcpMain)
+	write(filepath.Join(dir, "dup.txt"), mcpDup)
+	write(filepath.Join(outside, "secret.txt"), "secret\n")
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "main.go", "dup.txt"},
+		{"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir, outside
+}
+
+// buildBoth builds patchbench and patchbench-full, so that patchbench mcp
+// runs as an MCP client starts it: through the hand-over.
+func buildBoth(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	for _, b := range []string{"patchbench", "patchbench-full"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, b), "../"+b).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", b, err, out)
+		}
+	}
+	return filepath.Join(bin, "patchbench")
+}
+
+// call calls a tool and returns its text and error flag.
+func call(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// TestMCP starts the real binary and talks to it with the SDK's client,
+// over stdio and over streamable HTTP on 127.0.0.1.
+func TestMCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	pb := buildBoth(t)
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+
+	t.Run("stdio", func(t *testing.T) {
+		dir, outside := mcpRepo(t)
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(pb, "mcp", "--root", dir)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		exerciseMCP(t, s, dir, outside)
+	})
+
+	t.Run("http", func(t *testing.T) {
+		dir, outside := mcpRepo(t)
+		cmd := exec.Command(pb, "mcp", "--root", dir, "--http", ":0")
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Wait()
+		defer cmd.Process.Kill()
+		line, err := bufio.NewReader(stderr).ReadString('\n')
+		if err != nil {
+			t.Fatalf("no address line: %v", err)
+		}
+		url := regexp.MustCompile(`http://\S+/mcp`).FindString(line)
+		if !strings.HasPrefix(url, "http://127.0.0.1:") {
+			t.Fatalf("serving on %q (line %q), want loopback", url, line)
+		}
+		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		exerciseMCP(t, s, dir, outside)
+	})
+
+	t.Run("agent", func(t *testing.T) {
+		dir, _ := mcpRepo(t)
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(pb, "mcp", "--root", dir)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		agentSession(t, s, dir)
+	})
+
+	t.Run("remote refused", func(t *testing.T) {
+		out, err := exec.Command(pb, "mcp", "--root", t.TempDir(), "--http", "0.0.0.0:0").CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--allow-remote") {
+			t.Errorf("--http 0.0.0.0:0: %v\n%s", err, out)
+		}
+	})
+}
+
+func exerciseMCP(t *testing.T, s *mcp.ClientSession, dir, outside string) {
+	ctx := context.Background()
+	main := filepath.Join(dir, "main.go")
+
+	lt, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+		if tool.Description == "" || tool.InputSchema == nil {
+			t.Errorf("tool %s: no description or schema", tool.Name)
+		}
+	}
+	for _, want := range []string{"apply_patch", "repair", "diff", "convert", "view_file", "view_directory", "grep_search"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+
+	// strict refuses the malformed patch; dry_run writes nothing.
+	if text, failed := call(t, s, "apply_patch", map[string]any{"patch": mcpMalformed, "strict": true}); !failed || !strings.Contains(text, "refused") {
+		t.Errorf("strict apply of the malformed patch: failed=%v\n%s", failed, text)
+	}
+	text, failed := call(t, s, "apply_patch", map[string]any{"patch": mcpMalformed, "dry_run": true})
+	if failed || !strings.Contains(text, "dry run") || readFile(t, main) != mcpMain {
+		t.Errorf("dry run: failed=%v, main.go changed=%v\n%s", failed, readFile(t, main) != mcpMain, text)
+	}
+
+	// The tolerant engine recovers it; the report gives tier and repairs.
+	text, failed = call(t, s, "apply_patch", map[string]any{"patch": mcpMalformed})
+	if failed || readFile(t, main) != mcpFixed {
+		t.Fatalf("tolerant apply: failed=%v\n%s\nmain.go:\n%s", failed, text, readFile(t, main))
+	}
+	rep := report(t, text)
+	h := rep.Files[0].Hunks[0]
+	if rep.Status != "applied" || h.Tier == "" || h.Line != 5 || h.Offset != 5-40 || len(h.Repairs) == 0 {
+		t.Errorf("report %+v", rep)
+	}
+
+	// Ambiguous: refused with both places, nothing written.
+	text, failed = call(t, s, "apply_patch", map[string]any{"patch": mcpAmbiguous})
+	if !failed || !strings.Contains(text, "dup.txt hunk 1 at lines 1 4") {
+		t.Errorf("ambiguous: failed=%v\n%s", failed, text)
+	}
+	if readFile(t, main) != mcpFixed || readFile(t, filepath.Join(dir, "dup.txt")) != mcpDup {
+		t.Errorf("ambiguous patch wrote files")
+	}
+	var cands []int
+	for _, f := range report(t, text).Files {
+		for _, h := range f.Hunks {
+			cands = append(cands, h.Candidates...)
+		}
+	}
+	if !slices.Equal(cands, []int{1, 4}) {
+		t.Errorf("candidates %v, want [1 4]", cands)
+	}
+
+	// Search tools read the working tree as it is now.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"view_file", map[string]any{"path": "main.go", "start_line": 5, "end_line": 7}, "6\t\treturn a - b"},
+		{"view_directory", map[string]any{}, "dup.txt"},
+		{"grep_search", map[string]any{"pattern": `a - b`}, "main.go:6:"},
+		{"repair", map[string]any{"patch": strings.NewReplacer("a - b", "a * b", "a + b", "a - b").Replace(mcpMalformed)}, "@@ -3,7 +3,7 @@\n import \"fmt\"\n"},
+		{"convert", map[string]any{"patch": "--- a/dup.txt\n+++ b/dup.txt\n@@ -1,5 +1,5 @@\n x = 1\n-y = 2\n+y = 3\n ---\n x = 1\n y = 2\n", "to": "search-replace"}, "<<<<<<< SEARCH"},
+		{"diff", map[string]any{"old_text": "a\nb\n", "new_text": "a\nc\n", "new_path": "f.txt"}, "-b\n+c\n"},
+		{"diff", map[string]any{"old_path": "dup.txt", "new_path": "main.go", "format": "udiff-h"}, "+package main"},
+	} {
+		text, failed := call(t, s, c.tool, c.args)
+		if failed || !strings.Contains(text, c.want) {
+			t.Errorf("%s %v: failed=%v, want %q in\n%s", c.tool, c.args, failed, c.want, text)
+		}
+	}
+	if slices.Contains(names, "find_symbol") {
+		if text, failed := call(t, s, "find_symbol", map[string]any{"name": "add"}); failed || !strings.Contains(text, "main.go") {
+			t.Errorf("find_symbol add: %s", text)
+		}
+	}
+
+	// Confinement: absolute, "..", a symbolic link out, .git; for writes
+	// and reads. Nothing outside changes.
+	gitConfig := readFile(t, filepath.Join(dir, ".git", "config"))
+	v4a := func(p string) string {
+		return "*** Begin Patch\n*** Update File: " + p + "\n@@\n-secret\n+stolen\n*** End Patch\n"
+	}
+	for _, p := range []string{filepath.Join(outside, "secret.txt"), "../outside/secret.txt", "out/secret.txt", ".git/config"} {
+		for _, strict := range []bool{false, true} {
+			text, failed := call(t, s, "apply_patch", map[string]any{"patch": v4a(p), "strict": strict})
+			if !failed || !strings.Contains(text, "unsafe path") {
+				t.Errorf("apply_patch %s strict=%v: failed=%v\n%s", p, strict, failed, text)
+			}
+		}
+		text, failed := call(t, s, "view_file", map[string]any{"path": p})
+		if !failed || !strings.Contains(text, "outside") {
+			t.Errorf("view_file %s: failed=%v\n%s", p, failed, text)
+		}
+		text, failed = call(t, s, "diff", map[string]any{"old_path": p, "new_text": ""})
+		if !failed || !strings.Contains(text, "unsafe path") {
+			t.Errorf("diff %s: failed=%v\n%s", p, failed, text)
+		}
+		text, failed = call(t, s, "apply_patch", map[string]any{"patch": "<<<<<<< SEARCH\nsecret\n=======\nstolen\n>>>>>>> REPLACE\n", "target": p})
+		if !failed || !strings.Contains(text, "unsafe path") {
+			t.Errorf("apply_patch target %s: failed=%v\n%s", p, failed, text)
+		}
+	}
+	for _, p := range []string{"out", ".git"} {
+		text, failed := call(t, s, "view_directory", map[string]any{"path": p})
+		if !failed || !strings.Contains(text, "outside") {
+			t.Errorf("view_directory %s: failed=%v\n%s", p, failed, text)
+		}
+	}
+	if readFile(t, filepath.Join(outside, "secret.txt")) != "secret\n" || readFile(t, filepath.Join(dir, ".git", "config")) != gitConfig {
+		t.Errorf("a refused patch changed a file outside the root or in .git")
+	}
+
+	// Bounds: an oversized patch is refused and says so.
+	big := strings.Repeat("x", 1<<20+1)
+	if text, failed := call(t, s, "apply_patch", map[string]any{"patch": big}); !failed || !strings.Contains(text, "over the bound") {
+		t.Errorf("oversized patch: failed=%v, %.200s", failed, text)
+	}
+}
+
+type mcpReport struct {
+	Status string `json:"status"`
+	Files  []struct {
+		Path  string `json:"path"`
+		Hunks []struct {
+			Tier       string   `json:"tier"`
+			Line       int      `json:"line"`
+			Offset     int      `json:"offset"`
+			Repairs    []string `json:"repairs"`
+			Candidates []int    `json:"candidates"`
+		} `json:"hunks"`
+	} `json:"files"`
+}
+
+// report decodes the JSON report of an apply_patch answer.
+func report(t *testing.T, text string) mcpReport {
+	t.Helper()
+	_, js, ok := strings.Cut(text, "\nreport:\n")
+	var r mcpReport
+	if !ok || json.Unmarshal([]byte(js), &r) != nil || len(r.Files) == 0 {
+		t.Fatalf("no report in\n%s", text)
+	}
+	return r
+}
+
+// agentSession lets a scripted model find the function and edit it with a
+// malformed patch through the MCP tools, as an agent would.
+func agentSession(t *testing.T, s *mcp.ClientSession, dir string) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(llmtest.Config{Script: []llmtest.Turn{
+		{ToolCalls: []llm.ToolCall{{Name: "grep_search", Arguments: `{"pattern":"func add"}`}}},
+		{ToolCalls: []llm.ToolCall{{Name: "view_file", Arguments: `{"path":"main.go","start_line":5,"end_line":7}`}}},
+		{ToolCalls: []llm.ToolCall{{Name: "apply_patch", Arguments: mustJSON(t, map[string]any{"patch": mcpMalformed})}}},
+		{Text: "add now subtracts."},
+	}})
+	defer srv.Close()
+	lt, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := llm.Request{Model: "openai/scripted", Messages: []llm.Message{{Role: "user", Content: "Make add subtract."}}}
+	for _, tool := range lt.Tools {
+		req.Tools = append(req.Tools, llm.Tool{Name: tool.Name, Description: tool.Description, Parameters: json.RawMessage(mustJSON(t, tool.InputSchema))})
+	}
+	c, err := llm.New(ctx, req.Model, llm.Options{BaseURL: srv.OpenAIBaseURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(ctx context.Context, tc llm.ToolCall) (llm.ToolOutput, error) {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(tc.Arguments), &args); err != nil {
+			return llm.ToolOutput{Content: err.Error(), IsError: true}, nil
+		}
+		text, failed := call(t, s, tc.Name, args)
+		return llm.ToolOutput{Content: text, IsError: failed}, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	a, err := llm.RunAgent(cctx, c, req, run, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ToolCalls != 3 || a.Text != "add now subtracts." {
+		t.Errorf("agent: %d tool calls, text %q", a.ToolCalls, a.Text)
+	}
+	// What the model read: the grep hit and the lines it then edited.
+	var results []string
+	for _, m := range a.Messages {
+		for _, r := range m.ToolResults {
+			if r.IsError {
+				t.Errorf("tool result is an error: %s", r.Content)
+			}
+			results = append(results, r.Content)
+		}
+	}
+	if len(results) != 3 || !strings.Contains(results[0], "main.go:5: func add") || !strings.Contains(results[1], "6\t\treturn a + b") {
+		t.Errorf("tool results %q", results)
+	}
+	out, err := exec.Command("git", "-C", dir, "diff", "--numstat").Output()
+	if err != nil || string(out) != "1\t1\tmain.go\n" || readFile(t, filepath.Join(dir, "main.go")) != mcpFixed {
+		t.Errorf("git diff --numstat: %q %v\n%s", out, err, readFile(t, filepath.Join(dir, "main.go")))
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
