@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,10 +141,23 @@ func TestMCP(t *testing.T) {
 		}
 		defer cmd.Wait()
 		defer cmd.Process.Kill()
-		line, err := bufio.NewReader(stderr).ReadString('\n')
+		br := bufio.NewReader(stderr)
+		line, err := br.ReadString('\n')
 		if err != nil {
 			t.Fatalf("no address line: %v", err)
 		}
+		// The rest of the server's standard error, shown when a test fails.
+		rest := make(chan string, 1)
+		go func() {
+			b, _ := io.ReadAll(br)
+			rest <- string(b)
+		}()
+		defer func() {
+			cmd.Process.Kill()
+			if msg := <-rest; t.Failed() && msg != "" {
+				t.Logf("server's standard error:\n%s", msg)
+			}
+		}()
 		url := regexp.MustCompile(`http://\S+/mcp`).FindString(line)
 		if !strings.HasPrefix(url, "http://127.0.0.1:") {
 			t.Fatalf("serving on %q (line %q), want loopback", url, line)
