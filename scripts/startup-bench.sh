@@ -12,9 +12,8 @@
 # git repository, edited in three places (a comment, a constant, a line
 # inserted), and the edit written by git diff. Each command is run REPS
 # times after one warm-up run; the script reports the median wall time
-# (fork to wait, measured by a small Go driver) and the median peak RSS
-# (ru_maxrss of the child as wait4 returns it, the figure /usr/bin/time -f
-# %M prints), then the ratios to git apply --check. The target: both
+# (fork to wait, measured by a small Go driver) and the median peak RSS of
+# 21 runs under /usr/bin/time -f %M, then the ratios to git apply --check. The target: both
 # patchbench commands at most 1.5x git apply --check in wall time and in
 # memory. The exit status is 1 when a target fails, 2 on a setup error.
 #
@@ -153,7 +152,23 @@ EOF
 )
 
 declare -A us=() kb=() cpu=()
-while read -r name u k c; do us[$name]=$u kb[$name]=$k cpu[$name]=$c; done <<<"$out"
+while read -r name u k c; do us[$name]=$u cpu[$name]=$c; done <<<"$out"
+
+# Peak memory from /usr/bin/time -f %M, not from the driver: Go's os/exec
+# starts children with vfork, and Linux counts the parent's resident set
+# into the child's ru_maxrss at exec, so the driver's own size (which grows
+# with REPS) would hide the commands' figures.
+peak() { # name dir argv...: median of 21 runs
+  local name=$1 dir=$2
+  shift 2
+  kb[$name]=$(for _ in $(seq 21); do (cd "$dir" && /usr/bin/time -f %M -o "$TMP/rss" "$@" >/dev/null 2>&1); cat "$TMP/rss"; done | sort -n | sed -n 11p)
+}
+[ -x /usr/bin/time ] || { echo "startup-bench: /usr/bin/time not found (apt-get install time)" >&2; exit 2; }
+peak git-apply-check "$repo" git apply --check "$TMP/edit.diff"
+peak pb-apply-check "$repo" "$pb" apply --check "$TMP/edit.diff"
+peak pb-diff "$TMP" "$pb" diff old.go new.go
+peak nocgo-apply-check "$repo" "$lean" apply --check "$TMP/edit.diff"
+peak nocgo-diff "$TMP" "$lean" diff old.go new.go
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
 # cpu_ms (mean user+system time) is what the command itself costs; wall
 # time on a loaded machine adds the wait for a core, which a program with
@@ -172,5 +187,5 @@ for name in git-apply-check pb-apply-check pb-diff nocgo-apply-check nocgo-diff;
   fi
 done
 mb() { ls -l "$1" | awk '{printf "%.1f MB", $5/1e6}'; }
-echo "# $reps runs each (medians); input: $(wc -l <"$TMP/old.go") lines, patch of $(grep -c '^@@' "$TMP/edit.diff") hunks; binaries: cgo $(mb "$pb"), no cgo $(mb "$lean"); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $reps runs each (medians; memory: 21 runs); input: $(wc -l <"$TMP/old.go") lines, patch of $(grep -c '^@@' "$TMP/edit.diff") hunks; binaries: cgo $(mb "$pb"), no cgo $(mb "$lean"); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -28,8 +31,9 @@ type applyOptions struct {
 func newApplyCommand(sio Stdio) *cobra.Command {
 	var o applyOptions
 	cmd := &cobra.Command{
-		Use:   "apply [flags] PATCH|-",
-		Short: "Apply a patch to files under a directory, all or nothing",
+		Annotations: map[string]string{annotationQuick: "yes"},
+		Use:         "apply [flags] PATCH|-",
+		Short:       "Apply a patch to files under a directory, all or nothing",
 		Long: `Apply a patch in any supported format to files under -C DIR.
 
 By default the patch is applied tolerantly: the edit is taken out of any
@@ -150,6 +154,9 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 	defer root.Close()
 	results, status, err := applyPatch(o, root, name, sio, &rep)
 	if err == nil && !o.check {
+		// An interrupt must not land between the files of a multi-file
+		// apply; the command is quick, so it waits for the writes.
+		signal.Ignore(os.Interrupt, syscall.SIGTERM)
 		if err = root.WriteResults(results); err != nil {
 			rep.Status = repair.StatusRefused
 			err = Failed(err)

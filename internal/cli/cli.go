@@ -83,15 +83,30 @@ func newRootCommand(sio Stdio, more Commands) *cobra.Command {
 	return root
 }
 
+// annotationQuick marks a command that runs in milliseconds and watches no
+// context: it is left to the default signal handling. Installing a handler
+// (signal.NotifyContext) starts a goroutine and a thread, about 15% of the
+// start-up of an apply that agents run once per edit (issue 8 §5).
+const annotationQuick = "patchbench.quick"
+
 // Run runs the command line args with the engine's commands and more, and
 // returns the exit code. Interrupts and SIGTERM cancel the command's
-// context.
+// context, except for quick commands (annotationQuick), which they end.
 func Run(args []string, sio Stdio, more Commands) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	stop := func() {}
+	defer func() { stop() }()
 	root := newRootCommand(sio, more)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Annotations[annotationQuick] != "" {
+			return nil
+		}
+		var ctx context.Context
+		ctx, stop = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		cmd.SetContext(ctx)
+		return nil
+	}
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(context.Background())
 	if err == nil {
 		return ExitOK
 	}
@@ -158,19 +173,25 @@ func HandOver(sio Stdio) []*cobra.Command {
 			Short:              c.Short + " (runs " + FullBinary + ")",
 			DisableFlagParsing: true,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				path, err := findFull()
-				if err != nil {
-					return Usage(err)
-				}
-				argv := append([]string{path, c.Name}, args...)
-				if err := syscall.Exec(path, argv, os.Environ()); err != nil {
-					return Failed(fmt.Errorf("run %s: %w", path, err))
-				}
-				return nil
+				return handOver(c.Name, args)
 			},
 		})
 	}
 	return cmds
+}
+
+// handOver runs FullBinary's command name with args in place of this
+// process; it returns only on failure.
+func handOver(name string, args []string) error {
+	path, err := findFull()
+	if err != nil {
+		return Usage(err)
+	}
+	argv := append([]string{path, name}, args...)
+	if err := syscall.Exec(path, argv, os.Environ()); err != nil {
+		return Failed(fmt.Errorf("run %s: %w", path, err))
+	}
+	return nil
 }
 
 // findFull looks for FullBinary next to this executable, then in PATH.

@@ -19,8 +19,9 @@ type convertOptions struct {
 func newConvertCommand(sio Stdio) *cobra.Command {
 	var o convertOptions
 	cmd := &cobra.Command{
-		Use:   "convert --to FORMAT [flags] PATCH|-",
-		Short: "Convert a patch from one format to another",
+		Annotations: map[string]string{annotationQuick: "yes"},
+		Use:         "convert --to FORMAT [flags] PATCH|-",
+		Short:       "Convert a patch from one format to another",
 		Long: `Convert a patch to another format.
 
 Between udiff and udiff-l the hunks are printed as they are. When the source or

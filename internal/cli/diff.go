@@ -25,8 +25,9 @@ type diffOptions struct {
 func newDiffCommand(sio Stdio) *cobra.Command {
 	var o diffOptions
 	cmd := &cobra.Command{
-		Use:   "diff [flags] OLD NEW",
-		Short: "Print the edit that turns file OLD into file NEW, in any format",
+		Annotations: map[string]string{annotationQuick: "yes"},
+		Use:         "diff [flags] OLD NEW",
+		Short:       "Print the edit that turns file OLD into file NEW, in any format",
 		Long: `Print the edit that turns file OLD into file NEW.
 
 OLD or NEW may be /dev/null for a creation or a deletion. Formats without line

@@ -12,8 +12,9 @@ import (
 func newRepairCommand(sio Stdio) *cobra.Command {
 	var o applyOptions
 	cmd := &cobra.Command{
-		Use:   "repair [flags] PATCH|-",
-		Short: "Print the canonical unified diff of an edit, repaired against the files",
+		Annotations: map[string]string{annotationQuick: "yes"},
+		Use:         "repair [flags] PATCH|-",
+		Short:       "Print the canonical unified diff of an edit, repaired against the files",
 		Long: `Repair an edit in any format, as apply does, and print it as a canonical
 unified diff (exact context, correct counts and line numbers, git file
 headers) that git apply accepts. Nothing is written to the files.

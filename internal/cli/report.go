@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/report"
-	"github.com/patchbench/patchbench/report/html"
 )
 
 type reportOptions struct {
@@ -110,7 +109,10 @@ func readReportSet(path string) (*reportSet, error) {
 
 func runReport(o reportOptions, dirs []string, sio Stdio) error {
 	if o.html != "" {
-		return runReportHTML(o.html, dirs, sio)
+		if ReportHTML == nil {
+			return handOver("report", append([]string{"--html", o.html}, dirs...))
+		}
+		return ReportHTML(o.html, dirs, sio)
 	}
 	sets := make([]*reportSet, len(dirs))
 	for i, d := range dirs {
@@ -126,7 +128,7 @@ func runReport(o reportOptions, dirs []string, sio Stdio) error {
 		_, err := io.WriteString(sio.Out, b.String())
 		return err
 	}
-	names := runNames(dirs)
+	names := RunNames(dirs)
 	for i, s := range sets {
 		if len(s.Reports) != len(sets[0].Reports) {
 			return Usage(fmt.Errorf("report: %s has %d reports, %s has %d", dirs[0], len(sets[0].Reports), dirs[i], len(s.Reports)))
@@ -186,9 +188,9 @@ func writeOneReport(b *strings.Builder, s *reportSet, markdown bool) {
 	}
 }
 
-// runNames names runs by their directories: the base names when they
+// RunNames names runs by their directories: the base names when they
 // differ, else the paths as given.
-func runNames(dirs []string) []string {
+func RunNames(dirs []string) []string {
 	names := make([]string, len(dirs))
 	for i, d := range dirs {
 		d = strings.TrimSuffix(filepath.Clean(d), string(filepath.Separator)+"report.json")
@@ -208,26 +210,11 @@ func runNames(dirs []string) []string {
 	return names
 }
 
-func runReportHTML(out string, dirs []string, sio Stdio) error {
-	names := runNames(dirs)
-	runs := make([]html.Run, len(dirs))
-	for i, d := range dirs {
-		r, err := html.Load(names[i], d)
-		if err != nil {
-			return Usage(fmt.Errorf("report: %w", err))
-		}
-		runs[i] = r
-	}
-	if err := html.WriteFile(out, "", runs); err != nil {
-		return err
-	}
-	n := 0
-	for _, r := range runs {
-		n += len(r.Rows)
-	}
-	_, err := fmt.Fprintf(sio.Err, "%s: %d cases of %d runs written to %s\n", ProgramName, n, len(runs), out)
-	return err
-}
+// ReportHTML writes the HTML page of report --html. Only FullBinary sets
+// it (package benchcli): the page embeds the Vega bundles, megabytes that
+// every apply would otherwise load at start-up. Where it is nil, report
+// --html is handed to FullBinary.
+var ReportHTML func(out string, dirs []string, sio Stdio) error
 
 // runReportBest prints the configurations of a grid.json and the best by
 // quality_score.

@@ -309,9 +309,9 @@ func units(text string, f patch.Format) int {
 		in := false
 		for _, l := range lines {
 			switch {
-			case reSearch.MatchString(l):
+			case reSearch().MatchString(l):
 				in = true
-			case in && reDivider.MatchString(l):
+			case in && reDivider().MatchString(l):
 				n++
 				in = false
 			}

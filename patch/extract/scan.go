@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/patchbench/patchbench/patch"
 )
@@ -22,21 +23,23 @@ const maxDepth = 8
 var (
 	// The search-replace markers, as loose as patch.Detect: 5 to 9 marker
 	// characters, an optional space, trailing whitespace.
-	reSearch  = regexp.MustCompile(`^<{5,9} ?SEARCH\s*$`)
-	reDivider = regexp.MustCompile(`^={5,9}\s*$`)
-	reReplace = regexp.MustCompile(`^>{5,9} ?REPLACE\s*$`)
+	reSearch  = lazyRegexp(`^<{5,9} ?SEARCH\s*$`)
+	reDivider = lazyRegexp(`^={5,9}\s*$`)
+	reReplace = lazyRegexp(`^>{5,9} ?REPLACE\s*$`)
 
-	reTagOpen  = regexp.MustCompile(`(?i)^[ \t]*<(patch|diff)(?:\s[^>]*)?>`)
-	reTagClose = map[string]*regexp.Regexp{
-		"patch": regexp.MustCompile(`(?i)</patch>`),
-		"diff":  regexp.MustCompile(`(?i)</diff>`),
-	}
+	reTagOpen  = lazyRegexp(`(?i)^[ \t]*<(patch|diff)(?:\s[^>]*)?>`)
+	reTagClose = sync.OnceValue(func() map[string]*regexp.Regexp {
+		return map[string]*regexp.Regexp{
+			"patch": regexp.MustCompile(`(?i)</patch>`),
+			"diff":  regexp.MustCompile(`(?i)</diff>`),
+		}
+	})
 
 	// A shell command with a heredoc: a command word (not a diff line, not a
 	// marker), then <<, <<-, and a delimiter, quoted or an upper-case word
 	// (EOF, PATCH): that keeps C++'s "cout << endl" out. "<<<" is a
 	// here-string and does not match.
-	reHeredoc = regexp.MustCompile(`^[ \t]*[^\s+\-<>@#*=~` + "`" + `][^<]*<<-?[ \t]*(?:'([A-Za-z_][\w.-]*)'|"([A-Za-z_][\w.-]*)"|([A-Z_][A-Z0-9_]*)\b)`)
+	reHeredoc = lazyRegexp(`^[ \t]*[^\s+\-<>@#*=~` + "`" + `][^<]*<<-?[ \t]*(?:'([A-Za-z_][\w.-]*)'|"([A-Za-z_][\w.-]*)"|([A-Z_][A-Z0-9_]*)\b)`)
 )
 
 // diffLangs are fence info words that announce an edit.
@@ -126,10 +129,10 @@ func (s *scanner) structure(r *region, i int) int {
 	if isV4ABegin(l, top) {
 		return s.v4a(r, i)
 	}
-	if reSearch.MatchString(l) {
+	if reSearch().MatchString(l) {
 		return s.searchReplace(r, i)
 	}
-	if m := reTagOpen.FindStringSubmatchIndex(l); m != nil && nest && (top || l[0] == '<') {
+	if m := reTagOpen().FindStringSubmatchIndex(l); m != nil && nest && (top || l[0] == '<') {
 		return s.tag(r, i, strings.ToLower(l[m[2]:m[3]]), m[1])
 	}
 	if next := s.jsonV4A(r, i); next > i {
@@ -193,7 +196,7 @@ func (s *scanner) fence(r *region, i int, f fenceLine) int {
 	end := -1
 	for j := i + 1; j < len(r.lines); j++ {
 		l := bare(r.lines[j])
-		if reSearch.MatchString(l) {
+		if reSearch().MatchString(l) {
 			// The SEARCH text of a markdown file may hold fence lines.
 			if k := srEnd(r.lines, j); k >= 0 {
 				j = k
@@ -265,7 +268,7 @@ func containerText(lines []string) string {
 // tag adds a <patch> or <diff> tag opened on line i; rest is where the
 // content starts on that line.
 func (s *scanner) tag(r *region, i int, name string, rest int) int {
-	closeRe := reTagClose[name]
+	closeRe := reTagClose()[name]
 	var content []string
 	var nums []int
 	keep := func(l string, n int) {
@@ -307,7 +310,7 @@ func (s *scanner) tag(r *region, i int, name string, rest int) int {
 // follows.
 func (s *scanner) heredoc(r *region, i int) int {
 	l := bare(r.lines[i])
-	m := reHeredoc.FindStringSubmatch(l)
+	m := reHeredoc().FindStringSubmatch(l)
 	if m == nil {
 		return i
 	}
@@ -421,10 +424,10 @@ func (s *scanner) jsonV4A(r *region, i int) int {
 func srEnd(lines []string, i int) int {
 	for j := i + 1; j < len(lines); j++ {
 		l := bare(lines[j])
-		if reReplace.MatchString(l) {
+		if reReplace().MatchString(l) {
 			return j
 		}
-		if reSearch.MatchString(l) {
+		if reSearch().MatchString(l) {
 			return -1
 		}
 	}
@@ -439,7 +442,7 @@ func (s *scanner) searchReplace(r *region, i int) int {
 		c.note = "no REPLACE marker"
 		last = len(r.lines) - 1
 		for j := i + 1; j < len(r.lines); j++ {
-			if reSearch.MatchString(bare(r.lines[j])) {
+			if reSearch().MatchString(bare(r.lines[j])) {
 				last = j - 1
 				break
 			}

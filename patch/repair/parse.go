@@ -1,7 +1,6 @@
 package repair
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -53,7 +52,7 @@ type looseLine struct {
 	line int // patch line
 }
 
-var reHunkNums = regexp.MustCompile(`-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?`)
+var reHunkNums = lazyRegexp(`-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?`)
 
 // parseUnified reads udiff, udiff-h and udiff-l text tolerantly.
 func parseUnified(text string, d *diags) []*looseFile {
@@ -165,7 +164,7 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 	hdr := lines[i]
 	h := &looseHunk{line: i + 1}
 	wantOld, wantNew := -1, -1
-	if m := reHunkNums.FindStringSubmatch(hdr); m != nil {
+	if m := reHunkNums().FindStringSubmatch(hdr); m != nil {
 		h.oldStart, _ = strconv.Atoi(m[1])
 		h.newStart, _ = strconv.Atoi(m[3])
 		h.hasPos = true
@@ -209,7 +208,7 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 	return h, i
 }
 
-var reLineNumber = regexp.MustCompile(`^\s*\d{1,7}\s*(?:\||│|:)\s?`)
+var reLineNumber = lazyRegexp(`^\s*\d{1,7}\s*(?:\||│|:)\s?`)
 
 // withoutLineNumbers returns a copy of h without the "12 | " prefixes a
 // model copied from a numbered view of the file, when nearly every line has
@@ -222,7 +221,7 @@ func withoutLineNumbers(h *looseHunk) *looseHunk {
 			continue
 		}
 		n++
-		if reLineNumber.MatchString(l.texts[0]) {
+		if reLineNumber().MatchString(l.texts[0]) {
 			with++
 		}
 	}
@@ -234,7 +233,7 @@ func withoutLineNumbers(h *looseHunk) *looseHunk {
 	for i, l := range h.lines {
 		texts := make([]string, 0, len(l.texts))
 		for _, r := range l.texts {
-			r = reLineNumber.ReplaceAllString(r, "")
+			r = reLineNumber().ReplaceAllString(r, "")
 			if len(texts) == 0 || texts[len(texts)-1] != r {
 				texts = append(texts, r)
 			}
@@ -326,7 +325,7 @@ func dropFirst(s string) string {
 	return s
 }
 
-var reElision = regexp.MustCompile(`^\s*(?:(?://|#|--|/\*|\*|<!--|;)\s*)?(?:\.\.\.|…)\s*(?:(?:rest of|existing|remaining|other|unchanged|more|previous|same)\b[^.]*?)?(?:\.\.\.|…)?\s*(?:\*/|-->)?\s*$`)
+var reElision = lazyRegexp(`^\s*(?:(?://|#|--|/\*|\*|<!--|;)\s*)?(?:\.\.\.|…)\s*(?:(?:rest of|existing|remaining|other|unchanged|more|previous|same)\b[^.]*?)?(?:\.\.\.|…)?\s*(?:\*/|-->)?\s*$`)
 
 // isElision reports whether a line stands for omitted code, such as "...",
 // "// ... existing code ..." or "# ... rest of the file ...".
@@ -335,7 +334,7 @@ func isElision(s string) bool {
 	if !strings.Contains(t, "...") && !strings.Contains(t, "…") {
 		return false
 	}
-	return reElision.MatchString(t)
+	return reElision().MatchString(t)
 }
 
 // fromStrict converts a strictly parsed patch (search-replace, V4A) into the

@@ -24,6 +24,14 @@ func browser(t *testing.T) context.Context {
 	if err != nil {
 		t.Skip("chromium is not installed (apt-get install chromium); skipping the browser test")
 	}
+	// The profile is not a t.TempDir: Chromium's helper processes can still
+	// be writing to it after the browser has exited, which made TempDir's
+	// cleanup fail the test ("directory not empty"). Remove it with retries
+	// once the browser is gone.
+	profile, err := os.MkdirTemp("", "patchbench-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
@@ -33,14 +41,32 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1400, 1000),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	t.Cleanup(func() {
+		cancelT()
+		cancelC()
+		cancelA()
+		removeProfile(t, profile)
+	})
 	return ctx
+}
+
+// removeProfile removes a browser profile directory, retrying while
+// Chromium's last helper processes finish writing into it.
+func removeProfile(t *testing.T, dir string) {
+	var err error
+	for i := 0; i < 50; i++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("leaving browser profile %s: %v", dir, err)
 }
 
 // watcher records console errors, exceptions and every request a page
