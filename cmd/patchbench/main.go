@@ -5,13 +5,6 @@
 //
 // Exit codes: 0 success; 1 the operation did not succeed (a patch was
 // refused, a run had failures); 2 usage or input error.
-
-// A command that ends in milliseconds gains nothing from the runtime's
-// reading of the cgroup CPU limit at start (several files under /proc and
-// /sys) nor from re-reading it in the background (issue 8 §5).
-//
-//go:debug containermaxprocs=0
-//go:debug updatemaxprocs=0
 package main
 
 import (
