@@ -42,6 +42,7 @@ func degrade2(r *rand.Rand, text string, f patch.Format) (string, []string) {
 // altered as well.
 func TestRobustnessHarder(t *testing.T) {
 	tried, recovered := robustness(t, degrade2, 99)
+	t.Logf("%d patches with context dropped or altered: %d recovered, %d refused (a misapply fails the test)", tried, recovered, tried-recovered)
 	// Refusing an edit whose context no longer pins it down is right; the
 	// floor only guards against refusing everything.
 	if recovered*10 < tried*8 {
