@@ -75,9 +75,31 @@ func TestHandOver(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "--predictions") {
 		t.Errorf("swe eval --help: %v\n%s", err, out)
 	}
+	// report --html is handed over too (the page embeds the Vega bundles,
+	// which only patchbench-full carries); plain report stays here.
+	run := filepath.Join(dir, "run")
+	if out, err := exec.Command(filepath.Join(dir, "patchbench"), "diffxyz", "run", "--dataset", "../../testdata/diffxyz-sample.jsonl", "--model", "reference", "--out", run).CombinedOutput(); err != nil {
+		t.Fatalf("diffxyz run: %v\n%s", err, out)
+	}
+	page := filepath.Join(dir, "page.html")
+	if out, err := exec.Command(filepath.Join(dir, "patchbench"), "report", "--html", page, run).CombinedOutput(); err != nil {
+		t.Errorf("report --html: %v\n%s", err, out)
+	} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "vega") {
+		t.Errorf("report --html wrote no page with its charts: %v (%d bytes)", err, len(b))
+	}
 	// Without patchbench-full beside it or in PATH.
 	if err := os.Remove(filepath.Join(dir, "patchbench-full")); err != nil {
 		t.Fatal(err)
+	}
+	cmd = exec.Command(filepath.Join(dir, "patchbench"), "report", run)
+	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "reference") {
+		t.Errorf("report without patchbench-full: %v\n%s", err, out)
+	}
+	cmd = exec.Command(filepath.Join(dir, "patchbench"), "report", "--html", page, run)
+	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "patchbench-full") {
+		t.Errorf("report --html without patchbench-full: %v\n%s", err, out)
 	}
 	cmd = exec.Command(filepath.Join(dir, "patchbench"), "swe", "eval")
 	cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
