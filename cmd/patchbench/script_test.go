@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/llm/llmtest"
 )
 
 // TestMain lets testscript run the real command as "patchbench".
@@ -19,5 +23,55 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scripts under testdata/script: exit codes,
 // output, and files left untouched on failure.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"fakellm":     cmdFakeLLM,
+		"llmrequests": cmdLLMRequests,
+	}})
+}
+
+// fakeServers are the scripted model servers of running scripts, by
+// script and name.
+var fakeServers sync.Map // map[fakeKey]*llmtest.Server
+
+type fakeKey struct {
+	ts   *testscript.TestScript
+	name string
+}
+
+// cmdFakeLLM: fakellm NAME SCRIPT.json starts a fake model server (package
+// llmtest) answering the tool-calling turns of SCRIPT.json (a JSON array of
+// llmtest.Turn), and sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
+func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: fakellm NAME SCRIPT.json")
+	}
+	var script []llmtest.Turn
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &script); err != nil {
+		ts.Fatalf("fakellm: %s: %v", args[1], err)
+	}
+	srv := llmtest.NewServer(llmtest.Config{Script: script})
+	ts.Defer(srv.Close)
+	fakeServers.Store(fakeKey{ts, args[0]}, srv)
+	ts.Setenv(args[0]+"_OPENAI", srv.OpenAIBaseURL())
+	ts.Setenv(args[0]+"_ANTHROPIC", srv.AnthropicBaseURL())
+}
+
+// cmdLLMRequests: llmrequests NAME N checks that the fake server NAME has
+// had N requests.
+func cmdLLMRequests(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: llmrequests NAME N")
+	}
+	v, ok := fakeServers.Load(fakeKey{ts, args[0]})
+	if !ok {
+		ts.Fatalf("llmrequests: no fake server %s", args[0])
+	}
+	want, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("llmrequests: %v", err)
+	}
+	got := v.(*llmtest.Server).Requests()
+	if (got == want) == neg {
+		ts.Fatalf("fake server %s has had %d requests; want %s%d", args[0], got, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
 }

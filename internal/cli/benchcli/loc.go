@@ -204,6 +204,11 @@ type locRunOptions struct {
 	repos                   locRepoFlags
 	run                     runFlags
 	model                   modelFlags
+	// The agentic search's flags.
+	maxTurns   int
+	tools      []string
+	promptFile string
+	lsp        string
 }
 
 func (o *locRunOptions) register(cmd *cobra.Command) {
@@ -214,6 +219,9 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	o.repos.register(cmd)
 	o.model.register(f, "reference (the ground truth), replay/FILE (LocAgent loc_outputs.jsonl or relace-style answers), openai/NAME, anthropic/NAME (agentic)")
 	o.run.register(f, loc.ResultsFile)
+	f.StringSliceVar(&o.tools, "enabled-tools", nil, "agentic: the search tools offered (comma-separated `LIST`; default view_file,view_directory,grep_search,find_symbol; report_back always is)")
+	f.StringVar(&o.promptFile, "prompt-file", "", "agentic: YAML `FILE` with the system prompt, the user message ({query}) and tool descriptions")
+	f.StringVar(&o.lsp, "lsp-tools", loc.LSPOff, "agentic: offer a language server's definition and references tools: true, false or auto (where the server for the repository's language is on PATH)")
 }
 
 func newLocRunCommand(sio cli.Stdio) *cobra.Command {
@@ -231,6 +239,15 @@ commit is built once and cached in --index-cache. --model reference answers
 with the ground truth (a pipeline check); --model replay/FILE scores recorded
 answers (LocAgent's loc_outputs.jsonl, or {"id", "files": {path: [[s, e]]}}).
 
+--mode agentic --model openai/NAME|anthropic/NAME: the model searches with
+tools that read the repository at the case's base_commit (view_file,
+view_directory, grep_search, find_symbol; --enabled-tools chooses;
+--lsp-tools adds a language server's definition and references) and
+answers with report_back, in at most --max-turns answers. Every turn goes
+through the response cache (--cache), so a rerun asks nothing.
+--prompt-file replaces the system prompt, the user message ({query}) and
+tool descriptions.
+
 Exit status: 0 every case ran; 1 some cases failed (missing repository or
 commit; each named in results.jsonl) or the run stopped; 2 usage or input
 error.`,
@@ -240,6 +257,7 @@ error.`,
 		},
 	}
 	o.register(cmd)
+	cmd.Flags().IntVar(&o.maxTurns, "max-turns", loc.DefaultMaxTurns, "agentic: bound on the model's answers per case")
 	return cmd
 }
 
@@ -269,8 +287,41 @@ func (o *locRunOptions) options(cmd string, sio cli.Stdio) (loc.RunOptions, erro
 			return loc.RunOptions{}, cli.Usage(err)
 		}
 		ro.ModelOptions, ro.Temperature = mopts, samp.Temperature
+		ro.MaxTurns = o.maxTurns
+		agent := loc.AgentOptions{MaxTokens: samp.MaxTokens, Tools: o.tools, LSP: o.lsp}
+		if o.promptFile != "" {
+			if agent.Prompt, err = loc.LoadAgentPrompt(o.promptFile); err != nil {
+				return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: %w", cmd, err))
+			}
+		}
+		// Check the agent's options now: a bad tool name is a usage error,
+		// not one failed case per row.
+		if _, err := loc.NewAgentic(agentWith(agent, &runner.Model{}, ro)); err != nil {
+			return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: %w", cmd, err))
+		}
+		ro.Agentic = func(ctx context.Context, ro loc.RunOptions) (loc.Searcher, func() error, error) {
+			m, err := runner.OpenModel(ctx, ro.ModelOptions)
+			if err != nil {
+				return nil, nil, err
+			}
+			a, err := loc.NewAgentic(agentWith(agent, m, ro))
+			if err != nil {
+				m.Close()
+				return nil, nil, err
+			}
+			return a, m.Close, nil
+		}
+	} else if o.mode == loc.ModeIndexed && (o.tools != nil || o.promptFile != "" || o.lsp != loc.LSPOff) {
+		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --enabled-tools, --prompt-file and --lsp-tools are for --mode agentic", cmd))
 	}
 	return ro, nil
+}
+
+// agentWith is the agent of a run: the flags' options with the run's model,
+// turn bound and temperature (loc grid varies the last two per run).
+func agentWith(a loc.AgentOptions, m *runner.Model, ro loc.RunOptions) loc.AgentOptions {
+	a.Model, a.MaxTurns, a.Temperature = m, ro.MaxTurns, ro.Temperature
+	return a
 }
 
 func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {

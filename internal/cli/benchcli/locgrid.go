@@ -61,6 +61,13 @@ input error.`,
 			if err != nil {
 				return cli.Failed(err)
 			}
+			failed := 0
+			for _, r := range grid.Runs {
+				failed += r.Failed
+			}
+			if failed > 0 {
+				return cli.Failed(fmt.Errorf("loc grid: %d cases failed across the runs (see each run's %s)", failed, loc.ResultsFile))
+			}
 			return nil
 		},
 	}
