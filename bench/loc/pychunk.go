@@ -98,12 +98,24 @@ func pyDef(s string) (kind, name string) {
 	return kind, s[:end]
 }
 
+// pyCodeStops are the bytes scanPyLine acts on outside strings, and
+// pyStringStops those inside a string opened by a quote byte.
+const pyCodeStops = "#()[]{}'\""
+
+var pyStringStops = [256]string{'\'': "\\'", '"': "\\\""}
+
 // scanPyLine follows strings, comments and brackets through one line and
 // returns the state at its end: the open triple quote, if any, and the
 // bracket depth.
 func scanPyLine(line, inString string, depth int) (string, int) {
 	for i := 0; i < len(line); i++ {
 		if inString != "" {
+			// Jump to the next backslash or quote: docstrings are long.
+			k := strings.IndexAny(line[i:], pyStringStops[inString[0]])
+			if k < 0 {
+				return inString, depth
+			}
+			i += k
 			if line[i] == '\\' {
 				i++
 				continue
@@ -114,6 +126,11 @@ func scanPyLine(line, inString string, depth int) (string, int) {
 			}
 			continue
 		}
+		k := strings.IndexAny(line[i:], pyCodeStops)
+		if k < 0 {
+			return "", depth
+		}
+		i += k
 		switch c := line[i]; c {
 		case '#':
 			return "", depth

@@ -1,0 +1,79 @@
+package loc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestIndexFile writes an index built from a real repository, reads it
+// back equal, writes the same bytes again, and refuses every truncation
+// of the file and a trailing byte; Indexed rebuilds from a damaged file.
+func TestIndexFile(t *testing.T) {
+	r, commit := agentRepo(t)
+	ix, err := BuildIndex(context.Background(), r, commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Chunks) < 3 || len(ix.Terms) < 5 {
+		t.Fatalf("index too small to test: %d chunks, %d terms", len(ix.Chunks), len(ix.Terms))
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.idx")
+	if err := writeIndex(path, ix); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readIndex(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ix, got, cmp.AllowUnexported(posting{})); diff != "" {
+		t.Fatalf("read back (-built +read):\n%s", diff)
+	}
+	again := filepath.Join(dir, "b.idx")
+	if err := writeIndex(again, got); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(path)
+	b, _ := os.ReadFile(again)
+	if !bytes.Equal(a, b) {
+		t.Errorf("the same index wrote different bytes (%d and %d)", len(a), len(b))
+	}
+	for n := 0; n < len(a); n++ {
+		bad := filepath.Join(dir, "cut.idx")
+		os.WriteFile(bad, a[:n], 0o644)
+		if _, err := readIndex(bad); err == nil {
+			t.Fatalf("a file cut to %d of %d bytes was read", n, len(a))
+		} else if n >= len(indexMagic) && !errors.Is(err, errIndexFile) {
+			t.Fatalf("cut to %d bytes: %v, want a damaged index file", n, err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "long.idx"), append(a, 0), 0o644)
+	if _, err := readIndex(filepath.Join(dir, "long.idx")); !errors.Is(err, errIndexFile) {
+		t.Errorf("trailing byte: %v, want a damaged index file", err)
+	}
+
+	// A damaged cache file is rebuilt and replaced.
+	s := NewIndexed(filepath.Join(dir, "cache"))
+	cached := s.cachePath(r, commit)
+	os.MkdirAll(filepath.Dir(cached), 0o755)
+	os.WriteFile(cached, a[:len(a)/2], 0o644)
+	ix2, err := s.Index(context.Background(), r, commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Built != 1 || st.Loaded != 0 {
+		t.Errorf("stats %+v: want the damaged file rebuilt", st)
+	}
+	if diff := cmp.Diff(ix, ix2, cmp.AllowUnexported(posting{})); diff != "" {
+		t.Errorf("rebuilt index differs:\n%s", diff)
+	}
+	if c, _ := os.ReadFile(cached); !bytes.Equal(c, a) {
+		t.Errorf("the damaged cache file was not replaced")
+	}
+}
