@@ -62,107 +62,106 @@ type Index struct {
 // file finds it). The files are streamed by one "git archive" and chunked
 // on all CPUs.
 func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
-	type file struct {
-		i    int
-		path string
-		src  string
+	// A slot is one file: the workers chunk it, the merger takes it in
+	// file order once done is closed.
+	type slot struct {
+		path, src string
+		done      chan struct{}
+		chunks    []Chunk
+		terms     [][]termCount // per chunk, in the ids of vocab
+		vocab     *vocab
+		newTerms  []string // the terms vocab met first in this file
+		err       error
 	}
-	type fileChunks struct {
-		chunks []Chunk
-		terms  [][]termCount // per chunk, in the ids of vocab
-		vocab  *vocab
-	}
-	var (
-		mu      sync.Mutex
-		results []fileChunks
-		firstE  error
-	)
-	setErr := func(err error) {
-		mu.Lock()
-		if firstE == nil {
-			firstE = err
-		}
-		mu.Unlock()
-	}
-	work := make(chan file, 64)
+	work := make(chan *slot, 64)
+	order := make(chan *slot, 1<<16)
 	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	vocabs := make([]*vocab, workers)
-	for w := range workers {
+	for range runtime.GOMAXPROCS(0) {
 		v := newVocab()
-		vocabs[w] = v
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			p := symbols.NewParser()
 			defer p.Close()
+			// A worker takes its files in file order, so the merger meets
+			// each vocabulary's new terms in the order of their ids.
 			for f := range work {
-				cs, ts, err := chunkFile(ctx, p, v, f.path, f.src)
-				if err != nil {
-					setErr(err)
-					continue
-				}
-				mu.Lock()
-				results[f.i] = fileChunks{cs, ts, v}
-				mu.Unlock()
+				known := len(v.terms)
+				f.chunks, f.terms, f.err = chunkFile(ctx, p, v, f.path, f.src)
+				f.vocab, f.newTerms, f.src = v, v.terms[known:len(v.terms):len(v.terms)], ""
+				close(f.done)
 			}
 		}()
 	}
+
+	// The merger gives the terms global ids and counts their postings
+	// while the workers chunk, in file order, so that chunk ids and
+	// postings do not depend on which worker chunked a file. Each worker's
+	// term ids are translated once per term, not once per occurrence.
+	var (
+		merged   []*slot
+		global   = map[string]int32{}
+		terms    []string
+		counts   []int32 // a global id → its number of postings
+		trans    = map[*vocab][]int32{}
+		nChunks  int
+		mergeErr error
+	)
+	mergeDone := make(chan struct{})
+	go func() {
+		defer close(mergeDone)
+		for f := range order {
+			<-f.done
+			if f.err != nil {
+				if mergeErr == nil {
+					mergeErr = f.err
+				}
+				continue
+			}
+			tr := trans[f.vocab]
+			for range f.newTerms {
+				tr = append(tr, -1)
+			}
+			known := len(tr) - len(f.newTerms)
+			for k, t := range f.newTerms {
+				g, ok := global[t]
+				if !ok {
+					g = int32(len(terms))
+					global[t] = g
+					terms = append(terms, t)
+					counts = append(counts, 0)
+				}
+				tr[known+k] = g
+			}
+			trans[f.vocab] = tr
+			nChunks += len(f.chunks)
+			for _, tcs := range f.terms {
+				for _, tc := range tcs {
+					counts[tr[tc.term]]++
+				}
+			}
+			merged = append(merged, f)
+		}
+	}()
+
 	n := 0
 	err := archiveFiles(ctx, rp.GitDir(), commit, func(path string, src string) {
-		mu.Lock()
-		results = append(results, fileChunks{})
-		mu.Unlock()
-		work <- file{n, path, src}
+		f := &slot{path: path, src: src, done: make(chan struct{})}
+		order <- f
+		work <- f
 		n++
 	})
 	close(work)
+	close(order)
 	wg.Wait()
+	<-mergeDone
 	if err == nil {
-		err = firstE
+		err = mergeErr
 	}
 	if err != nil {
 		return nil, err
 	}
-	// Merge in file order, so that chunk ids and postings do not depend on
-	// which worker chunked a file: each worker's term ids are translated
-	// to global ones once per term, not once per occurrence.
 	ix := &Index{Version: indexVersion, NumFiles: n}
-	global := map[string]int32{}
-	var terms []string
-	var counts []int32 // a global id → its number of postings
-	trans := map[*vocab][]int32{}
-	nChunks := 0
-	// First pass: global ids and posting counts, so that the second pass
-	// fills slices of the right size instead of growing them.
-	for _, fc := range results {
-		if fc.vocab == nil {
-			continue
-		}
-		tr := trans[fc.vocab]
-		for len(tr) < len(fc.vocab.terms) {
-			tr = append(tr, -1)
-		}
-		trans[fc.vocab] = tr
-		nChunks += len(fc.chunks)
-		for _, tcs := range fc.terms {
-			for _, tc := range tcs {
-				g := tr[tc.term]
-				if g < 0 {
-					t := fc.vocab.terms[tc.term]
-					var ok bool
-					if g, ok = global[t]; !ok {
-						g = int32(len(terms))
-						global[t] = g
-						terms = append(terms, t)
-						counts = append(counts, 0)
-					}
-					tr[tc.term] = g
-				}
-				counts[g]++
-			}
-		}
-	}
 	postings := make([][]posting, len(terms))
 	for g, c := range counts {
 		postings[g] = make([]posting, 0, c)
@@ -170,13 +169,13 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 	ix.Chunks = make([]Chunk, 0, nChunks)
 	ix.DocLen = make([]int32, 0, nChunks)
 	total := 0
-	for _, fc := range results {
-		tr := trans[fc.vocab]
-		for j, c := range fc.chunks {
+	for _, f := range merged {
+		tr := trans[f.vocab]
+		for j, c := range f.chunks {
 			id := int32(len(ix.Chunks))
 			ix.Chunks = append(ix.Chunks, c)
 			n := int32(0)
-			for _, tc := range fc.terms[j] {
+			for _, tc := range f.terms[j] {
 				g := tr[tc.term]
 				postings[g] = append(postings[g], posting{id, tc.tf})
 				n += tc.tf
@@ -376,23 +375,29 @@ func tokenize(text string, emit func(string)) {
 // eachWord calls fn with each maximal run of ASCII letters, digits and
 // underscores of text.
 func eachWord(text string, fn func(string)) {
-	start := -1
-	for i := 0; i < len(text); i++ {
-		if b := text[i]; isAlnum(b) || b == '_' {
-			if start < 0 {
-				start = i
-			}
+	for i := 0; i < len(text); {
+		if !wordByte[text[i]] {
+			i++
 			continue
 		}
-		if start >= 0 {
+		start := i
+		for i < len(text) && wordByte[text[i]] {
+			i++
+		}
+		// A one-letter word has no term (see keep): no need to look it up.
+		if i-start > 1 {
 			fn(text[start:i])
-			start = -1
 		}
 	}
-	if start >= 0 {
-		fn(text[start:])
-	}
 }
+
+// wordByte marks the bytes of words: ASCII letters, digits, underscore.
+var wordByte = func() (t [256]bool) {
+	for b := 0; b < 256; b++ {
+		t[b] = isAlnum(byte(b)) || b == '_'
+	}
+	return t
+}()
 
 // wordTerms emits the terms of one word: the whole word lower-cased when
 // it has several parts, then each part (see [splitIdent]).

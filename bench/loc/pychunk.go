@@ -98,11 +98,17 @@ func pyDef(s string) (kind, name string) {
 	return kind, s[:end]
 }
 
-// pyCodeStops are the bytes scanPyLine acts on outside strings, and
-// pyStringStops those inside a string opened by a quote byte.
-const pyCodeStops = "#()[]{}'\""
-
-var pyStringStops = [256]string{'\'': "\\'", '"': "\\\""}
+// pyCodeStops marks the bytes scanPyLine acts on outside strings, and
+// pyStringStops[q&1] those inside a string opened by the quote q (' is odd,
+// " even): a backslash and that quote.
+var pyCodeStops, pyStringStops = func() (code [256]bool, str [2][256]bool) {
+	for _, b := range []byte("#()[]{}'\"") {
+		code[b] = true
+	}
+	str['\''&1]['\\'], str['\''&1]['\''] = true, true
+	str['"'&1]['\\'], str['"'&1]['"'] = true, true
+	return code, str
+}()
 
 // scanPyLine follows strings, comments and brackets through one line and
 // returns the state at its end: the open triple quote, if any, and the
@@ -111,11 +117,13 @@ func scanPyLine(line, inString string, depth int) (string, int) {
 	for i := 0; i < len(line); i++ {
 		if inString != "" {
 			// Jump to the next backslash or quote: docstrings are long.
-			k := strings.IndexAny(line[i:], pyStringStops[inString[0]])
-			if k < 0 {
+			stop := &pyStringStops[inString[0]&1]
+			for i < len(line) && !stop[line[i]] {
+				i++
+			}
+			if i == len(line) {
 				return inString, depth
 			}
-			i += k
 			if line[i] == '\\' {
 				i++
 				continue
@@ -126,11 +134,12 @@ func scanPyLine(line, inString string, depth int) (string, int) {
 			}
 			continue
 		}
-		k := strings.IndexAny(line[i:], pyCodeStops)
-		if k < 0 {
+		for i < len(line) && !pyCodeStops[line[i]] {
+			i++
+		}
+		if i == len(line) {
 			return "", depth
 		}
-		i += k
 		switch c := line[i]; c {
 		case '#':
 			return "", depth
