@@ -91,11 +91,13 @@ type FunctionTarget struct {
 }
 
 // FunctionHitRate is the fraction of target functions with at least one
-// target line in a found range of their file. With no targets it is 1:
-// there was nothing to miss.
-func FunctionHitRate(found Ranges, targets []FunctionTarget) float64 {
+// target line in a found range of their file. ok is false when there are
+// no targets: as relace-mcp does, such a case has no function hit rate
+// (leave it out of the mean) and its quality scores spread the function
+// weight over the other terms.
+func FunctionHitRate(found Ranges, targets []FunctionTarget) (rate float64, ok bool) {
 	if len(targets) == 0 {
-		return 1
+		return 0, false
 	}
 	hits := 0
 	for _, t := range targets {
@@ -103,18 +105,29 @@ func FunctionHitRate(found Ranges, targets []FunctionTarget) float64 {
 			hits++
 		}
 	}
-	return float64(hits) / float64(len(targets))
+	return float64(hits) / float64(len(targets)), true
 }
 
 // QualityScore is relace-mcp's quality score (v1):
-// 0.4·file recall + 0.4·line precision (matched) + 0.2·function hit rate.
-func QualityScore(fileRecall, linePrecisionMatched, functionHitRate float64) float64 {
+// 0.4·file recall + 0.4·line precision (matched) + 0.2·function hit rate;
+// without target functions (withFunctions false) the function weight is
+// spread over the other two terms in proportion: 0.5·file recall +
+// 0.5·line precision (matched).
+func QualityScore(fileRecall, linePrecisionMatched, functionHitRate float64, withFunctions bool) float64 {
+	if !withFunctions {
+		return 0.5*fileRecall + 0.5*linePrecisionMatched
+	}
 	return 0.4*fileRecall + 0.4*linePrecisionMatched + 0.2*functionHitRate
 }
 
 // QualityScoreV2 is relace-mcp's quality score v2: 0.3·file recall +
-// 0.2·file precision + 0.3·line coverage + 0.2·function hit rate.
-func QualityScoreV2(fileRecall, filePrecision, lineCoverage, functionHitRate float64) float64 {
+// 0.2·file precision + 0.3·line coverage + 0.2·function hit rate; without
+// target functions 0.375·file recall + 0.25·file precision + 0.375·line
+// coverage (the same weights over 0.8).
+func QualityScoreV2(fileRecall, filePrecision, lineCoverage, functionHitRate float64, withFunctions bool) float64 {
+	if !withFunctions {
+		return (0.3*fileRecall + 0.2*filePrecision + 0.3*lineCoverage) / 0.8
+	}
 	return 0.3*fileRecall + 0.2*filePrecision + 0.3*lineCoverage + 0.2*functionHitRate
 }
 

@@ -19,6 +19,7 @@ func TestRelaceFamily(t *testing.T) {
 		{"a.py", []LineRange{{22, 22}}},
 		{"b.py", []LineRange{{2, 3}}},
 	}
+	// fh is -1 where the case has no function hit rate.
 	type want struct{ fr, fp, lc, lpm, fh, q, q2 float64 }
 	for _, tc := range []struct {
 		name    string
@@ -56,18 +57,35 @@ func TestRelaceFamily(t *testing.T) {
 		found: Ranges{"b.py": nil}, truth: truth, targets: targets,
 		want: want{0.5, 1, 0, 0, 0, 0.2, 0.35},
 	}, {
-		// nothing expected: recall and hit rate 1, coverage and precision 0.
+		// nothing expected: recall 1, coverage and precision 0, no
+		// function hit rate; q = .5·1+.5·0; q2 = .3·1/.8
 		name:  "empty truth and answer",
 		found: Ranges{}, truth: Ranges{}, targets: nil,
-		want: want{1, 0, 0, 0, 1, 0.6, 0.5},
+		want: want{1, 0, 0, 0, -1, 0.5, 0.375},
+	}, {
+		// a change outside any function (a config file), found exactly:
+		// without target functions the scores still reach 1.
+		name:  "exact answer without target functions",
+		found: Ranges{"setup.cfg": {{3, 4}}}, truth: Ranges{"setup.cfg": {{3, 4}}}, targets: nil,
+		want: want{1, 1, 1, 1, -1, 1, 1},
+	}, {
+		// the same, half right: a.cfg found with 1-4 against truth 3-4;
+		// lpm 2/4, coverage 1, file precision 1/2 (b.cfg is not in the truth).
+		// q = .5·1+.5·.5; q2 = (.3·1+.2·.5+.3·1)/.8
+		name:  "partial answer without target functions",
+		found: Ranges{"a.cfg": {{1, 4}}, "b.cfg": {{1, 1}}}, truth: Ranges{"a.cfg": {{3, 4}}}, targets: nil,
+		want: want{1, 0.5, 1, 0.5, -1, 0.75, 0.875},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			fr := FileRecall(tc.found, tc.truth)
 			fp := FilePrecision(tc.found, tc.truth)
 			lc := LineCoverage(tc.found, tc.truth)
 			lpm := LinePrecisionMatched(tc.found, tc.truth)
-			fh := FunctionHitRate(tc.found, tc.targets)
-			got := want{fr, fp, lc, lpm, fh, QualityScore(fr, lpm, fh), QualityScoreV2(fr, fp, lc, fh)}
+			fh, ok := FunctionHitRate(tc.found, tc.targets)
+			got := want{fr, fp, lc, lpm, fh, QualityScore(fr, lpm, fh, ok), QualityScoreV2(fr, fp, lc, fh, ok)}
+			if !ok {
+				got.fh = -1 // none: the want of -1
+			}
 			for i, pair := range [][2]float64{
 				{got.fr, tc.want.fr}, {got.fp, tc.want.fp}, {got.lc, tc.want.lc}, {got.lpm, tc.want.lpm},
 				{got.fh, tc.want.fh}, {got.q, tc.want.q}, {got.q2, tc.want.q2},

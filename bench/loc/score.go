@@ -91,11 +91,16 @@ func Score(gt GroundTruth, f Found) map[string]float64 {
 	fp := metrics.FilePrecision(found, truth)
 	lc := metrics.LineCoverage(found, truth)
 	lpm := metrics.LinePrecisionMatched(found, truth)
-	fh := metrics.FunctionHitRate(found, FunctionTargets(gt))
+	fh, withFuncs := metrics.FunctionHitRate(found, FunctionTargets(gt))
 	m["file_recall"], m["file_precision"], m["line_coverage"] = fr, fp, lc
-	m["line_precision_matched"], m["function_hit_rate"] = lpm, fh
-	m["quality_score"] = metrics.QualityScore(fr, lpm, fh)
-	m["quality_score_v2"] = metrics.QualityScoreV2(fr, fp, lc, fh)
+	m["line_precision_matched"] = lpm
+	// A case without ground-truth functions has no function hit rate, so
+	// the mean is over the cases that have one (relace-mcp's rule).
+	if withFuncs {
+		m["function_hit_rate"] = fh
+	}
+	m["quality_score"] = metrics.QualityScore(fr, lpm, fh, withFuncs)
+	m["quality_score_v2"] = metrics.QualityScoreV2(fr, fp, lc, fh, withFuncs)
 
 	lists := map[string][2][]string{
 		"file":     {f.Files, gt.Paths()},
