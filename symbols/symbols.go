@@ -100,7 +100,19 @@ func (p *Parser) Parse(ctx context.Context, name string, src []byte) (Result, er
 	if err != nil {
 		return Result{}, fmt.Errorf("symbols: %s: %w", name, err)
 	}
-	tree := tp.ParseCtx(ctx, src, nil)
+	// ParseCtx is not used: its watcher goroutine can set the cancellation
+	// flag of a parser that has since been closed (a crash seen when an MCP
+	// request's context ended just after its parse). The progress callback
+	// asks the context on the parsing goroutine itself.
+	n := len(src)
+	tree := tp.ParseWithOptions(func(i int, _ sitter.Point) []byte {
+		if i < n {
+			return src[i:]
+		}
+		return nil
+	}, nil, &sitter.ParseOptions{ProgressCallback: func(sitter.ParseState) bool {
+		return ctx.Err() != nil
+	}})
 	if tree == nil {
 		if err := ctx.Err(); err != nil {
 			return Result{}, fmt.Errorf("symbols: %s: %w", name, err)

@@ -2,6 +2,7 @@ package symbols
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -99,5 +100,35 @@ func TestLanguageOf(t *testing.T) {
 		if got := LanguageOf(name); got != want {
 			t.Errorf("LanguageOf(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// A context that ends as its parse returns, with the parser closed at once,
+// is what an MCP request does. With the watcher goroutine of ParseCtx this
+// crashed the process (the flag of a freed parser was set).
+func TestContextEndsWithParse(t *testing.T) {
+	src := []byte("def f(x):\n    return x\n")
+	for i := 0; i < 3000; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		p := NewParser()
+		res, err := p.Parse(ctx, "a.py", src)
+		cancel()
+		p.Close()
+		if err != nil || len(res.Symbols) != 1 {
+			t.Fatalf("parse %d: %v, %d symbols", i, err, len(res.Symbols))
+		}
+	}
+}
+
+func TestCancelledContextStopsParse(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var b strings.Builder
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "def f%d(x):\n    return x\n", i)
+	}
+	_, err := Parse(ctx, "big.py", []byte(b.String()))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
