@@ -95,12 +95,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/internal/flock"
 )
 
 const formatLine = "patchbench-envstore 1\n"
@@ -219,40 +218,19 @@ func syncFS(dir string) error {
 }
 
 // lock is a flock(2) on a file in DIR/locks.
-type lock struct{ f *os.File }
+type lock struct{ l *flock.Lock }
 
 // acquire takes the lock named name, shared or exclusive, waiting until it
-// is free or ctx ends. flock locks are released by the kernel when their
-// process dies, so a killed build never leaves one behind.
+// is free or ctx ends.
 func (s *Store) acquire(ctx context.Context, name string, shared bool) (*lock, error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, "locks", name), os.O_RDWR|os.O_CREATE, 0o644)
+	l, err := flock.Acquire(ctx, filepath.Join(s.dir, "locks", name), shared)
 	if err != nil {
-		return nil, fmt.Errorf("envstore: lock %s: %w", name, err)
+		return nil, fmt.Errorf("envstore: %w", err)
 	}
-	how := syscall.LOCK_EX
-	if shared {
-		how = syscall.LOCK_SH
-	}
-	for delay := time.Millisecond; ; {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-		if err == nil {
-			return &lock{f}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("envstore: lock %s: %w", name, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("envstore: lock %s: %w", name, ctx.Err())
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 100*time.Millisecond)
-	}
+	return &lock{l}, nil
 }
 
-func (l *lock) release() { l.f.Close() }
+func (l *lock) release() { l.l.Release() }
 
 // removeAll is os.RemoveAll that first makes directories writable, as a
 // setup (Go's module cache) may leave them read-only.

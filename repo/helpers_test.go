@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("GIT_COMMITTER_NAME", "Test Committer")
 	os.Setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
 	os.Setenv("GIT_COMMITTER_DATE", "2020-01-02T03:04:05Z")
+	if dir := os.Getenv("REPO_TEST_WORKTREE_CHURN"); dir != "" {
+		os.Exit(worktreeChurn(dir))
+	}
 	os.Exit(m.Run())
 }
 

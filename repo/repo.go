@@ -52,9 +52,8 @@ type Repo struct {
 	git    string // path of the git binary
 	batch  *catFile
 	check  *catFile
-	// wtMu serializes changes to the worktree list: git reads every
-	// worktree's files when it adds or prunes one, and fails on one that
-	// a concurrent add has half written.
+	// wtMu serializes changes to the worktree list in this process; see
+	// lockWorktrees.
 	wtMu sync.Mutex
 }
 

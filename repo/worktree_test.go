@@ -1,9 +1,11 @@
 package repo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -150,5 +152,73 @@ func TestConcurrentWorktrees(t *testing.T) {
 	wg.Wait()
 	if list := git(t, mirror, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
 		t.Errorf("worktrees left behind:\n%s", list)
+	}
+}
+
+// worktreeChurn is a child process of TestWorktreesAcrossProcesses: it adds
+// and removes worktrees of the repository at dir, and reports the first
+// failure.
+func worktreeChurn(dir string) int {
+	ctx := context.Background()
+	r, err := Open(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer r.Close()
+	base, err := os.MkdirTemp("", "churn")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(base)
+	for i := 0; i < 15; i++ {
+		w, err := r.AddWorktree(ctx, "HEAD", filepath.Join(base, fmt.Sprint(i), "tree"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if _, err := os.Stat(filepath.Join(w.Dir, "a.txt")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := w.Remove(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// Builds of the environment store run as separate processes on one
+// repository. An add in one process must not be broken by a removal in
+// another: "git worktree prune" deleted the entry of an add that had created
+// its directory but not yet locked it, and the add failed reading commondir.
+func TestWorktreesAcrossProcesses(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	const procs = 6
+	errs := make([]error, procs)
+	outs := make([][]byte, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "REPO_TEST_WORKTREE_CHURN="+f.dir)
+			outs[p], errs[p] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for p := range procs {
+		if errs[p] != nil {
+			t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
+		}
+	}
+	if list := git(t, f.dir, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Errorf("worktrees left registered:\n%s", list)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(f.dir, ".git", "worktrees")); len(ents) != 0 {
+		t.Errorf("%d administrative directories left in .git/worktrees", len(ents))
 	}
 }

@@ -1,0 +1,50 @@
+// Package flock takes advisory file locks (flock(2)) that a context can stop
+// waiting for. The kernel drops a lock when its process dies, so a killed
+// process never leaves one behind.
+package flock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Lock is a held lock. Release it once.
+type Lock struct{ f *os.File }
+
+// Acquire takes the lock on the file at path (created if missing), shared or
+// exclusive, polling until it is free or ctx ends. Polling rather than a
+// blocking flock keeps the wait cancellable.
+func Acquire(ctx context.Context, path string, shared bool) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	how := syscall.LOCK_EX
+	if shared {
+		how = syscall.LOCK_SH
+	}
+	for delay := time.Millisecond; ; {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return &Lock{f}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// Release drops the lock.
+func (l *Lock) Release() { l.f.Close() }
