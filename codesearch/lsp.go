@@ -76,8 +76,20 @@ type lspSession struct {
 	wt     *repo.Worktree // the checkout, for a commit snapshot
 	tmp    string
 
-	mu     sync.Mutex
-	opened map[string]bool
+	mu sync.Mutex
+	// opened holds the files the server has open, with the text and
+	// version last sent: a file changed on disk since (apply_patch of the
+	// MCP server between two calls) is sent again, or the server would
+	// answer from the old text.
+	opened map[string]openDoc
+	// disk holds the stamps of a directory's files as the server last
+	// knew them (nil for a commit, which does not change).
+	disk map[string]stamp
+}
+
+type openDoc struct {
+	text    string
+	version int
 }
 
 func (s *Snapshot) lspSession() *lspSession {
@@ -112,11 +124,14 @@ func (s *Snapshot) StartLSP(ctx context.Context, required bool) (bool, error) {
 		}
 		return false, nil
 	}
-	sess := &lspSession{srv: srv, opened: map[string]bool{}}
+	sess := &lspSession{srv: srv, opened: map[string]openDoc{}}
 	dir := ""
 	switch src := s.src.(type) {
 	case *dirSource:
 		dir = src.root.Dir()
+		if sess.disk, err = src.stamps(ctx); err != nil {
+			return false, fmt.Errorf("codesearch: language server: %w", err)
+		}
 	case *gitSource:
 		if sess.tmp, err = os.MkdirTemp("", "codesearch-lsp-"); err != nil {
 			return false, fmt.Errorf("codesearch: %w", err)
@@ -226,9 +241,17 @@ func lspQuery(ctx context.Context, s *Snapshot, raw json.RawMessage, refs bool) 
 	}
 	abs := filepath.Join(sess.client.Root(), filepath.FromSlash(clean))
 	sess.mu.Lock()
-	if !sess.opened[clean] {
-		err = sess.client.DidOpen(abs, sess.srv.LanguageID, string(data))
-		sess.opened[clean] = err == nil
+	err = sess.syncDisk(ctx, s)
+	switch doc, ok := sess.opened[clean]; {
+	case err != nil:
+	case !ok:
+		if err = sess.client.DidOpen(abs, sess.srv.LanguageID, string(data)); err == nil {
+			sess.opened[clean] = openDoc{string(data), 1}
+		}
+	case doc.text != string(data):
+		if err = sess.client.DidChange(abs, doc.version+1, string(data)); err == nil {
+			sess.opened[clean] = openDoc{string(data), doc.version + 1}
+		}
 	}
 	sess.mu.Unlock()
 	if err != nil {
@@ -275,6 +298,67 @@ func lspQuery(ctx context.Context, s *Snapshot, raw json.RawMessage, refs bool) 
 		fmt.Fprintf(&b, "%s:%d: %s\n", rel, l.Range.Start.Line+1, line)
 	}
 	return b.String(), nil
+}
+
+// syncDisk tells the server what changed in the directory since it last
+// looked: the new text of an open file (didChange), a watched-files event
+// for the others. Language servers leave file watching to the client, so
+// without this gopls answers from a file as it was before an apply_patch.
+// The caller holds l.mu.
+func (l *lspSession) syncDisk(ctx context.Context, s *Snapshot) error {
+	d, ok := s.src.(*dirSource)
+	if !ok || l.disk == nil {
+		return nil
+	}
+	now, err := d.stamps(ctx)
+	if err != nil {
+		return fmt.Errorf("codesearch: language server: %w", err)
+	}
+	const created, changed, deleted = 1, 2, 3
+	var events []map[string]any
+	event := func(name string, kind int) {
+		events = append(events, map[string]any{
+			"uri": lsp.URI(filepath.Join(l.client.Root(), filepath.FromSlash(name))), "type": kind})
+	}
+	for name, st := range now {
+		old, had := l.disk[name]
+		switch {
+		case !had:
+			event(name, created)
+		case old != st:
+			if doc, open := l.opened[name]; open {
+				data, err := d.readFile(ctx, name)
+				if err != nil {
+					return err
+				}
+				if string(data) != doc.text {
+					abs := filepath.Join(l.client.Root(), filepath.FromSlash(name))
+					if err := l.client.DidChange(abs, doc.version+1, string(data)); err != nil {
+						return err
+					}
+					l.opened[name] = openDoc{string(data), doc.version + 1}
+				}
+				continue
+			}
+			event(name, changed)
+		}
+	}
+	for name := range l.disk {
+		if _, ok := now[name]; !ok {
+			if _, open := l.opened[name]; open {
+				if err := l.client.DidClose(filepath.Join(l.client.Root(), filepath.FromSlash(name))); err != nil {
+					return err
+				}
+				delete(l.opened, name)
+			}
+			event(name, deleted)
+		}
+	}
+	l.disk = now
+	if len(events) == 0 {
+		return nil
+	}
+	return l.client.Notify("workspace/didChangeWatchedFiles", map[string]any{"changes": events})
 }
 
 // wordAt returns the byte offset of the n-th occurrence of word in line

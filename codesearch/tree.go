@@ -105,24 +105,29 @@ func (d *dirSource) readFile(ctx context.Context, name string) ([]byte, error) {
 
 func (d *dirSource) listFiles(ctx context.Context) ([]string, error) {
 	d.once.Do(func() {
-		d.err = fs.WalkDir(d.root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if e.IsDir() {
-				if e.Name() == ".git" {
-					return fs.SkipDir
-				}
-				return ctx.Err()
-			}
-			if e.Name() != ".git" {
-				d.files = append(d.files, p)
-			}
-			return nil
-		})
+		d.err = d.walk(ctx, func(p string, _ fs.DirEntry) { d.files = append(d.files, p) })
 		slices.Sort(d.files)
 	})
 	return d.files, d.err
+}
+
+// walk calls fn on every file under the root but .git, in lexical order.
+func (d *dirSource) walk(ctx context.Context, fn func(string, fs.DirEntry)) error {
+	return fs.WalkDir(d.root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if e.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return ctx.Err()
+		}
+		if e.Name() != ".git" {
+			fn(p, e)
+		}
+		return nil
+	})
 }
 
 func (d *dirSource) grep(ctx context.Context, q grepQuery) ([]repo.GrepMatch, bool, error) {
@@ -186,4 +191,26 @@ func checkName(ctx context.Context, src source, name string) (string, error) {
 		return "", err
 	}
 	return clean, nil
+}
+
+// stamp is what tells a changed file from an unchanged one without reading
+// it: size and modification time.
+type stamp struct {
+	size  int64
+	mtime int64
+}
+
+// stamps walks the directory afresh (listFiles keeps its first listing) and
+// returns every regular file's stamp.
+func (d *dirSource) stamps(ctx context.Context) (map[string]stamp, error) {
+	out := map[string]stamp{}
+	err := d.walk(ctx, func(p string, e fs.DirEntry) {
+		if !e.Type().IsRegular() {
+			return
+		}
+		if fi, err := e.Info(); err == nil { // else removed during the walk
+			out[p] = stamp{fi.Size(), fi.ModTime().UnixNano()}
+		}
+	})
+	return out, err
 }

@@ -223,6 +223,23 @@ func (c *Client) DidOpen(path, languageID, text string) error {
 	}})
 }
 
+// DidChange tells the server that the open file at path (absolute) now
+// holds text, as version (greater than the versions sent before).
+func (c *Client) DidChange(path string, version int, text string) error {
+	return c.Notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": URI(path), "version": version},
+		"contentChanges": []map[string]any{{"text": text}},
+	})
+}
+
+// DidClose tells the server that the file at path (absolute) is no longer
+// open: it reads the file from disk again.
+func (c *Client) DidClose(path string) error {
+	return c.Notify("textDocument/didClose", map[string]any{
+		"textDocument": map[string]any{"uri": URI(path)},
+	})
+}
+
 // Definition asks where the symbol at pos in the file at path (absolute) is
 // defined.
 func (c *Client) Definition(ctx context.Context, path string, pos Position) ([]Location, error) {

@@ -180,6 +180,70 @@ func TestMCP(t *testing.T) {
 		agentSession(t, s, dir)
 	})
 
+	t.Run("lsp", func(t *testing.T) {
+		if _, err := exec.LookPath("gopls"); err != nil {
+			t.Skip("gopls is not on PATH (go install golang.org/x/tools/gopls@v0.23.0)")
+		}
+		dir := t.TempDir()
+		for name, text := range map[string]string{
+			"go.mod":    "module example.com/m\n\ngo 1.22\n",
+			"util/u.go": "package util\n\n// Helper doubles x.\nfunc Helper(x int) int {\n\treturn 2 * x\n}\n",
+			"main.go":   "package main\n\nimport \"example.com/m/util\"\n\nfunc main() {\n\tprintln(util.Helper(1))\n}\n",
+		} {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(pb, "mcp", "--root", dir, "--lsp-tools", "true")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		def := map[string]any{"path": "main.go", "line": 6, "symbol": "Helper"}
+		if text, failed := call(t, s, "definition", def); failed || !strings.Contains(text, "util/u.go:4: func Helper(x int) int {") {
+			t.Fatalf("definition: failed=%v\n%s", failed, text)
+		}
+		// An edit through the server moves the definition; the language
+		// server must answer from the new text.
+		edit := "--- a/util/u.go\n+++ b/util/u.go\n@@ -1,3 +1,5 @@\n package util\n \n+const two = 2\n+\n // Helper doubles x.\n"
+		if text, failed := call(t, s, "apply_patch", map[string]any{"patch": edit}); failed {
+			t.Fatalf("apply_patch: %s", text)
+		}
+		if text, failed := call(t, s, "definition", def); failed || !strings.Contains(text, "util/u.go:6: func Helper(x int) int {") {
+			t.Errorf("definition after the edit: failed=%v\n%s", failed, text)
+		}
+		if text, failed := call(t, s, "references", map[string]any{"path": "util/u.go", "line": 6, "symbol": "Helper"}); failed || !strings.Contains(text, "main.go:6: println(util.Helper(1))") {
+			t.Errorf("references: failed=%v\n%s", failed, text)
+		}
+		// A file made on disk by someone else, and an edit of the open
+		// main.go that calls into it: the server learns of both.
+		if err := os.WriteFile(filepath.Join(dir, "util", "v.go"), []byte("package util\n\n// Other is new.\nfunc Other() int { return 3 }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		call2 := "--- a/main.go\n+++ b/main.go\n@@ -6,2 +6,3 @@\n \tprintln(util.Helper(1))\n+\tprintln(util.Other())\n }\n"
+		if text, failed := call(t, s, "apply_patch", map[string]any{"patch": call2}); failed {
+			t.Fatalf("apply_patch: %s", text)
+		}
+		if text, failed := call(t, s, "definition", map[string]any{"path": "main.go", "line": 7, "symbol": "Other"}); failed || !strings.Contains(text, "util/v.go:4: func Other() int { return 3 }") {
+			t.Errorf("definition in a new file: failed=%v\n%s", failed, text)
+		}
+		if text, failed := call(t, s, "definition", map[string]any{"path": "../outside.go", "line": 1, "symbol": "x"}); !failed {
+			t.Errorf("definition outside the root: %s", text)
+		}
+	})
+
+	t.Run("lsp flags", func(t *testing.T) {
+		out, err := exec.Command(pb, "mcp", "--root", t.TempDir(), "--lsp-tools", "true").CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--lsp-tools true") {
+			t.Errorf("--lsp-tools true on an empty directory: %v\n%s", err, out)
+		}
+		out, err = exec.Command(pb, "mcp", "--root", t.TempDir(), "--lsp-tools", "maybe").CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "want true, false or auto") {
+			t.Errorf("--lsp-tools maybe: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("remote refused", func(t *testing.T) {
 		out, err := exec.Command(pb, "mcp", "--root", t.TempDir(), "--http", "0.0.0.0:0").CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--allow-remote") {
@@ -203,7 +267,7 @@ func exerciseMCP(t *testing.T, s *mcp.ClientSession, dir, outside string) {
 			t.Errorf("tool %s: no description or schema", tool.Name)
 		}
 	}
-	for _, want := range []string{"apply_patch", "repair", "diff", "convert", "view_file", "view_directory", "grep_search"} {
+	for _, want := range []string{"apply_patch", "repair", "diff", "convert", "view_file", "view_directory", "grep_search", "find_symbol"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools %v lack %s", names, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/patchbench/patchbench/bench/loc"
 	"github.com/patchbench/patchbench/codesearch"
 	"github.com/patchbench/patchbench/internal/cli"
 )
@@ -23,6 +25,7 @@ type mcpOptions struct {
 	root        string
 	http        string
 	allowRemote bool
+	lsp         string
 }
 
 func newMCPCommand(sio cli.Stdio) *cobra.Command {
@@ -38,8 +41,9 @@ anyone who reaches the server can write files under DIR.
 
 Tools: apply_patch (tolerant by default, strict and dry_run options; the
 answer is the per-hunk report of apply --json), repair, diff, convert, and
-the code search tools view_file, view_directory and grep_search (and
-find_symbol when available). Every path stays inside DIR: absolute paths,
+the code search tools view_file, view_directory, grep_search and
+find_symbol, and (--lsp-tools) definition and references from gopls or
+pyright-langserver, started on the first call. Every path stays inside DIR: absolute paths,
 "..", symbolic links and .git are refused, for reads as for writes.
 
 Register with an MCP client:
@@ -53,6 +57,7 @@ Register with an MCP client:
 	f.StringVar(&o.root, "root", ".", "serve the files under `DIR`")
 	f.StringVar(&o.http, "http", "", "serve streamable HTTP on `ADDR` (host:port; the host defaults to 127.0.0.1) instead of stdio")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "let --http listen on an address that is not loopback")
+	f.StringVar(&o.lsp, "lsp-tools", loc.LSPAuto, "serve a language server's definition and references tools: true, false or auto (when the server for DIR's language, gopls or pyright-langserver, is on PATH)")
 	return cmd
 }
 
@@ -64,10 +69,16 @@ func runMCP(ctx context.Context, o mcpOptions, sio cli.Stdio) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return cli.Usage(fmt.Errorf("--root %s: not a directory", o.root))
 	}
-	srv, err := newMCPServer(dir)
+	switch o.lsp {
+	case loc.LSPOn, loc.LSPOff, loc.LSPAuto:
+	default:
+		return cli.Usage(fmt.Errorf("--lsp-tools %q: want true, false or auto", o.lsp))
+	}
+	srv, stop, err := newMCPServer(ctx, dir, o.lsp)
 	if err != nil {
 		return cli.Usage(err)
 	}
+	defer stop()
 	if o.http == "" {
 		if err := srv.Run(ctx, &mcp.IOTransport{Reader: readCloser{sio.In}, Writer: writeCloser{sio.Out}}); err != nil && ctx.Err() == nil {
 			return cli.Failed(fmt.Errorf("mcp: %w", err))
@@ -141,12 +152,14 @@ func (writeCloser) Close() error                  { return nil }
 var searchTools = []string{codesearch.ViewFile, codesearch.ViewDirectory, codesearch.GrepSearch, codesearch.FindSymbol}
 
 // newMCPServer serves the engine's tools and the code search tools on dir,
-// an absolute directory.
-func newMCPServer(dir string) (*mcp.Server, error) {
+// an absolute directory, and with lspMode (loc.LSPOff, LSPOn, LSPAuto) the
+// language server's definition and references tools. stop ends the
+// language server.
+func newMCPServer(ctx context.Context, dir, lspMode string) (srv *mcp.Server, stop func(), err error) {
 	tools := cli.EngineTools(dir)
 	snap, err := codesearch.OpenDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer snap.Close()
 	have := codesearch.ToolNames()
@@ -156,12 +169,17 @@ func newMCPServer(dir string) (*mcp.Server, error) {
 		}
 		ts, err := snap.Tools(name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tools = append(tools, cli.AgentTool{Name: name, Description: ts[0].Description + " Reads the working tree under the server's root.",
 			Schema: ts[0].Parameters, Run: search(dir, name)})
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: cli.ProgramName, Version: "1"}, &mcp.ServerOptions{
+	lspTools, stop, err := mcpLSPTools(ctx, dir, lspMode)
+	if err != nil {
+		return nil, nil, err
+	}
+	tools = append(tools, lspTools...)
+	srv = mcp.NewServer(&mcp.Implementation{Name: cli.ProgramName, Version: "1"}, &mcp.ServerOptions{
 		Instructions: "patchbench edits and searches the files under one directory. Read with view_directory, grep_search and view_file; " +
 			"edit with apply_patch (any diff format or search/replace blocks; tolerant of malformed hunks; refuses an ambiguous place " +
 			"and lists the candidate lines, writing nothing). Paths are relative to the root.",
@@ -173,7 +191,58 @@ func newMCPServer(dir string) (*mcp.Server, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: failed}, nil
 			})
 	}
-	return srv, nil
+	return srv, stop, nil
+}
+
+// mcpLSPTools returns the definition and references tools when lspMode
+// asks for them and the language server of dir's language is installed
+// (LSPOn: or an error). The server starts on the first call, not with the
+// MCP server, and reads the files as they are then; files it has open are
+// sent again when they changed (see codesearch).
+func mcpLSPTools(ctx context.Context, dir, lspMode string) ([]cli.AgentTool, func(), error) {
+	nop := func() {}
+	if lspMode == loc.LSPOff {
+		return nil, nop, nil
+	}
+	snap, err := codesearch.OpenDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	server, ok, err := snap.Language(ctx)
+	if err == nil && ok {
+		_, err = exec.LookPath(server.Command[0])
+	}
+	if err != nil || !ok {
+		snap.Close()
+		if lspMode == loc.LSPOn {
+			if err == nil {
+				err = fmt.Errorf("no language server knows the files of %s", dir)
+			}
+			return nil, nil, fmt.Errorf("--lsp-tools true: %w", err)
+		}
+		return nil, nop, nil
+	}
+	defs, err := snap.Tools(codesearch.Definition, codesearch.References)
+	if err != nil {
+		snap.Close()
+		return nil, nil, err
+	}
+	var tools []cli.AgentTool
+	for _, d := range defs {
+		tools = append(tools, cli.AgentTool{Name: d.Name, Schema: d.Parameters,
+			Description: d.Description + " Uses " + server.Command[0] + " on the working tree under the server's root.",
+			Run: func(ctx context.Context, raw json.RawMessage) (string, bool) {
+				if _, err := snap.StartLSP(ctx, true); err != nil {
+					return err.Error(), true
+				}
+				out, err := snap.Call(ctx, d.Name, raw)
+				if err != nil {
+					return err.Error(), true
+				}
+				return out, false
+			}})
+	}
+	return tools, func() { snap.Close() }, nil
 }
 
 // search runs a codesearch tool on the directory as it is now: a snapshot
