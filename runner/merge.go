@@ -204,14 +204,19 @@ func readInfo(dir string) (map[string]any, error) {
 }
 
 func writeInfo(dir string, info map[string]any) error {
-	b, err := json.MarshalIndent(info, "", "  ")
-	if err != nil {
-		return fmt.Errorf("merge: %w", err)
-	}
-	if err := atomicfile.Write(filepath.Join(dir, RunFile), append(b, '\n'), 0o644); err != nil {
+	if err := WriteRunInfo(dir, info); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
 	return nil
+}
+
+// WriteRunInfo writes info as dir/run.json (indented JSON), atomically.
+func WriteRunInfo(dir string, info any) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", RunFile, err)
+	}
+	return atomicfile.Write(filepath.Join(dir, RunFile), append(b, '\n'), 0o644)
 }
 
 // comparable returns info without the ignored fields, encoded canonically

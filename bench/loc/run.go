@@ -77,6 +77,21 @@ func (o RunOptions) searcher(ctx context.Context) (Searcher, func() error, error
 	return nil, nil, fmt.Errorf("unknown mode %q (want indexed or agentic)", o.Mode)
 }
 
+// RunInfo is run.json (runner.RunFile): what a run was asked to do, which
+// merge compares between the shards of one run. It never holds credentials.
+type RunInfo struct {
+	Benchmark   string   `json:"benchmark"` // "loc"
+	Dataset     string   `json:"dataset"`
+	Mode        string   `json:"mode"`
+	Model       string   `json:"model,omitempty"`
+	MaxTurns    int      `json:"max_turns,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	Limit       int      `json:"limit,omitempty"`
+	Shuffle     bool     `json:"shuffle,omitempty"`
+	ShuffleSeed int64    `json:"shuffle_seed,omitempty"`
+	Shard       string   `json:"shard,omitempty"`
+}
+
 // Run searches every selected case, appends one scored row per case to
 // Out/results.jsonl and writes Out/report.json and Out/report.md. A case
 // whose repository or base_commit is missing, or whose search fails, is
@@ -98,6 +113,17 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		return RunSummary{Summary: sum}, err
 	}
 	if err := os.MkdirAll(o.Out, 0o777); err != nil {
+		return RunSummary{}, fmt.Errorf("loc run: %w", err)
+	}
+	info := RunInfo{Benchmark: "loc", Dataset: o.Dataset, Mode: o.Mode, Model: o.Model,
+		Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}
+	if o.Mode == ModeAgentic {
+		info.MaxTurns, info.Temperature = o.MaxTurns, o.Temperature
+	}
+	if ropts.Shuffle {
+		info.ShuffleSeed = ropts.Seed
+	}
+	if err := runner.WriteRunInfo(o.Out, info); err != nil {
 		return RunSummary{}, fmt.Errorf("loc run: %w", err)
 	}
 	if o.Force {
