@@ -129,6 +129,10 @@ type Response struct {
 	Cached bool
 	// Latency is the time the call took (for a cached response, the lookup).
 	Latency time.Duration
+	// Offline reports an answer computed here, without a provider (the
+	// reference and replay clients): it has no latency to measure, and
+	// its Latency is 0, so that two runs of it report the same.
+	Offline bool
 }
 
 // Message returns the answer as the assistant message to append to the

@@ -290,15 +290,72 @@ func dimValue(v any) (string, error) {
 	return "", fmt.Errorf("value %T is not a string, number or boolean", v)
 }
 
-// sum accumulates a mean.
+// sum accumulates a mean. The sum is exact (Shewchuk's partials, as
+// Python's math.fsum) and rounded once, so a mean does not depend on the
+// order of the rows: the merged shards of a run report the same bytes as
+// the run in one piece, whose rows are in the order they finished.
 type sum struct {
-	total float64
-	n     int
+	partials []float64 // non-overlapping, increasing magnitude
+	special  float64   // the sum of infinities and NaNs, kept apart
+	n        int
 }
 
-func (s *sum) add(x float64) { s.total += x; s.n++ }
+func (s *sum) add(x float64) {
+	s.n++
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		s.special += x
+		return
+	}
+	i := 0
+	for _, y := range s.partials {
+		if math.Abs(x) < math.Abs(y) {
+			x, y = y, x
+		}
+		hi := x + y
+		lo := y - (hi - x)
+		if lo != 0 {
+			s.partials[i] = lo
+			i++
+		}
+		x = hi
+	}
+	s.partials = append(s.partials[:i], x)
+}
 
-func (s *sum) mean() float64 { return s.total / float64(s.n) }
+// total rounds the exact sum of the partials to the nearest float64 (ties
+// to even), as CPython's fsum does.
+func (s *sum) total() float64 {
+	if s.special != 0 || math.IsNaN(s.special) {
+		return s.special
+	}
+	p := s.partials
+	n := len(p)
+	if n == 0 {
+		return 0
+	}
+	hi, lo := p[n-1], 0.0
+	n--
+	for n > 0 {
+		x, y := hi, p[n-1]
+		n--
+		hi = x + y
+		lo = y - (hi - x)
+		if lo != 0 {
+			break
+		}
+	}
+	// Round half-way cases the way the partials below lo say.
+	if n > 0 && (lo < 0 && p[n-1] < 0 || lo > 0 && p[n-1] > 0) {
+		y := lo * 2
+		x := hi + y
+		if y == x-hi {
+			hi = x
+		}
+	}
+	return hi
+}
+
+func (s *sum) mean() float64 { return s.total() / float64(s.n) }
 
 // valueOrder returns the comparison of dimension value tuples that Order
 // and natural order define.

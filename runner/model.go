@@ -134,7 +134,8 @@ func (m *Model) Close() error {
 type ModelCalls struct {
 	// LatencyMS is the time the calls took: the provider's latency of each
 	// answer (of the attempt that succeeded), or the wall time of a failed
-	// call; a cached answer counts its lookup.
+	// call; a cached answer counts its lookup, an offline one (reference,
+	// replay) nothing.
 	LatencyMS int64 `json:"latency_ms"`
 	// Tokens and Cost total input and output tokens and US dollars of
 	// every answer, cached ones included (their original call's).
@@ -159,7 +160,10 @@ func (u *ModelCalls) Add(resp llm.Response, err error, elapsed time.Duration) {
 		u.LatencyMS += elapsed.Milliseconds()
 		return
 	}
-	if resp.Latency > 0 {
+	switch {
+	case resp.Offline:
+		elapsed = 0
+	case resp.Latency > 0:
 		elapsed = resp.Latency
 	}
 	u.LatencyMS += elapsed.Milliseconds()

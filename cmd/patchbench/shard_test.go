@@ -6,12 +6,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/patchbench/patchbench/bench/swe/swetest"
 	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/internal/gittest"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -48,41 +52,101 @@ func runShardProcess(t *testing.T, index int, args ...string) {
 	}
 }
 
-// shardArgs is the command of one shard: the run's command with
-// --shard env/N and the shard's own directory under root, as the k8s job
-// manifest writes it.
-func shardArgs(run []string, n int, root string) []string {
-	return append(append([]string(nil), run...), "--shard", fmt.Sprintf("env/%d", n), "--out", filepath.Join(root, "shard-$(JOB_COMPLETION_INDEX)"))
+// k8sJobs prints the shard Job and the merge Job of the run cmdline in n
+// shards with results under root (--results-dir), decodes both strictly into
+// batch/v1 Jobs and checks the fields that matter.
+func k8sJobs(t *testing.T, cmdline []string, n int, root string) (shards, merge batchv1.Job) {
+	t.Helper()
+	flags := []string{"k8s", "job", "--shards", fmt.Sprint(n), "--parallelism", "2", "--image", "registry.example/patchbench:test",
+		"--results-dir", root, "--secret", "model-keys", "--job-name", "run"}
+	for i, j := range []*batchv1.Job{&shards, &merge} {
+		args := append(append([]string(nil), flags...), cmdline...)
+		if i == 1 {
+			args = append(append([]string(nil), flags...), append([]string{"--merge"}, cmdline...)...)
+		}
+		code, out, stderr := runCLI(t, "", args...)
+		if code != 0 {
+			t.Fatalf("k8s job: exit %d: %s", code, stderr)
+		}
+		if err := yaml.UnmarshalStrict([]byte(out), j); err != nil {
+			t.Fatalf("k8s job: the manifest does not decode strictly into a batch/v1 Job: %v\n%s", err, out)
+		}
+		if j.APIVersion != "batch/v1" || j.Kind != "Job" || len(j.Spec.Template.Spec.Containers) != 1 {
+			t.Fatalf("k8s job: %s %s with %d containers", j.APIVersion, j.Kind, len(j.Spec.Template.Spec.Containers))
+		}
+		c := j.Spec.Template.Spec.Containers[0]
+		vols := j.Spec.Template.Spec.Volumes
+		if c.Image != "registry.example/patchbench:test" || len(c.Command) != 1 || c.Command[0] != "patchbench" ||
+			len(vols) != 1 || vols[0].HostPath == nil || vols[0].HostPath.Path != root ||
+			len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != root || c.VolumeMounts[0].Name != vols[0].Name ||
+			j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever || c.Resources.Limits.Memory().IsZero() {
+			t.Errorf("k8s job: container or volume not as asked:\n%s", out)
+		}
+		if strings.Contains(out, "OPENAI_API_KEY=") {
+			t.Errorf("k8s job: a credential in the manifest")
+		}
+	}
+	sp := shards.Spec
+	if sp.CompletionMode == nil || *sp.CompletionMode != batchv1.IndexedCompletion || sp.Completions == nil || int(*sp.Completions) != n ||
+		sp.Parallelism == nil || int(*sp.Parallelism) != min(2, n) || sp.BackoffLimitPerIndex == nil {
+		t.Errorf("k8s job: spec %+v", sp)
+	}
+	c := sp.Template.Spec.Containers[0]
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef == nil || c.EnvFrom[0].SecretRef.Name != "model-keys" {
+		t.Errorf("k8s job: the Secret is not referenced: %+v", c.EnvFrom)
+	}
+	if len(c.Env) != 1 || c.Env[0].Name != runner.IndexEnv || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef == nil {
+		t.Errorf("k8s job: %s not declared from the completion index: %+v", runner.IndexEnv, c.Env)
+	}
+	if merge.Spec.CompletionMode != nil || merge.Spec.Completions == nil || *merge.Spec.Completions != 1 ||
+		len(merge.Spec.Template.Spec.Containers[0].EnvFrom) != 0 {
+		t.Errorf("k8s job: merge Job spec %+v", merge.Spec)
+	}
+	return shards, merge
 }
 
-// checkShardsMerge runs the command unsharded and as n = 1, 3 and 7 shards
-// (separate processes), merges each set, and compares report.json byte for
+// podArgs is the command line of the pod with completion index i: the
+// kubelet expands $(JOB_COMPLETION_INDEX) from the container's environment.
+func podArgs(j batchv1.Job, i int) []string {
+	var out []string
+	for _, a := range j.Spec.Template.Spec.Containers[0].Args {
+		out = append(out, strings.ReplaceAll(a, "$("+runner.IndexEnv+")", fmt.Sprint(i)))
+	}
+	return out
+}
+
+// checkShardsMerge runs the command unsharded, then as n = 1, 3 and 7
+// shards exactly as the pods of the k8s job manifest would (separate
+// processes, JOB_COMPLETION_INDEX set, the manifest's arguments), merges
+// each set with the merge Job's command, and compares report.json byte for
 // byte and the cases of results.jsonl.
 func checkShardsMerge(t *testing.T, cmdline []string, results string) {
 	dir := t.TempDir()
 	single := filepath.Join(dir, "single")
 	runShardProcess(t, -1, append(cmdline, "--out", single)...)
-	wantReport := maskLatency(readFile(t, filepath.Join(single, "report.json")))
+	wantReport := readFile(t, filepath.Join(single, "report.json"))
 	wantRows, err := runner.ReadRows(filepath.Join(single, results))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{1, 3, 7} {
 		root := filepath.Join(dir, fmt.Sprint(n))
+		job, mergeJob := k8sJobs(t, cmdline, n, root)
 		var dirs []string
 		for i := range n {
-			args := shardArgs(cmdline, n, root)
-			// The shell of the pod expands $(JOB_COMPLETION_INDEX); here the
-			// test does.
-			args[len(args)-1] = strings.ReplaceAll(args[len(args)-1], "$(JOB_COMPLETION_INDEX)", fmt.Sprint(i))
+			args := podArgs(job, i)
 			runShardProcess(t, i, args...)
 			dirs = append(dirs, args[len(args)-1])
 		}
-		merged := filepath.Join(root, "merged")
-		if code, _, stderr := runCLI(t, "", append([]string{"merge", "--out", merged}, dirs...)...); code != 0 {
+		margs := podArgs(mergeJob, 0)
+		if want := append([]string{"merge", "--out", filepath.Join(root, "run", "merged")}, dirs...); strings.Join(margs, " ") != strings.Join(want, " ") {
+			t.Fatalf("n=%d: merge Job runs %q, want %q", n, margs, want)
+		}
+		merged := margs[2]
+		if code, _, stderr := runCLI(t, "", margs...); code != 0 {
 			t.Fatalf("n=%d: merge: exit %d: %s", n, code, stderr)
 		}
-		if got := maskLatency(readFile(t, filepath.Join(merged, "report.json"))); got != wantReport {
+		if got := readFile(t, filepath.Join(merged, "report.json")); got != wantReport {
 			t.Errorf("n=%d: merged report.json differs from the single run's:\n%s\nwant:\n%s", n, got, wantReport)
 		}
 		rows, err := runner.ReadRows(filepath.Join(merged, results))
@@ -145,17 +209,6 @@ func checkMergeRefusals(t *testing.T, root string, dirs []string) {
 	expect("shard given twice", "shard 2/3 given twice", dirs[0], dirs[1], twin, dirs[2])
 }
 
-// latencyValue matches the mean of latency_ms in report.json.
-var latencyValue = regexp.MustCompile(`("latency_ms": \{\s*"value": )[0-9.e+-]+`)
-
-// maskLatency zeroes the means of latency_ms: the wall time of each model
-// call, which two runs of the same cases measure differently (0 or 1 ms
-// for the reference model) whether or not they are sharded. Everything
-// else must be byte-equal.
-func maskLatency(report string) string {
-	return latencyValue.ReplaceAllString(report, "${1}0")
-}
-
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
 	if out, err := exec.Command("cp", "-r", from, to).CombinedOutput(); err != nil {
@@ -175,4 +228,47 @@ func TestSWEShardsMerge(t *testing.T) {
 	f := swetest.Build(t, t.TempDir())
 	checkShardsMerge(t, []string{"swe", "eval", "--no-tests", "--dataset", f.Dataset, "--predictions", f.Predictions,
 		"--repos", f.Repos, "--run-id", "shards"}, "results.jsonl")
+}
+
+func TestLocShardsMerge(t *testing.T) {
+	gittest.Need(t)
+	dir := t.TempDir()
+	repoDir := filepath.Join(dir, "repos", "acme", "shapes")
+	git := func(args ...string) {
+		t.Helper()
+		if out, err := gittest.Run(t, repoDir, "", args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.MkdirAll(repoDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q", "-b", "main")
+	// Twelve fix commits, each changing one function of one of three
+	// modules: twelve cases, so that 7 shards hold 0 to several each.
+	funcs := map[string][]string{}
+	for i := range 12 {
+		mod := fmt.Sprintf("mod%d.py", i%3)
+		funcs[mod] = append(funcs[mod], fmt.Sprintf("def area_%d(w, h):\n    return w * h\n", i))
+		var b strings.Builder
+		for j, f := range funcs[mod] {
+			if j == len(funcs[mod])-1 && i >= 3 {
+				f = strings.Replace(f, "w * h", fmt.Sprintf("max(w, 0) * max(h, %d)", i), 1)
+			}
+			b.WriteString(f + "\n")
+		}
+		writeFile(t, filepath.Join(repoDir, mod), b.String())
+		git("add", "-A")
+		git("commit", "-q", "-m", fmt.Sprintf("Fix area_%d for negative sizes", i))
+	}
+	cases := filepath.Join(dir, "cases.jsonl")
+	if code, _, stderr := runCLI(t, "", "loc", "build", "--repo", repoDir, "--commits", "main", "--name", "acme/shapes",
+		"--kind", "fix", "--out", cases); code != 0 {
+		t.Fatalf("loc build: exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(readFile(t, cases), "\n"); n < 8 {
+		t.Fatalf("%d cases built, want at least 8", n)
+	}
+	checkShardsMerge(t, []string{"loc", "run", "--dataset", cases, "--repos", filepath.Join(dir, "repos"),
+		"--index-cache", filepath.Join(dir, "index"), "--mode", "indexed", "--quiet"}, "results.jsonl")
 }

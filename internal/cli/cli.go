@@ -159,6 +159,7 @@ var FullOnly = []struct{ Name, Short string }{
 	{"loc", "Code localization benchmark (Loc-Bench): build, validate, run, grid, analyze"},
 	{"ape", "APE-Bench I style instructed edits: build tasks, run (compile, judge), judge again"},
 	{"merge", "Merge the shards of a benchmark run into one run directory"},
+	{"k8s", "Kubernetes manifests: a benchmark run as an Indexed Job of N shards, and its merge"},
 	{"mcp", "Serve the patch engine and code search to agents over the Model Context Protocol"},
 }
 

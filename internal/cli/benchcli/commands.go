@@ -17,5 +17,5 @@ var Names = []string{"swe", "diffxyz", "env", "loc", "ape", "merge", "mcp"}
 
 // Commands returns the benchmark commands.
 func Commands(sio cli.Stdio) []*cobra.Command {
-	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio), newLocCommand(sio), newApeCommand(sio), newMergeCommand(sio), newMCPCommand(sio)}
+	return []*cobra.Command{newSWECommand(sio), newDiffxyzCommand(sio), newEnvCommand(sio), newLocCommand(sio), newApeCommand(sio), newMergeCommand(sio), newK8sCommand(sio), newMCPCommand(sio)}
 }

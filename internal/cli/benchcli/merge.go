@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/bench/diffxyz"
+	"github.com/patchbench/patchbench/bench/loc"
 	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/internal/cli"
 	"github.com/patchbench/patchbench/runner"
@@ -32,6 +33,15 @@ var mergers = []merger{
 		is: func(info map[string]any) bool { return info["benchmark"] == "diffxyz" },
 		finish: func(dir, _ string, _ map[string]any) error {
 			_, _, _, err := diffxyz.WriteReport(dir)
+			return err
+		},
+	},
+	{
+		name: "loc", results: loc.ResultsFile,
+		is: func(info map[string]any) bool { return info["benchmark"] == "loc" },
+		finish: func(dir, _ string, info map[string]any) error {
+			dataset, _ := info["dataset"].(string)
+			_, _, _, err := loc.WriteReport(dir, dataset)
 			return err
 		},
 	},
@@ -62,7 +72,7 @@ missing shard or one given twice (it names it); a row in a shard it does not
 belong to; a case with different rows in two directories (it names the
 case). DIR must be missing or empty.
 
-Benchmarks: diffxyz, swe eval.
+Benchmarks: diffxyz run, swe eval, loc run.
 
 Exit status: 0 merged; 2 usage or input error.`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
