@@ -100,125 +100,181 @@ type Stat struct {
 
 // Aggregate groups rows by spec.Dims and aggregates spec.Metrics in each
 // group and over all rows. Groups are ordered by spec.Order, then
-// naturally, dimension by dimension.
+// naturally, dimension by dimension. It is [Aggregator] over a slice.
 func Aggregate(rows []map[string]any, spec Spec) (*Report, error) {
-	metrics, err := metricKinds(rows, spec)
+	a, err := NewAggregator(spec)
 	if err != nil {
 		return nil, err
 	}
+	for _, row := range rows {
+		if err := a.Add(row); err != nil {
+			return nil, err
+		}
+	}
+	return a.Report()
+}
+
+// Aggregator aggregates rows one at a time, keeping only the sums of each
+// group: a report of a results file of any size takes one pass over it
+// and memory for its groups. The report does not depend on the order of
+// the rows.
+type Aggregator struct {
+	spec   Spec
+	kinds  map[string]Kind // metric → kind, as far as the rows have shown
+	bad    map[string]error
+	groups map[string]*acc
+	order  []*acc
+	total  *acc
+	rows   int
+}
+
+type acc struct {
+	values []string
+	n      int
+	sums   map[string]*sum
+}
+
+func newAcc(values []string) *acc { return &acc{values: values, sums: map[string]*sum{}} }
+
+// NewAggregator checks spec and returns an empty aggregator. Without
+// spec.Metrics, every field that holds a number or a boolean in some row,
+// other than a dimension, is a metric.
+func NewAggregator(spec Spec) (*Aggregator, error) {
+	for i, name := range spec.Metrics {
+		if slices.Contains(spec.Dims, name) {
+			return nil, fmt.Errorf("report: %q is both a dimension and a metric", name)
+		}
+		if slices.Contains(spec.Metrics[:i], name) {
+			return nil, fmt.Errorf("report: metric %q listed twice", name)
+		}
+	}
+	a := &Aggregator{spec: spec, kinds: map[string]Kind{}, bad: map[string]error{}, groups: map[string]*acc{}, total: newAcc([]string{})}
+	for _, name := range spec.Metrics {
+		a.kinds[name] = ""
+	}
+	return a, nil
+}
+
+// Add aggregates one row. An error names the row (counting from 1) and the
+// field; the aggregator is then unusable.
+func (a *Aggregator) Add(row map[string]any) error {
+	a.rows++
+	i := a.rows
+	values := make([]string, len(a.spec.Dims))
+	for j, d := range a.spec.Dims {
+		v, err := dimValue(row[d])
+		if err != nil {
+			return fmt.Errorf("report: row %d: dimension %q: %w", i, d, err)
+		}
+		values[j] = v
+	}
+	id := strings.Join(values, "\x00")
+	g := a.groups[id]
+	if g == nil {
+		g = newAcc(values)
+		a.groups[id] = g
+		a.order = append(a.order, g)
+	}
+	g.n++
+	a.total.n++
+	add := func(name string, v any) error {
+		if v == nil {
+			return nil
+		}
+		k, ok := kindOf(v)
+		if !ok {
+			err := fmt.Errorf("report: row %d: metric %q is %T, want a number or a boolean", i, name, v)
+			if _, known := a.kinds[name]; known {
+				return err
+			}
+			if a.bad[name] == nil {
+				a.bad[name] = err // an error only if the field turns out a metric
+			}
+			return nil
+		}
+		if prev := a.kinds[name]; prev != "" && prev != k {
+			return fmt.Errorf("report: row %d: metric %q mixes numbers and booleans", i, name)
+		}
+		if err := a.bad[name]; err != nil {
+			return err
+		}
+		a.kinds[name] = k
+		x, _ := metricValue(v)
+		for _, ac := range []*acc{g, a.total} {
+			s := ac.sums[name]
+			if s == nil {
+				s = &sum{}
+				ac.sums[name] = s
+			}
+			s.add(x)
+		}
+		return nil
+	}
+	if a.spec.Metrics != nil {
+		for _, name := range a.spec.Metrics {
+			if err := add(name, row[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for name, v := range row {
+		if slices.Contains(a.spec.Dims, name) {
+			continue
+		}
+		if err := add(name, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Report returns the aggregate of the rows added so far.
+func (a *Aggregator) Report() (*Report, error) {
+	names := a.spec.Metrics
+	if names == nil {
+		for name, k := range a.kinds {
+			if k != "" {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+	}
+	metrics := make([]Metric, 0, len(names))
+	for _, name := range names {
+		k := a.kinds[name]
+		if k == "" {
+			k = Mean // no row has it; the kind does not show
+		}
+		metrics = append(metrics, Metric{Name: name, Kind: k})
+	}
 	r := &Report{
-		Title:       spec.Title,
-		Rows:        len(rows),
-		Dims:        slices.Clone(spec.Dims),
+		Title:       a.spec.Title,
+		Rows:        a.rows,
+		Dims:        slices.Clone(a.spec.Dims),
 		Metrics:     metrics,
-		Order:       maps.Clone(spec.Order),
-		Definitions: maps.Clone(spec.Definitions),
+		Order:       maps.Clone(a.spec.Order),
+		Definitions: maps.Clone(a.spec.Definitions),
 	}
 	if r.Dims == nil {
 		r.Dims = []string{}
 	}
-	type acc struct {
-		values []string
-		n      int
-		sums   map[string]*sum
-	}
-	newAcc := func(values []string) *acc { return &acc{values: values, sums: map[string]*sum{}} }
-	groups := map[string]*acc{}
-	var order []*acc
-	total := newAcc([]string{})
-	for i, row := range rows {
-		values := make([]string, len(spec.Dims))
-		for j, d := range spec.Dims {
-			v, err := dimValue(row[d])
-			if err != nil {
-				return nil, fmt.Errorf("report: row %d: dimension %q: %w", i+1, d, err)
-			}
-			values[j] = v
-		}
-		id := strings.Join(values, "\x00")
-		g := groups[id]
-		if g == nil {
-			g = newAcc(values)
-			groups[id] = g
-			order = append(order, g)
-		}
-		for _, a := range []*acc{g, total} {
-			a.n++
-			for _, m := range metrics {
-				x, ok := metricValue(row[m.Name])
-				if !ok {
-					continue
-				}
-				s := a.sums[m.Name]
-				if s == nil {
-					s = &sum{}
-					a.sums[m.Name] = s
-				}
-				s.add(x)
-			}
-		}
-	}
-	finish := func(a *acc) Group {
-		g := Group{Values: a.values, N: a.n, Stats: map[string]Stat{}}
-		for name, s := range a.sums {
+	finish := func(ac *acc) Group {
+		g := Group{Values: ac.values, N: ac.n, Stats: map[string]Stat{}}
+		for name, s := range ac.sums {
 			g.Stats[name] = Stat{Value: s.mean(), N: s.n}
 		}
 		return g
 	}
-	cmpValues := valueOrder(spec.Dims, spec.Order)
-	slices.SortStableFunc(order, func(a, b *acc) int { return cmpValues(a.values, b.values) })
+	order := slices.Clone(a.order)
+	cmpValues := valueOrder(a.spec.Dims, a.spec.Order)
+	slices.SortStableFunc(order, func(x, y *acc) int { return cmpValues(x.values, y.values) })
 	r.Groups = make([]Group, 0, len(order))
-	for _, a := range order {
-		r.Groups = append(r.Groups, finish(a))
+	for _, ac := range order {
+		r.Groups = append(r.Groups, finish(ac))
 	}
-	r.Total = finish(total)
+	r.Total = finish(a.total)
 	return r, nil
-}
-
-// metricKinds returns the metrics of spec with their kinds, read from the
-// rows.
-func metricKinds(rows []map[string]any, spec Spec) ([]Metric, error) {
-	names := spec.Metrics
-	if names == nil {
-		seen := map[string]bool{}
-		for _, row := range rows {
-			for name, v := range row {
-				if _, ok := kindOf(v); ok && !slices.Contains(spec.Dims, name) {
-					seen[name] = true
-				}
-			}
-		}
-		names = slices.Sorted(maps.Keys(seen))
-	}
-	metrics := make([]Metric, 0, len(names))
-	for _, name := range names {
-		if slices.Contains(spec.Dims, name) {
-			return nil, fmt.Errorf("report: %q is both a dimension and a metric", name)
-		}
-		if slices.ContainsFunc(metrics, func(m Metric) bool { return m.Name == name }) {
-			return nil, fmt.Errorf("report: metric %q listed twice", name)
-		}
-		var kind Kind
-		for i, row := range rows {
-			v, present := row[name]
-			if !present || v == nil {
-				continue
-			}
-			k, ok := kindOf(v)
-			if !ok {
-				return nil, fmt.Errorf("report: row %d: metric %q is %T, want a number or a boolean", i+1, name, v)
-			}
-			if kind != "" && k != kind {
-				return nil, fmt.Errorf("report: row %d: metric %q mixes numbers and booleans", i+1, name)
-			}
-			kind = k
-		}
-		if kind == "" {
-			kind = Mean // no row has it; the kind does not show
-		}
-		metrics = append(metrics, Metric{Name: name, Kind: kind})
-	}
-	return metrics, nil
 }
 
 // kindOf returns the kind of metric a value can be.

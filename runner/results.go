@@ -127,6 +127,44 @@ func ReadRows(path string) ([]map[string]any, error) {
 	return rows, err
 }
 
+// EachRow calls fn with each row of the results file at path that ReadRows
+// would return (the last row of each key), without holding more than one
+// row: it reads the file twice, first for the keys. Rows come in the order
+// of their last line. It returns the number of rows.
+func EachRow(path string, fn func(row map[string]any) error) (int, error) {
+	scan := func(fn func(line []byte, head rowHead) error) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("runner: %w", err)
+		}
+		defer f.Close()
+		_, err = scanRows(f, path, fn)
+		return err
+	}
+	last := map[string]int{}
+	n := 0
+	if err := scan(func(_ []byte, head rowHead) error {
+		last[*head.Key] = n
+		n++
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	i := 0
+	err := scan(func(line []byte, head rowHead) error {
+		defer func() { i++ }()
+		if i >= n || last[*head.Key] != i { // appended since, or not the last
+			return nil
+		}
+		var row map[string]any
+		if err := json.Unmarshal(line, &row); err != nil {
+			return err
+		}
+		return fn(row)
+	})
+	return len(last), err
+}
+
 // SortRows orders rows (as ReadRows returns them) by key, so that whatever
 // is computed from them does not depend on the order cases finished in or
 // on how a run was split into shards.

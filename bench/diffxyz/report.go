@@ -47,20 +47,27 @@ var Groupings = []struct {
 // Aggregate builds the report of results rows (as runner.ReadRows returns
 // them).
 func Aggregate(rows []map[string]any, title string) (*Report, error) {
-	present := map[string]bool{}
+	b := newReportBuilder()
 	for _, r := range rows {
-		for k, v := range r {
-			if v != nil {
-				present[k] = true
-			}
+		if err := b.add(r); err != nil {
+			return nil, err
 		}
 	}
-	var metrics []string
-	for _, m := range Metrics {
-		if present[m] {
-			metrics = append(metrics, m)
-		}
-	}
+	return b.report(title)
+}
+
+// reportBuilder aggregates results rows one at a time (report.Aggregator
+// per grouping), so that a report of any size takes one pass over
+// results.jsonl and the memory of its groups. Means do not depend on the
+// order of the rows.
+type reportBuilder struct {
+	aggs          []*report.Aggregator
+	rows, failed  int
+	models        map[string]bool
+	notApplicable map[string]int
+}
+
+func newReportBuilder() *reportBuilder {
 	order := map[string][]string{
 		"task":       {string(Apply), string(AntiApply), string(DiffGen)},
 		"prompt":     PromptVariants,
@@ -70,49 +77,71 @@ func Aggregate(rows []map[string]any, title string) (*Report, error) {
 	for _, f := range patch.Formats {
 		order["format"] = append(order["format"], string(f))
 	}
-	rep := &Report{Title: title, Rows: len(rows)}
-	for _, r := range rows {
-		if why, _ := r["not_applicable"].(string); why != "" {
-			if rep.NotApplicable == nil {
-				rep.NotApplicable = map[string]int{}
-			}
-			f, _ := r["format"].(string)
-			rep.NotApplicable[f]++
+	b := &reportBuilder{models: map[string]bool{}}
+	for _, g := range Groupings {
+		a, err := report.NewAggregator(report.Spec{
+			Title: g.Title, Dims: g.Dims, Metrics: Metrics, Order: order, Definitions: maps.Clone(Definitions),
+		})
+		if err != nil {
+			panic(err) // the groupings and metrics are this package's
+		}
+		b.aggs = append(b.aggs, a)
+	}
+	return b
+}
+
+func (b *reportBuilder) add(r map[string]any) error {
+	b.rows++
+	if r["failed"] == true {
+		b.failed++
+	}
+	if m, _ := r["model"].(string); m != "" {
+		b.models[m] = true
+	}
+	if why, _ := r["not_applicable"].(string); why != "" {
+		if b.notApplicable == nil {
+			b.notApplicable = map[string]int{}
+		}
+		f, _ := r["format"].(string)
+		b.notApplicable[f]++
+	}
+	for _, a := range b.aggs {
+		if err := a.Add(r); err != nil {
+			return fmt.Errorf("diffxyz: %w", err)
 		}
 	}
-	for _, g := range Groupings {
-		r, err := report.Aggregate(rows, report.Spec{
-			Title:       g.Title,
-			Dims:        g.Dims,
-			Metrics:     metrics,
-			Order:       order,
-			Definitions: maps.Clone(Definitions),
-		})
+	return nil
+}
+
+// report returns the report; metrics that no row has are left out.
+func (b *reportBuilder) report(title string) (*Report, error) {
+	rep := &Report{Title: title, Rows: b.rows, NotApplicable: b.notApplicable}
+	for _, a := range b.aggs {
+		r, err := a.Report()
 		if err != nil {
 			return nil, fmt.Errorf("diffxyz: %w", err)
 		}
+		var kept []report.Metric
+		for _, m := range r.Metrics {
+			if _, ok := r.Total.Stats[m.Name]; ok {
+				kept = append(kept, m)
+			}
+		}
+		r.Metrics = kept
 		rep.Reports = append(rep.Reports, r)
 	}
 	return rep, nil
 }
 
 // WriteReport reads results.jsonl of the run directory dir and writes
-// report.json, report.md and report.html beside it. It returns the report, the number
-// of rows and the number of failed rows.
+// report.json, report.md and report.html beside it. It returns the report,
+// the number of rows and the number of failed rows. It reads the file a
+// row at a time (three passes), never holding it.
 func WriteReport(dir string) (*Report, int, int, error) {
-	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
-	if err != nil {
+	path := filepath.Join(dir, ResultsFile)
+	b := newReportBuilder()
+	if _, err := runner.EachRow(path, b.add); err != nil {
 		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
-	}
-	// Rows are aggregated in key order, not the order cases finished in,
-	// so that the means (float sums) are the same whatever the workers or
-	// shards did.
-	runner.SortRows(rows)
-	failed := 0
-	for _, r := range rows {
-		if r["failed"] == true {
-			failed++
-		}
 	}
 	title := "Diff-XYZ"
 	info, _ := ReadRunInfo(dir)
@@ -121,13 +150,12 @@ func WriteReport(dir string) (*Report, int, int, error) {
 		model, dataset = info.Model, info.Dataset
 	}
 	if model == "" {
-		models := sortedUnique(stringField(rows, "model"))
-		model = strings.Join(models, ", ")
+		model = strings.Join(slices.Sorted(maps.Keys(b.models)), ", ")
 	}
 	if model != "" {
 		title += ": " + model
 	}
-	rep, err := Aggregate(rows, title)
+	rep, err := b.report(title)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -136,22 +164,14 @@ func WriteReport(dir string) (*Report, int, int, error) {
 		return nil, 0, 0, err
 	}
 	// report.html holds every case, for people to browse.
-	run := html.Run{Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindDiffXYZ, Rows: rows}
+	run := html.Run{Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindDiffXYZ,
+		Each: func(fn func(map[string]any) error) error { _, err := runner.EachRow(path, fn); return err }}
 	if err := html.WriteFile(filepath.Join(dir, "report.html"), title, []html.Run{run}); err != nil {
 		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
 	}
-	return rep, len(rows), failed, nil
+	return rep, b.rows, b.failed, nil
 }
 
-func stringField(rows []map[string]any, name string) []string {
-	var out []string
-	for _, r := range rows {
-		if s, ok := r[name].(string); ok && s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
 
 // WriteFiles writes report.json and report.md into dir, atomically.
 func (r *Report) WriteFiles(dir string) error {

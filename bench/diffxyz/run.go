@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
@@ -347,14 +346,3 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// sortedUnique returns the distinct values of xs in order of first
-// appearance.
-func sortedUnique(xs []string) []string {
-	var out []string
-	for _, x := range xs {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}

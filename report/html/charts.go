@@ -18,56 +18,143 @@ type chart struct {
 	Spec  map[string]any `json:"spec"`
 }
 
-func makeCharts(kind string, runs []Run) ([]chart, error) {
+func makeCharts(kind string, runs []*runStats, all *runStats) ([]chart, error) {
 	switch kind {
 	case KindDiffXYZ:
 		return diffxyzCharts(runs)
 	case KindSWE:
 		return sweCharts(runs), nil
 	}
-	return genericCharts(runs)
+	return genericCharts(runs, all)
+}
+
+// runStats is what the charts need of one run, gathered row by row: the
+// aggregates the Diff-XYZ charts draw, the distinct values of their
+// dimensions, the SWE status and failure counts, and every numeric and
+// boolean field for the generic charts. A run of any size takes the memory
+// of its groups.
+type runStats struct {
+	name     string
+	n        int
+	aggs     map[string]*report.Aggregator // by aggKey
+	err      error                         // the first error of aggs
+	distinct map[string]map[any]bool
+	statuses map[string]int
+	families map[string]int
+	generic  *report.Aggregator
+	genErr   error
+}
+
+// diffxyzAggs are the (dimensions, metric) pairs the Diff-XYZ charts draw.
+var diffxyzAggs = []struct {
+	dims   []string
+	metric string
+}{
+	{[]string{"task", "format"}, "em"},
+	{[]string{"task", "format"}, "applied"},
+	{[]string{"task", "prompt"}, "em"},
+	{[]string{"task", "lang"}, "em"},
+	{[]string{"task", "size_class"}, "em"},
+}
+
+func aggKey(dims []string, metric string) string { return strings.Join(dims, ",") + "|" + metric }
+
+func newRunStats(name string) *runStats {
+	st := &runStats{name: name, aggs: map[string]*report.Aggregator{}, distinct: map[string]map[any]bool{},
+		statuses: map[string]int{}, families: map[string]int{}}
+	for _, a := range diffxyzAggs {
+		st.aggs[aggKey(a.dims, a.metric)], _ = report.NewAggregator(report.Spec{Dims: a.dims, Metrics: []string{a.metric}})
+	}
+	st.generic, _ = report.NewAggregator(report.Spec{})
+	return st
+}
+
+// add gathers one row. Errors are kept for the charts of the kind they
+// concern: a field that breaks a Diff-XYZ aggregate does not stop an SWE
+// page.
+func (st *runStats) add(row map[string]any) {
+	st.n++
+	if st.err == nil {
+		for _, a := range diffxyzAggs {
+			if err := st.aggs[aggKey(a.dims, a.metric)].Add(row); err != nil {
+				st.err = fmt.Errorf("html: run %s: %w", st.name, err)
+				break
+			}
+		}
+	}
+	for _, d := range []string{"prompt", "lang", "size_class"} {
+		if v, ok := row[d]; ok {
+			if st.distinct[d] == nil {
+				st.distinct[d] = map[any]bool{}
+			}
+			st.distinct[d][v] = true
+		}
+	}
+	s := fmt.Sprint(cell(KindSWE, row, "status"))
+	st.statuses[s]++
+	if reason, _ := row["reason"].(string); reason != "" && s != "resolved" {
+		st.families[errorFamily(reason)]++
+	} else if e, _ := row["error"].(string); e != "" {
+		st.families[errorFamily(e)]++
+	}
+	st.addGeneric(row)
+}
+
+func (st *runStats) addGeneric(row map[string]any) {
+	if st.genErr == nil {
+		if err := st.generic.Add(row); err != nil {
+			st.genErr = fmt.Errorf("html: %w", err)
+		}
+	}
+}
+
+// aggregate returns one point per group of each run's aggregate of metric
+// by dims, for the groups that have the metric.
+func aggregate(runs []*runStats, dims []string, metric string) ([]point, error) {
+	var out []point
+	for _, r := range runs {
+		if r.err != nil {
+			return nil, r.err
+		}
+		rep, err := r.aggs[aggKey(dims, metric)].Report()
+		if err != nil {
+			return nil, fmt.Errorf("html: run %s: %w", r.name, err)
+		}
+		out = append(out, points(r.name, rep, dims, metric)...)
+	}
+	return out, nil
+}
+
+func points(run string, rep *report.Report, dims []string, metric string) []point {
+	var out []point
+	for _, g := range rep.Groups {
+		st, ok := g.Stats[metric]
+		if !ok {
+			continue
+		}
+		p := point{"run": run, "value": st.Value, "n": st.N}
+		for i, d := range dims {
+			p[d] = g.Values[i]
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// distinct counts the distinct values of field over every run's rows.
+func distinct(runs []*runStats, field string) int {
+	seen := map[any]bool{}
+	for _, r := range runs {
+		for v := range r.distinct[field] {
+			seen[v] = true
+		}
+	}
+	return len(seen)
 }
 
 // point is one aggregated value of a chart: its run, its dimension
 // values, the value and the number of rows behind it.
 type point map[string]any
-
-// aggregate groups each run's rows by dims and returns one point per group
-// with metric's value, for the groups that have the metric.
-func aggregate(runs []Run, dims []string, metric string) ([]point, error) {
-	var out []point
-	for _, r := range runs {
-		rep, err := report.Aggregate(r.Rows, report.Spec{Dims: dims, Metrics: []string{metric}})
-		if err != nil {
-			return nil, fmt.Errorf("html: run %s: %w", r.Name, err)
-		}
-		for _, g := range rep.Groups {
-			st, ok := g.Stats[metric]
-			if !ok {
-				continue
-			}
-			p := point{"run": r.Name, "value": st.Value, "n": st.N}
-			for i, d := range dims {
-				p[d] = g.Values[i]
-			}
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
-// distinct counts the distinct values of field over every run's rows.
-func distinct(runs []Run, field string) int {
-	seen := map[any]bool{}
-	for _, r := range runs {
-		for _, row := range r.Rows {
-			if v, ok := row[field]; ok {
-				seen[v] = true
-			}
-		}
-	}
-	return len(seen)
-}
 
 // barSpec is a grouped bar chart: x by x, bars of each run side by side,
 // one panel per value of column ("" for one panel).
@@ -101,7 +188,7 @@ func barSpec(data []point, x, column, yTitle string, rate bool) map[string]any {
 	}
 }
 
-func diffxyzCharts(runs []Run) ([]chart, error) {
+func diffxyzCharts(runs []*runStats) ([]chart, error) {
 	var charts []chart
 	add := func(title string, dims []string, metric string, rate bool) error {
 		pts, err := aggregate(runs, dims, metric)
@@ -142,20 +229,20 @@ func diffxyzCharts(runs []Run) ([]chart, error) {
 		}
 		base := map[string]float64{}
 		for _, p := range pts {
-			if p["run"] == runs[0].Name {
+			if p["run"] == runs[0].name {
 				base[fmt.Sprint(p["task"], "\x00", p["format"])] = p["value"].(float64)
 			}
 		}
 		var diffs []point
 		for _, p := range pts {
 			b, ok := base[fmt.Sprint(p["task"], "\x00", p["format"])]
-			if p["run"] == runs[0].Name || !ok {
+			if p["run"] == runs[0].name || !ok {
 				continue
 			}
 			diffs = append(diffs, point{"run": p["run"], "task": p["task"], "format": p["format"], "value": p["value"].(float64) - b, "n": p["n"]})
 		}
 		if len(diffs) > 0 {
-			charts = append(charts, chart{Title: "EM difference to " + runs[0].Name, Spec: barSpec(diffs, "format", "task", "ΔEM", false)})
+			charts = append(charts, chart{Title: "EM difference to " + runs[0].name, Spec: barSpec(diffs, "format", "task", "ΔEM", false)})
 		}
 	}
 	return charts, nil
@@ -182,30 +269,19 @@ var (
 	numRe    = regexp.MustCompile(`[0-9]+`)
 )
 
-func sweCharts(runs []Run) []chart {
+func sweCharts(runs []*runStats) []chart {
 	var statuses, resolved, families []point
 	for _, r := range runs {
-		counts := map[string]int{}
-		fams := map[string]int{}
-		for _, row := range r.Rows {
-			s := fmt.Sprint(cell(KindSWE, row, "status"))
-			counts[s]++
-			if reason, _ := row["reason"].(string); reason != "" && s != "resolved" {
-				fams[errorFamily(reason)]++
-			} else if e, _ := row["error"].(string); e != "" {
-				fams[errorFamily(e)]++
-			}
-		}
-		for _, s := range slices.Sorted(maps.Keys(counts)) {
-			statuses = append(statuses, point{"run": r.Name, "status": s, "value": counts[s], "n": counts[s]})
+		for _, s := range slices.Sorted(maps.Keys(r.statuses)) {
+			statuses = append(statuses, point{"run": r.name, "status": s, "value": r.statuses[s], "n": r.statuses[s]})
 		}
 		rate := 0.0
-		if len(r.Rows) > 0 {
-			rate = float64(counts["resolved"]) / float64(len(r.Rows))
+		if r.n > 0 {
+			rate = float64(r.statuses["resolved"]) / float64(r.n)
 		}
-		resolved = append(resolved, point{"run": r.Name, "value": rate, "n": len(r.Rows)})
-		for _, f := range slices.Sorted(maps.Keys(fams)) {
-			families = append(families, point{"run": r.Name, "family": f, "value": fams[f], "n": fams[f]})
+		resolved = append(resolved, point{"run": r.name, "value": rate, "n": r.n})
+		for _, f := range slices.Sorted(maps.Keys(r.families)) {
+			families = append(families, point{"run": r.name, "family": f, "value": r.families[f], "n": r.families[f]})
 		}
 	}
 	charts := []chart{
@@ -220,12 +296,11 @@ func sweCharts(runs []Run) []chart {
 
 // genericCharts draws, for any rows, the mean of each numeric field and
 // the rate of each boolean field, run by run.
-func genericCharts(runs []Run) ([]chart, error) {
-	all := []map[string]any{}
-	for _, r := range runs {
-		all = append(all, r.Rows...)
+func genericCharts(runs []*runStats, all *runStats) ([]chart, error) {
+	if all.genErr != nil {
+		return nil, all.genErr
 	}
-	rep, err := report.Aggregate(all, report.Spec{})
+	rep, err := all.generic.Report()
 	if err != nil {
 		return nil, fmt.Errorf("html: %w", err)
 	}
@@ -234,9 +309,19 @@ func genericCharts(runs []Run) ([]chart, error) {
 		if len(charts) == 12 {
 			break
 		}
-		pts, err := aggregate(runs, nil, m.Name)
-		if err != nil {
-			return nil, err
+		var pts []point
+		for _, r := range runs {
+			if r.genErr != nil {
+				return nil, r.genErr
+			}
+			rr, err := r.generic.Report()
+			if err != nil {
+				return nil, fmt.Errorf("html: %w", err)
+			}
+			pts = append(pts, points(r.name, rr, nil, m.Name)...)
+		}
+		if len(pts) == 0 {
+			continue
 		}
 		title := "Mean " + m.Name
 		if m.Kind == report.Rate {

@@ -12,7 +12,9 @@
 package html
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
@@ -44,88 +46,139 @@ type Run struct {
 	// the rows.
 	Kind string
 	Rows []map[string]any
+	// Each, when set, gives the run's rows instead of Rows, one at a time;
+	// Write calls it twice and holds one row at a time, so that the page
+	// of a run of any size is written in memory for its groups and one
+	// chunk.
+	Each func(fn func(row map[string]any) error) error
+}
+
+// each calls fn with every row of the run.
+func (r Run) each(fn func(row map[string]any) error) error {
+	if r.Each != nil {
+		return r.Each(fn)
+	}
+	for _, row := range r.Rows {
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ResultsFile is the file of a run directory that Load reads.
 const ResultsFile = "results.jsonl"
 
-// Load reads dir/results.jsonl (or the file itself) as a run named name.
+// Load returns the run of dir/results.jsonl (or the file itself) named
+// name. Its rows are read when the page is written, one at a time.
 func Load(name, dir string) (Run, error) {
 	path := dir
 	if info, err := os.Stat(dir); err == nil && info.IsDir() {
 		path = filepath.Join(dir, ResultsFile)
 	}
-	rows, err := readRows(path)
-	if err != nil {
-		return Run{}, err
+	if _, err := os.Stat(path); err != nil {
+		return Run{}, fmt.Errorf("html: %w", err)
 	}
-	return Run{Name: name, Rows: rows}, nil
+	return Run{Name: name, Each: func(fn func(map[string]any) error) error { return eachRow(path, fn) }}, nil
 }
 
-// readRows reads a results file as runner.ReadRows does (the last row of a
-// key counts, in its first place; a last line cut short is ignored),
-// without linking package runner and its cache, which the lean patchbench
-// binary, whose report command writes pages, must not carry.
-func readRows(path string) ([]map[string]any, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("html: %w", err)
+// eachRow calls fn with the rows of a results file as runner.ReadRows
+// reads them (the last row of a key counts; a last line cut short is
+// ignored; a row without a key is kept), holding one at a time: a first
+// pass finds the last line of each key. (Package runner is not linked: the
+// lean patchbench binary, whose report command writes pages, must not
+// carry its cache.)
+func eachRow(path string, fn func(row map[string]any) error) error {
+	type keyed struct {
+		Key *string `json:"key"`
 	}
-	lines := bytes.Split(data, []byte("\n"))
-	var rows []map[string]any
-	index := map[string]int{}
-	for i, line := range lines {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	scan := func(visit func(i int, line []byte, key *string) error) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("html: %w", err)
+		}
+		defer f.Close()
+		br := bufio.NewReaderSize(f, 64<<10)
+		for i := 0; ; i++ {
+			line, err := br.ReadBytes('\n')
+			if err != nil && err != io.EOF {
+				return fmt.Errorf("html: %s: %w", path, err)
+			}
+			if len(bytes.TrimSpace(line)) > 0 {
+				var k keyed
+				if jerr := json.Unmarshal(line, &k); jerr != nil {
+					if err == io.EOF { // no newline after it: cut short
+						return nil
+					}
+					return fmt.Errorf("html: %s: line %d: %w", path, i+1, jerr)
+				}
+				if verr := visit(i, line, k.Key); verr != nil {
+					return verr
+				}
+			}
+			if err == io.EOF {
+				return nil
+			}
+		}
+	}
+	last := map[string]int{}
+	if err := scan(func(i int, _ []byte, key *string) error {
+		if key != nil {
+			last[*key] = i
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return scan(func(i int, line []byte, key *string) error {
+		if key != nil && last[*key] != i {
+			return nil
 		}
 		var row map[string]any
 		if err := json.Unmarshal(line, &row); err != nil {
-			if i == len(lines)-1 { // no newline after it: cut short
-				break
-			}
-			return nil, fmt.Errorf("html: %s: line %d: %w", path, i+1, err)
+			return fmt.Errorf("html: %s: line %d: %w", path, i+1, err)
 		}
-		key, ok := row["key"].(string)
-		if !ok {
-			rows = append(rows, row)
-			continue
-		}
-		if j, seen := index[key]; seen {
-			rows[j] = row
-			continue
-		}
-		index[key] = len(rows)
-		rows = append(rows, row)
-	}
-	return rows, nil
+		return fn(row)
+	})
 }
 
 // DetectKind says which benchmark wrote rows, from their fields.
 func DetectKind(rows []map[string]any) string {
 	for _, r := range rows {
-		if _, ok := r["instance_id"]; ok {
-			if _, ok := r["status"]; ok {
-				return KindSWE
-			}
-		}
-		if _, ok := r["task"]; ok {
-			if _, ok := r["format"]; ok {
-				if _, ok := r["em"]; ok {
-					return KindDiffXYZ
-				}
-			}
+		if k := rowKind(r); k != "" {
+			return k
 		}
 	}
 	return KindGeneric
 }
 
+// rowKind is the kind a row shows, or "" when it shows none.
+func rowKind(r map[string]any) string {
+	if _, ok := r["instance_id"]; ok {
+		if _, ok := r["status"]; ok {
+			return KindSWE
+		}
+	}
+	if _, ok := r["task"]; ok {
+		if _, ok := r["format"]; ok {
+			if _, ok := r["em"]; ok {
+				return KindDiffXYZ
+			}
+		}
+	}
+	return ""
+}
+
 // WriteFile writes the page of runs to path, atomically.
 func WriteFile(path, title string, runs []Run) error {
-	var b bytes.Buffer
-	if err := Write(&b, title, runs); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+	err := atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := Write(bw, title, runs); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
 		return fmt.Errorf("html: %s: %w", path, err)
 	}
 	return nil
@@ -155,7 +208,18 @@ var pageJS string
 //go:embed page.css
 var pageCSS string
 
-var pageTmpl = template.Must(template.New("page").Delims("[[", "]]").Parse(pageHTML))
+// The page is written in two parts around the chunks of full rows, which
+// are written as they are made.
+var pageHead, pageTail = func() (*template.Template, *template.Template) {
+	head, tail, ok := strings.Cut(pageHTML, "[[chunks]]\n")
+	if !ok {
+		panic("html: page.html has no [[chunks]] line")
+	}
+	parse := func(name, text string) *template.Template {
+		return template.Must(template.New(name).Delims("[[", "]]").Parse(text))
+	}
+	return parse("head", head), parse("tail", tail)
+}()
 
 // meta is what the page reads first, as JSON.
 type meta struct {
@@ -169,19 +233,41 @@ type meta struct {
 	Filters []string `json:"filters"`
 }
 
-// Write writes the page of runs to w.
+// Write writes the page of runs to w. It reads each run's rows twice: for
+// the charts, the columns and the kind, then for the cases, which go out
+// chunk by chunk.
 func Write(w io.Writer, title string, runs []Run) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("html: no run")
 	}
-	kind := ""
-	for i := range runs {
-		if runs[i].Kind == "" {
-			runs[i].Kind = DetectKind(runs[i].Rows)
+	stats := make([]*runStats, len(runs))
+	has := map[string]bool{}
+	all := newRunStats("")
+	for i, r := range runs {
+		st := newRunStats(r.Name)
+		detected := ""
+		err := r.each(func(row map[string]any) error {
+			if r.Kind == "" && detected == "" {
+				detected = rowKind(row)
+			}
+			for k := range row {
+				has[k] = true
+			}
+			st.add(row)
+			all.addGeneric(row)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		if i == 0 {
-			kind = runs[i].Kind
-		} else if runs[i].Kind != kind {
+		if runs[i].Kind == "" {
+			runs[i].Kind = cmp.Or(detected, KindGeneric)
+		}
+		stats[i] = st
+	}
+	kind := runs[0].Kind
+	for _, r := range runs[1:] {
+		if r.Kind != kind {
 			kind = KindGeneric
 		}
 	}
@@ -193,22 +279,28 @@ func Write(w io.Writer, title string, runs []Run) error {
 		title = "patchbench: " + strings.Join(names, " vs ")
 	}
 	m := meta{Title: title, Kind: kind, Chunk: chunkSize}
-	for _, r := range runs {
-		m.Runs = append(m.Runs, r.Name)
-		m.N += len(r.Rows)
+	for _, st := range stats {
+		m.Runs = append(m.Runs, st.name)
+		m.N += st.n
 	}
-	charts, err := makeCharts(kind, runs)
+	charts, err := makeCharts(kind, stats, all)
 	if err != nil {
 		return err
 	}
 	m.Charts = charts
-	m.Columns, m.Filters = columns(kind, runs)
+	m.Columns, m.Filters = columns(kind, has)
 
+	if err := pageHead.Execute(w, map[string]any{
+		"Title": htmlEscape(title), "CSS": pageCSS, "Vega": vegaJS, "VegaLite": vegaLiteJS, "VegaEmbed": vegaEmbedJS,
+	}); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
 	// The summary: one array per case, in the order of m.Columns, after
-	// the run's index.
-	table := make([][]any, 0, m.N)
-	var chunks []string
+	// the run's index, gzipped as it grows. The full rows go out in
+	// chunks as each fills.
+	table := newGzipArray()
 	var chunk []any
+	nchunks := 0
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
@@ -217,30 +309,37 @@ func Write(w io.Writer, title string, runs []Run) error {
 		if err != nil {
 			return err
 		}
-		chunks = append(chunks, s)
+		if _, err := fmt.Fprintf(w, "<script type=\"text/plain\" id=\"pb-chunk-%d\">%s</script>\n", nchunks, s); err != nil {
+			return fmt.Errorf("html: %w", err)
+		}
+		nchunks++
 		chunk = chunk[:0]
 		return nil
 	}
 	for ri, r := range runs {
-		for _, row := range r.Rows {
+		err := r.each(func(row map[string]any) error {
 			cells := make([]any, 0, len(m.Columns)+1)
 			cells = append(cells, ri)
 			for _, c := range m.Columns {
 				cells = append(cells, cell(kind, row, c))
 			}
-			table = append(table, cells)
+			if err := table.add(cells); err != nil {
+				return err
+			}
 			chunk = append(chunk, detail(row))
 			if len(chunk) == chunkSize {
-				if err := flush(); err != nil {
-					return err
-				}
+				return flush()
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if err := flush(); err != nil {
 		return err
 	}
-	cases, err := gzipBase64(table)
+	cases, err := table.close()
 	if err != nil {
 		return err
 	}
@@ -248,17 +347,47 @@ func Write(w io.Writer, title string, runs []Run) error {
 	if err != nil {
 		return fmt.Errorf("html: %w", err)
 	}
-	return pageTmpl.Execute(w, map[string]any{
-		"Title":     htmlEscape(title),
-		"CSS":       pageCSS,
-		"Vega":      vegaJS,
-		"VegaLite":  vegaLiteJS,
-		"VegaEmbed": vegaEmbedJS,
-		"Meta":      string(metaJSON),
-		"Cases":     cases,
-		"Chunks":    chunks,
-		"JS":        pageJS,
-	})
+	if err := pageTail.Execute(w, map[string]any{"Meta": string(metaJSON), "Cases": cases, "JS": pageJS}); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	return nil
+}
+
+// gzipArray writes a JSON array element by element into gzip.
+type gzipArray struct {
+	buf bytes.Buffer
+	zw  *gzip.Writer
+	enc *json.Encoder
+	n   int
+}
+
+func newGzipArray() *gzipArray {
+	a := &gzipArray{}
+	a.zw, _ = gzip.NewWriterLevel(&a.buf, gzip.BestCompression)
+	a.enc = json.NewEncoder(a.zw)
+	a.enc.SetEscapeHTML(false)
+	a.zw.Write([]byte("["))
+	return a
+}
+
+func (a *gzipArray) add(v any) error {
+	if a.n > 0 {
+		a.zw.Write([]byte(","))
+	}
+	a.n++
+	if err := a.enc.Encode(v); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	return nil
+}
+
+// close ends the array and returns it in base64.
+func (a *gzipArray) close() (string, error) {
+	a.zw.Write([]byte("]\n"))
+	if err := a.zw.Close(); err != nil {
+		return "", fmt.Errorf("html: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(a.buf.Bytes()), nil
 }
 
 func htmlEscape(s string) string {
@@ -282,8 +411,8 @@ func gzipBase64(v any) (string, error) {
 }
 
 // columns returns the case table's columns and the ones it has a filter
-// for, by kind: the fields present in some row, in a fixed order.
-func columns(kind string, runs []Run) (cols, filters []string) {
+// for, by kind: the fields present in some row (has), in a fixed order.
+func columns(kind string, has map[string]bool) (cols, filters []string) {
 	var want []string
 	switch kind {
 	case KindDiffXYZ:
@@ -293,16 +422,8 @@ func columns(kind string, runs []Run) (cols, filters []string) {
 	default:
 		want = []string{"id", "task", "format", "status", "score", "error"}
 	}
-	has := map[string]bool{"status": kind == KindDiffXYZ || kind == KindGeneric}
-	for _, r := range runs {
-		for _, row := range r.Rows {
-			for k := range row {
-				has[k] = true
-			}
-		}
-	}
 	for _, c := range want {
-		if has[c] {
+		if has[c] || c == "status" && (kind == KindDiffXYZ || kind == KindGeneric) {
 			cols = append(cols, c)
 		}
 	}

@@ -95,7 +95,13 @@ func TestLoadLastRowOfKeyCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Rows) != 2 || run.Rows[0]["key"] != "a" || run.Rows[0]["em"] != 1.0 || run.Rows[1]["key"] != "b" {
-		t.Errorf("rows %v, want a (em 1) then b", run.Rows)
+	// Rows are read when the page is written, in the order of their last
+	// line: b, then a as last written.
+	var rows []map[string]any
+	if err := run.each(func(r map[string]any) error { rows = append(rows, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0]["key"] != "b" || rows[1]["key"] != "a" || rows[1]["em"] != 1.0 {
+		t.Errorf("rows %v, want b then a (em 1)", rows)
 	}
 }
