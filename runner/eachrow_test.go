@@ -60,4 +60,3 @@ func TestEachRowNamesBadLine(t *testing.T) {
 		t.Fatalf("err = %v, want one naming line 2", err)
 	}
 }
-

@@ -172,7 +172,6 @@ func WriteReport(dir string) (*Report, int, int, error) {
 	return rep, b.rows, b.failed, nil
 }
 
-
 // WriteFiles writes report.json and report.md into dir, atomically.
 func (r *Report) WriteFiles(dir string) error {
 	if err := writeJSONFile(filepath.Join(dir, "report.json"), r); err != nil {

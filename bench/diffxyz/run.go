@@ -345,4 +345,3 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return nil
 }
-
