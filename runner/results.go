@@ -129,40 +129,100 @@ func ReadRows(path string) ([]map[string]any, error) {
 
 // EachRow calls fn with each row of the results file at path that ReadRows
 // would return (the last row of each key), without holding more than one
-// row: it reads the file twice, first for the keys. Rows come in the order
-// of their last line. It returns the number of rows.
+// row: it reads the file twice, first for the keys, which it takes from
+// the start of each line where the runner writes them (a whole-line decode
+// only for a line it did not write). Rows come in the order of their last
+// line. It returns the number of rows.
 func EachRow(path string, fn func(row map[string]any) error) (int, error) {
-	scan := func(fn func(line []byte, head rowHead) error) error {
+	lines := func(visit func(i int, line []byte, terminated bool) error) error {
 		f, err := os.Open(path)
 		if err != nil {
 			return fmt.Errorf("runner: %w", err)
 		}
 		defer f.Close()
-		_, err = scanRows(f, path, fn)
-		return err
+		br := bufio.NewReaderSize(f, 64<<10)
+		for i := 0; ; i++ {
+			line, err := br.ReadBytes('\n')
+			if err != nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("runner: reading %s: %w", path, err)
+			}
+			terminated := len(line) > 0 && line[len(line)-1] == '\n'
+			if body := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(body)) > 0 {
+				if err := visit(i, body, terminated); err != nil {
+					return err
+				}
+			}
+			if !terminated {
+				return nil
+			}
+		}
 	}
 	last := map[string]int{}
-	n := 0
-	if err := scan(func(_ []byte, head rowHead) error {
-		last[*head.Key] = n
-		n++
+	err := lines(func(i int, line []byte, terminated bool) error {
+		key, ok := leadingKey(line)
+		if !ok || !terminated { // and a last line may be cut short
+			var head rowHead
+			err := json.Unmarshal(line, &head)
+			if err == nil && head.Key == nil {
+				err = errors.New(`no "key" field`)
+			}
+			if err != nil {
+				if !terminated {
+					return nil // cut short by a crash: not a row
+				}
+				return fmt.Errorf("runner: %s line %d: %w", path, i+1, err)
+			}
+			key = *head.Key
+		}
+		last[key] = i
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		return 0, err
 	}
-	i := 0
-	err := scan(func(line []byte, head rowHead) error {
-		defer func() { i++ }()
-		if i >= n || last[*head.Key] != i { // appended since, or not the last
-			return nil
+	err = lines(func(i int, line []byte, terminated bool) error {
+		if key, ok := leadingKey(line); ok && last[key] != i {
+			return nil // a later row of the key counts
 		}
 		var row map[string]any
 		if err := json.Unmarshal(line, &row); err != nil {
-			return err
+			if !terminated {
+				return nil // cut short, as the first pass found
+			}
+			return fmt.Errorf("runner: %s line %d: %w", path, i+1, err)
 		}
-		return fn(row)
+		key, _ := row["key"].(string)
+		if j, ok := last[key]; !ok || j != i {
+			return nil // not the key's last row, or not a row
+		}
+		if err := fn(row); err != nil {
+			return fmt.Errorf("runner: %s line %d: %w", path, i+1, err)
+		}
+		return nil
 	})
 	return len(last), err
+}
+
+// leadingKey reads the key of a row that starts with {"key":"...", as the
+// runner writes rows, without decoding the rest.
+func leadingKey(line []byte) (string, bool) {
+	const prefix = `{"key":"`
+	if !bytes.HasPrefix(line, []byte(prefix)) {
+		return "", false
+	}
+	for j := len(prefix); j < len(line); j++ {
+		switch line[j] {
+		case '\\':
+			j++
+		case '"':
+			var key string
+			if json.Unmarshal(line[len(prefix)-1:j+1], &key) != nil {
+				return "", false
+			}
+			return key, true
+		}
+	}
+	return "", false
 }
 
 // SortRows orders rows (as ReadRows returns them) by key, so that whatever

@@ -136,24 +136,47 @@ func (b *reportBuilder) report(title string) (*Report, error) {
 // WriteReport reads results.jsonl of the run directory dir and writes
 // report.json, report.md and report.html beside it. It returns the report,
 // the number of rows and the number of failed rows. It reads the file a
-// row at a time (three passes), never holding it.
+// row at a time, never holding it: the report is aggregated during the
+// page's first pass over the rows.
 func WriteReport(dir string) (*Report, int, int, error) {
 	path := filepath.Join(dir, ResultsFile)
 	b := newReportBuilder()
-	if _, err := runner.EachRow(path, b.add); err != nil {
-		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
-	}
+	eachRow := func(fn func(map[string]any) error) error { _, err := runner.EachRow(path, fn); return err }
 	title := "Diff-XYZ"
 	info, _ := ReadRunInfo(dir)
 	var model, dataset string
 	if info != nil {
 		model, dataset = info.Model, info.Dataset
 	}
+	aggregated := false
 	if model == "" {
+		// No run.json: the title names the rows' models, so they are
+		// read first.
+		if err := eachRow(b.add); err != nil {
+			return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
+		}
+		aggregated = true
 		model = strings.Join(slices.Sorted(maps.Keys(b.models)), ", ")
 	}
 	if model != "" {
 		title += ": " + model
+	}
+	// report.html holds every case, for people to browse.
+	run := html.Run{Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindDiffXYZ,
+		Each: func(fn func(map[string]any) error) error {
+			if aggregated {
+				return eachRow(fn)
+			}
+			aggregated = true
+			return eachRow(func(r map[string]any) error {
+				if err := b.add(r); err != nil {
+					return err
+				}
+				return fn(r)
+			})
+		}}
+	if err := html.WriteFile(filepath.Join(dir, "report.html"), title, []html.Run{run}); err != nil {
+		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
 	}
 	rep, err := b.report(title)
 	if err != nil {
@@ -162,12 +185,6 @@ func WriteReport(dir string) (*Report, int, int, error) {
 	rep.Model, rep.Dataset = model, dataset
 	if err := rep.WriteFiles(dir); err != nil {
 		return nil, 0, 0, err
-	}
-	// report.html holds every case, for people to browse.
-	run := html.Run{Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindDiffXYZ,
-		Each: func(fn func(map[string]any) error) error { _, err := runner.EachRow(path, fn); return err }}
-	if err := html.WriteFile(filepath.Join(dir, "report.html"), title, []html.Run{run}); err != nil {
-		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
 	}
 	return rep, b.rows, b.failed, nil
 }
