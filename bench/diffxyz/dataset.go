@@ -2,14 +2,10 @@ package diffxyz
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -105,89 +101,17 @@ func (r *Row) diffField(f patch.Format) *string {
 // by the file's first bytes, not its name. The rows are returned as read;
 // see [Prepare].
 func Load(path string) ([]*Row, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	if !info.IsDir() {
-		return loadFile(path)
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
 	var rows []*Row
-	found := false
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !(strings.HasSuffix(name, ".parquet") || strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.gz")) {
-			continue
-		}
-		found = true
-		rs, err := loadFile(filepath.Join(path, name))
+	err := eachSourceRow(path, func(r *Row, err error) error {
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("dataset: %w", err)
 		}
-		rows = append(rows, rs...)
-	}
-	if !found {
-		return nil, fmt.Errorf("dataset: %s: no .parquet, .jsonl or .jsonl.gz files", path)
-	}
-	return rows, nil
+		rows = append(rows, r)
+		return nil
+	})
+	return rows, err
 }
 
-func loadFile(path string) ([]*Row, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	defer f.Close()
-	head := make([]byte, 4)
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	switch {
-	case bytes.Equal(head, []byte("PAR1")):
-		info, err := f.Stat()
-		if err != nil {
-			return nil, fmt.Errorf("dataset: %w", err)
-		}
-		return readParquet(f, info.Size(), path)
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("dataset: %s: %w", path, err)
-		}
-		defer zr.Close()
-		return ReadJSONL(zr, path)
-	}
-	return ReadJSONL(f, path)
-}
-
-// ReadJSONL reads rows, one JSON object a line, from r; name is used in
-// messages. Blank lines are skipped and unknown fields ignored.
-func ReadJSONL(r io.Reader, name string) ([]*Row, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var rows []*Row
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("dataset: %s: %w", name, err)
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			var row Row
-			if err := json.Unmarshal(line, &row); err != nil {
-				return nil, fmt.Errorf("dataset: %s line %d: %w", name, lineNo, err)
-			}
-			rows = append(rows, &row)
-		}
-		if err != nil { // io.EOF
-			return rows, nil
-		}
-	}
-}
 
 // readParquet reads a flat Parquet file column by column name, so that any
 // subset of the dataset's columns, required or optional, in any order, is
@@ -295,17 +219,7 @@ func PrepareRows(rows []*Row) (kept []*Row, bad []RowError) {
 			bad = append(bad, RowError{i, r.ID, errors.New("old_code and new_code are equal")})
 			continue
 		}
-		if r.Path == "" {
-			r.Path = "file"
-		}
-		if r.NAdded == 0 && r.NRemoved == 0 {
-			fp := patch.Make(r.Path, r.Path, r.OldCode, r.NewCode, patch.DefaultMakeOptions())
-			r.NAdded, r.NRemoved = changedLines(fp)
-			r.NHunks = len(fp.Hunks)
-		}
-		if r.SizeClass == "" {
-			r.SizeClass = SizeClassOf(r.NAdded + r.NRemoved)
-		}
+		prepareRow(r)
 		for _, f := range patch.Formats {
 			if p := r.diffField(f); *p == "" {
 				d, err := MakeDiff(r.Path, r.OldCode, r.NewCode, f)

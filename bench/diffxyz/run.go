@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
@@ -175,27 +176,34 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			return sum, fmt.Errorf("diffxyz: unknown prompt variant %q (have %v)", p, prompts.Variants())
 		}
 	}
-	rows := o.Rows
-	if rows == nil {
-		if o.Dataset == "" {
-			return sum, errors.New("diffxyz: no dataset given")
-		}
-		if rows, err = Load(o.Dataset); err != nil {
-			return sum, fmt.Errorf("diffxyz: %w", err)
-		}
+	// The rows go to a file beside the results as they are read; a case
+	// reads its row back when it is due (see rowStore).
+	spillDir := o.Out
+	if o.Runner.DryRun || o.Out == "" {
+		spillDir = ""
+	} else if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
-	rows, sum.BadRows = PrepareRows(rows)
+	store, rows, badRows, err := spillRows(o, spillDir, 2*max(o.Runner.Workers, 1)+4)
+	if err != nil {
+		return sum, err
+	}
+	defer store.close()
+	sum.BadRows = badRows
 	if len(rows) == 0 {
-		return sum, errors.New("diffxyz: the dataset has no rows")
+		return sum, fmt.Errorf("diffxyz: %w: the dataset has no usable rows", ErrDataset)
+	}
+	rowIndex := make(map[*Row]int, len(rows))
+	for i, r := range rows {
+		rowIndex[r] = i
 	}
 
 	cases := Cases(rows, o.Tasks, o.Formats, o.Prompts)
-	byKey := make(map[string]Case, len(cases))
 	rcases := make([]runner.Case, len(cases))
 	for i, c := range cases {
-		byKey[c.Key()] = c
 		rcases[i] = runner.Case{ID: c.Row.ID, Key: c.Key(), Data: c}
 	}
+	cases = nil
 	ropts := o.Runner
 	ropts.Out = filepath.Join(o.Out, ResultsFile)
 	if ropts.DryRun {
@@ -230,12 +238,14 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 
 	mo := o.ModelOptions
 	mo.Dir = o.Out
+	// The reference model answers the cases in flight.
+	var inFlight sync.Map // metaKey → Case with its row
 	mo.LLM.Oracle = func(ctx context.Context, req llm.Request) (string, error) {
-		c, ok := byKey[metaKey(req.Meta)]
+		c, ok := inFlight.Load(metaKey(req.Meta))
 		if !ok {
 			return "", fmt.Errorf("no case %q", metaKey(req.Meta))
 		}
-		return c.Reference(), nil
+		return c.(Case).Reference(), nil
 	}
 	model, err := runner.OpenModel(ctx, mo)
 	if err != nil {
@@ -252,10 +262,18 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
 		c := rc.Data.(Case)
 		res := &Result{Task: c.Task, Format: string(c.Format), Prompt: c.Prompt, Model: o.Model, Lang: c.Row.Lang, SizeClass: c.Row.SizeClass}
-		if why, ok := c.Row.NotApplicable[c.Format]; ok {
+		stored, release, err := store.get(rowIndex[c.Row])
+		if err != nil {
+			return res, err
+		}
+		defer release()
+		c.Row = stored.row
+		if why := stored.format(c.Format); why != "" {
 			res.NotApplicable = why
 			return res, nil
 		}
+		inFlight.Store(metaKey(c.Meta()), c)
+		defer inFlight.Delete(metaKey(c.Meta()))
 		system, user, err := prompts.Render(c)
 		if err != nil {
 			return res, err

@@ -208,17 +208,19 @@ var pageJS string
 //go:embed page.css
 var pageCSS string
 
-// The page is written in two parts around the chunks of full rows, which
-// are written as they are made.
-var pageHead, pageTail = func() (*template.Template, *template.Template) {
-	head, tail, ok := strings.Cut(pageHTML, "[[chunks]]\n")
-	if !ok {
-		panic("html: page.html has no [[chunks]] line")
+// The page is written in parts: the head, the chunks of full rows as they
+// are made, the meta, the case table (streamed in at [[cases]]) and the
+// script.
+var pageHead, pageMid, pageEnd = func() (head, mid, end *template.Template) {
+	h, tail, ok1 := strings.Cut(pageHTML, "[[chunks]]\n")
+	m, e, ok2 := strings.Cut(tail, "[[cases]]")
+	if !ok1 || !ok2 {
+		panic("html: page.html lacks its [[chunks]] line or [[cases]]")
 	}
-	parse := func(name, text string) *template.Template {
-		return template.Must(template.New(name).Delims("[[", "]]").Parse(text))
+	parse := func(text string) *template.Template {
+		return template.Must(template.New("page").Delims("[[", "]]").Parse(text))
 	}
-	return parse("head", head), parse("tail", tail)
+	return parse(h), parse(m), parse(e)
 }()
 
 // meta is what the page reads first, as JSON.
@@ -298,7 +300,11 @@ func Write(w io.Writer, title string, runs []Run) error {
 	// The summary: one array per case, in the order of m.Columns, after
 	// the run's index, gzipped as it grows. The full rows go out in
 	// chunks as each fills.
-	table := newGzipArray()
+	table, err := newGzipArray()
+	if err != nil {
+		return err
+	}
+	defer table.close()
 	var chunk []any
 	nchunks := 0
 	flush := func() error {
@@ -339,35 +345,46 @@ func Write(w io.Writer, title string, runs []Run) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	cases, err := table.close()
-	if err != nil {
-		return err
-	}
 	metaJSON, err := json.Marshal(m) // escapes <, > and & for the script element
 	if err != nil {
 		return fmt.Errorf("html: %w", err)
 	}
-	if err := pageTail.Execute(w, map[string]any{"Meta": string(metaJSON), "Cases": cases, "JS": pageJS}); err != nil {
+	// The tail of the page, with the table streamed in where [[cases]]
+	// stands.
+	if err := pageMid.Execute(w, map[string]any{"Meta": string(metaJSON)}); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	if err := table.writeTo(w); err != nil {
+		return err
+	}
+	if err := pageEnd.Execute(w, map[string]any{"JS": pageJS}); err != nil {
 		return fmt.Errorf("html: %w", err)
 	}
 	return nil
 }
 
-// gzipArray writes a JSON array element by element into gzip.
+// gzipArray writes a JSON array element by element into gzip, in a
+// temporary file: the table of a large run is not held in memory.
 type gzipArray struct {
-	buf bytes.Buffer
+	f   *os.File
+	bw  *bufio.Writer
 	zw  *gzip.Writer
 	enc *json.Encoder
 	n   int
 }
 
-func newGzipArray() *gzipArray {
-	a := &gzipArray{}
-	a.zw, _ = gzip.NewWriterLevel(&a.buf, gzip.BestCompression)
+func newGzipArray() (*gzipArray, error) {
+	f, err := os.CreateTemp("", "patchbench-cases-*.gz")
+	if err != nil {
+		return nil, fmt.Errorf("html: %w", err)
+	}
+	os.Remove(f.Name()) // unlinked: gone when closed
+	a := &gzipArray{f: f, bw: bufio.NewWriterSize(f, 256<<10)}
+	a.zw, _ = gzip.NewWriterLevel(a.bw, gzip.BestCompression)
 	a.enc = json.NewEncoder(a.zw)
 	a.enc.SetEscapeHTML(false)
 	a.zw.Write([]byte("["))
-	return a
+	return a, nil
 }
 
 func (a *gzipArray) add(v any) error {
@@ -381,14 +398,31 @@ func (a *gzipArray) add(v any) error {
 	return nil
 }
 
-// close ends the array and returns it in base64.
-func (a *gzipArray) close() (string, error) {
+// writeTo ends the array and copies it to w in base64, then frees it.
+func (a *gzipArray) writeTo(w io.Writer) error {
+	defer a.f.Close()
 	a.zw.Write([]byte("]\n"))
 	if err := a.zw.Close(); err != nil {
-		return "", fmt.Errorf("html: %w", err)
+		return fmt.Errorf("html: %w", err)
 	}
-	return base64.StdEncoding.EncodeToString(a.buf.Bytes()), nil
+	if err := a.bw.Flush(); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	if _, err := a.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	if _, err := io.Copy(enc, a.f); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	return nil
 }
+
+// close frees the array without writing it.
+func (a *gzipArray) close() { a.f.Close() }
 
 func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)

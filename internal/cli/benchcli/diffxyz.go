@@ -122,14 +122,11 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 			return cli.Usage(fmt.Errorf("--prompt: unknown prompt variant %q (have %s)", v, strings.Join(prompts.Variants(), ", ")))
 		}
 	}
-	rows, err := diffxyz.Load(o.dataset)
-	if err != nil {
-		return cli.Usage(err)
-	}
-
+	// The dataset is read by Run, a row at a time; an unreadable one is a
+	// usage error from it.
 	opts := diffxyz.Options{
-		Dataset: o.dataset, Rows: rows,
-		Tasks: tasks, Formats: formats, Prompts: variants, PromptDir: o.promptDir,
+		Dataset: o.dataset,
+		Tasks:   tasks, Formats: formats, Prompts: variants, PromptDir: o.promptDir,
 		Temperature: samp.Temperature, MaxTokens: samp.MaxTokens, Seed: samp.Seed,
 		Out: o.run.out, Force: o.run.force,
 		ModelOptions: mopts,

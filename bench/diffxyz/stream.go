@@ -1,0 +1,331 @@
+package diffxyz
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"container/list"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+// ErrDataset is wrapped by errors about the dataset as a whole (a file that
+// cannot be read, no rows); a bad row is a [RowError] instead.
+var ErrDataset = errors.New("dataset")
+
+// eachSourceRow calls fn with each row of the dataset at path, read one at a
+// time for JSONL (plain or gzipped) and a file at a time for Parquet. A line
+// that is not a row is passed as a nil row with the error: the caller
+// records it and goes on.
+func eachSourceRow(path string, fn func(r *Row, err error) error) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrDataset, err)
+	}
+	files := []string{path}
+	if info.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrDataset, err)
+		}
+		files = files[:0]
+		for _, e := range entries {
+			name := e.Name()
+			if !e.IsDir() && (strings.HasSuffix(name, ".parquet") || strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.gz")) {
+				files = append(files, filepath.Join(path, name))
+			}
+		}
+		if len(files) == 0 {
+			return fmt.Errorf("%w: %s: no .parquet, .jsonl or .jsonl.gz files", ErrDataset, path)
+		}
+	}
+	for _, name := range files {
+		if err := eachFileRow(name, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eachFileRow(path string, fn func(r *Row, err error) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrDataset, err)
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("%w: %w", ErrDataset, err)
+	}
+	var r io.Reader = f
+	switch {
+	case bytes.Equal(head, []byte("PAR1")):
+		// Parquet is read by columns: the file's rows are in memory at
+		// once, and handed on one by one.
+		info, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrDataset, err)
+		}
+		rows, err := readParquet(f, info.Size(), path)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrDataset, err)
+		}
+		for i := range rows {
+			row := rows[i]
+			rows[i] = nil
+			if err := fn(row, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrDataset, path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	for lineNo := 1; ; lineNo++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: %s: %w", ErrDataset, path, err)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			var row Row
+			var ferr error
+			if jerr := json.Unmarshal(line, &row); jerr != nil {
+				ferr = fn(nil, fmt.Errorf("%s line %d: %w", path, lineNo, jerr))
+			} else {
+				ferr = fn(&row, nil)
+			}
+			if ferr != nil {
+				return ferr
+			}
+		}
+		if err != nil { // io.EOF
+			return nil
+		}
+	}
+}
+
+// prepareRow completes one row for a run, as [PrepareRows] does, except the
+// format columns, which [rowStore] makes when a case needs them.
+func prepareRow(r *Row) {
+	if r.Path == "" {
+		r.Path = "file"
+	}
+	if r.NAdded == 0 && r.NRemoved == 0 {
+		fp := patch.Make(r.Path, r.Path, r.OldCode, r.NewCode, patch.DefaultMakeOptions())
+		r.NAdded, r.NRemoved = changedLines(fp)
+		r.NHunks = len(fp.Hunks)
+	}
+	if r.SizeClass == "" {
+		r.SizeClass = SizeClassOf(r.NAdded + r.NRemoved)
+	}
+}
+
+// rowStore keeps a run's rows in a temporary file, one JSON line each, and
+// reads a row back when a case of it is due, so that a run holds the rows
+// in flight, not the dataset. The rows most recently used stay decoded,
+// with the format columns their cases made; cases come row by row, so a
+// row is read about once.
+type rowStore struct {
+	f    *os.File
+	offs []int64 // line i starts at offs[i] and ends at offs[i+1]
+
+	mu    sync.Mutex
+	cache map[int]*list.Element
+	lru   *list.List // of *storedRow, most recent first
+	max   int
+}
+
+type storedRow struct {
+	index int
+	ready sync.WaitGroup // done when row or err is set
+	row   *Row
+	err   error
+	users int
+
+	mu sync.Mutex // guards the row's format columns and NotApplicable
+}
+
+// newRowStore makes the store in dir, keeping up to max rows decoded (and
+// more while cases use them).
+func newRowStore(dir string, max int) (*rowStore, error) {
+	f, err := os.CreateTemp(dir, ".rows-*.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // unlinked: gone when closed, even after a crash
+	return &rowStore{f: f, offs: []int64{0}, cache: map[int]*list.Element{}, lru: list.New(), max: max}, nil
+}
+
+// add appends a row; rows are numbered from 0 in the order added.
+func (s *rowStore) add(r *Row) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := s.f.WriteAt(b, s.offs[len(s.offs)-1]); err != nil {
+		return err
+	}
+	s.offs = append(s.offs, s.offs[len(s.offs)-1]+int64(len(b)))
+	return nil
+}
+
+func (s *rowStore) close() error { return s.f.Close() }
+
+// get returns row i, decoded, and a function to call when done with it.
+func (s *rowStore) get(i int) (*storedRow, func(), error) {
+	s.mu.Lock()
+	var e *storedRow
+	if el, ok := s.cache[i]; ok {
+		e = el.Value.(*storedRow)
+		s.lru.MoveToFront(el)
+		e.users++
+		s.mu.Unlock()
+		e.ready.Wait()
+	} else {
+		e = &storedRow{index: i, users: 1}
+		e.ready.Add(1)
+		s.cache[i] = s.lru.PushFront(e)
+		s.evict()
+		s.mu.Unlock()
+		e.row, e.err = s.read(i)
+		e.ready.Done() // (close, the builtin, is shadowed in this package)
+	}
+	release := func() {
+		s.mu.Lock()
+		e.users--
+		s.evict()
+		s.mu.Unlock()
+	}
+	if e.err != nil {
+		release()
+		return nil, nil, e.err
+	}
+	return e, release, nil
+}
+
+// evict drops the least recently used rows that no case uses beyond max.
+// The caller holds s.mu.
+func (s *rowStore) evict() {
+	for el := s.lru.Back(); el != nil && s.lru.Len() > s.max; {
+		prev := el.Prev()
+		if e := el.Value.(*storedRow); e.users == 0 {
+			s.lru.Remove(el)
+			delete(s.cache, e.index)
+		}
+		el = prev
+	}
+}
+
+func (s *rowStore) read(i int) (*Row, error) {
+	buf := make([]byte, s.offs[i+1]-s.offs[i])
+	if _, err := s.f.ReadAt(buf, s.offs[i]); err != nil {
+		return nil, fmt.Errorf("row %d: %w", i, err)
+	}
+	var r Row
+	if err := json.Unmarshal(buf, &r); err != nil {
+		return nil, fmt.Errorf("row %d: %w", i, err)
+	}
+	return &r, nil
+}
+
+// format makes the row's edit in format f when the dataset did not give
+// it, and says why the row cannot be written in f ("" when it can).
+func (e *storedRow) format(f patch.Format) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if why, ok := e.row.NotApplicable[f]; ok {
+		return why
+	}
+	p := e.row.diffField(f)
+	if *p != "" {
+		return ""
+	}
+	d, err := MakeDiff(e.row.Path, e.row.OldCode, e.row.NewCode, f)
+	if err != nil {
+		if e.row.NotApplicable == nil {
+			e.row.NotApplicable = map[patch.Format]string{}
+		}
+		e.row.NotApplicable[f] = err.Error()
+		return err.Error()
+	}
+	*p = d
+	return ""
+}
+
+// spillRows reads the dataset of o (or o.Rows) into a rowStore in dir and
+// returns a stub of each usable row (its fields without code and edits)
+// and the rows left out. The checks are those of [PrepareRows]; a line
+// that is not a row is left out too, with its line.
+func spillRows(o Options, dir string, max int) (*rowStore, []*Row, []RowError, error) {
+	store, err := newRowStore(dir, max)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("diffxyz: %w", err)
+	}
+	var stubs []*Row
+	var bad []RowError
+	seen := map[string]int{}
+	i := 0
+	add := func(r *Row, rerr error) error {
+		defer func() { i++ }()
+		if rerr != nil {
+			bad = append(bad, RowError{i, "", rerr})
+			return nil
+		}
+		if r.ID == "" {
+			r.ID = strconv.Itoa(i)
+		}
+		if j, dup := seen[r.ID]; dup {
+			bad = append(bad, RowError{i, r.ID, fmt.Errorf("row %d has the same id", j)})
+			return nil
+		}
+		seen[r.ID] = i
+		if r.OldCode == r.NewCode {
+			bad = append(bad, RowError{i, r.ID, errors.New("old_code and new_code are equal")})
+			return nil
+		}
+		prepareRow(r)
+		if err := store.add(r); err != nil {
+			return fmt.Errorf("diffxyz: %w", err)
+		}
+		stub := *r
+		stub.OldCode, stub.NewCode, stub.Message, stub.License = "", "", "", ""
+		stub.UDiff, stub.UDiffH, stub.UDiffL, stub.SearchReplace, stub.V4A = "", "", "", "", ""
+		stubs = append(stubs, &stub)
+		return nil
+	}
+	if o.Rows != nil {
+		for _, r := range o.Rows {
+			cp := *r
+			if err = add(&cp, nil); err != nil {
+				break
+			}
+		}
+	} else if o.Dataset == "" {
+		err = fmt.Errorf("%w: no dataset given", ErrDataset)
+	} else {
+		err = eachSourceRow(o.Dataset, add)
+	}
+	if err != nil {
+		store.close()
+		return nil, nil, nil, fmt.Errorf("diffxyz: %w", err)
+	}
+	return store, stubs, bad, nil
+}
