@@ -1,10 +1,13 @@
 package runner
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -68,9 +71,18 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 	var firstComparable []byte
 	shards := map[int]string{}
 	count := 0
-	rows := map[string][]byte{}
-	from := map[string]string{}
-	for _, dir := range o.Dirs {
+	// The rows stay in the shards' files: merge keeps, for each case,
+	// where its row is and a hash of its canonical encoding, and copies
+	// the rows in key order at the end. 100,000 rows of any size take
+	// the memory of their keys.
+	type place struct {
+		dir  int
+		off  int64
+		n    int
+		hash [32]byte
+	}
+	rows := map[string]place{}
+	for di, dir := range o.Dirs {
 		info, err := readInfo(dir)
 		if err != nil {
 			return sum, err
@@ -101,26 +113,26 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 			return sum, fmt.Errorf("merge: shard %s given twice: %s and %s", sh, prev, dir)
 		}
 		shards[sh.Index] = dir
-		rs, err := ReadRows(filepath.Join(dir, o.ResultsFile))
-		if err != nil {
-			return sum, fmt.Errorf("merge: %w", err)
-		}
-		for _, r := range rs {
-			key := stringOf(r["key"])
+		_, err = eachLastLine(filepath.Join(dir, o.ResultsFile), func(key string, line []byte, off int64, r map[string]any) error {
 			if !sh.Contains(key) {
-				return sum, fmt.Errorf("merge: %s: case %q does not belong to shard %s", dir, key, sh)
+				return fmt.Errorf("case %q does not belong to shard %s", key, sh)
 			}
-			b, err := json.Marshal(r)
+			b, err := json.Marshal(r) // canonical: two encodings of one row compare equal
 			if err != nil {
-				return sum, fmt.Errorf("merge: %s: case %q: %w", dir, key, err)
+				return fmt.Errorf("case %q: %w", key, err)
 			}
+			p := place{dir: di, off: off, n: len(line), hash: sha256.Sum256(b)}
 			if prev, ok := rows[key]; ok {
-				if !bytes.Equal(prev, b) {
-					return sum, fmt.Errorf("merge: case %q has different rows in %s and %s", key, from[key], dir)
+				if prev.hash != p.hash {
+					return fmt.Errorf("case %q has different rows in %s and %s", key, o.Dirs[prev.dir], dir)
 				}
-				continue
+				return nil
 			}
-			rows[key], from[key] = b, dir
+			rows[key] = p
+			return nil
+		})
+		if err != nil {
+			return sum, fmt.Errorf("merge: %s: %w", dir, err)
 		}
 	}
 	var missing []string
@@ -144,12 +156,39 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 		return sum, fmt.Errorf("merge: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	var buf bytes.Buffer
-	for _, k := range slices.Sorted(maps.Keys(rows)) {
-		buf.Write(rows[k])
-		buf.WriteByte('\n')
+	files := make([]*os.File, len(o.Dirs))
+	for i, dir := range o.Dirs {
+		if files[i], err = os.Open(filepath.Join(dir, o.ResultsFile)); err != nil {
+			return sum, fmt.Errorf("merge: %w", err)
+		}
+		defer files[i].Close()
 	}
-	if err := atomicfile.Write(filepath.Join(tmp, o.ResultsFile), buf.Bytes(), 0o644); err != nil {
+	err = atomicfile.WriteFunc(filepath.Join(tmp, o.ResultsFile), 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		var line []byte
+		for _, k := range slices.Sorted(maps.Keys(rows)) {
+			p := rows[k]
+			line = slices.Grow(line[:0], p.n)[:p.n]
+			if _, err := files[p.dir].ReadAt(line, p.off); err != nil {
+				return fmt.Errorf("%s: case %q: %w", o.Dirs[p.dir], k, err)
+			}
+			var r map[string]any
+			if err := json.Unmarshal(line, &r); err != nil {
+				return fmt.Errorf("%s: case %q: %w", o.Dirs[p.dir], k, err)
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			if sha256.Sum256(b) != p.hash {
+				return fmt.Errorf("%s: case %q changed during the merge", o.Dirs[p.dir], k)
+			}
+			bw.Write(b)
+			bw.WriteByte('\n')
+		}
+		return bw.Flush()
+	})
+	if err != nil {
 		return sum, fmt.Errorf("merge: %w", err)
 	}
 	delete(first, "shard")

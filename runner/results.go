@@ -135,13 +135,23 @@ func ReadRows(path string) ([]map[string]any, error) {
 // only for a line it did not write). Rows come in the order of their last
 // line. It returns the number of rows.
 func EachRow(path string, fn func(row map[string]any) error) (int, error) {
-	lines := func(visit func(i int, line []byte, terminated bool) error) error {
+	return eachLastLine(path, func(_ string, line []byte, _ int64, row map[string]any) error {
+		return fn(row)
+	})
+}
+
+// eachLastLine calls fn with the last row of each key of the results file
+// at path: its key, its line (without the newline), where the line starts
+// in the file, and the row decoded. Errors name the line.
+func eachLastLine(path string, fn func(key string, line []byte, off int64, row map[string]any) error) (int, error) {
+	lines := func(visit func(i int, line []byte, off int64, terminated bool) error) error {
 		f, err := os.Open(path)
 		if err != nil {
 			return fmt.Errorf("runner: %w", err)
 		}
 		defer f.Close()
 		br := bufio.NewReaderSize(f, 64<<10)
+		var off int64
 		for i := 0; ; i++ {
 			line, err := br.ReadBytes('\n')
 			if err != nil && !errors.Is(err, io.EOF) {
@@ -149,10 +159,11 @@ func EachRow(path string, fn func(row map[string]any) error) (int, error) {
 			}
 			terminated := len(line) > 0 && line[len(line)-1] == '\n'
 			if body := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(body)) > 0 {
-				if err := visit(i, body, terminated); err != nil {
+				if err := visit(i, body, off, terminated); err != nil {
 					return err
 				}
 			}
+			off += int64(len(line))
 			if !terminated {
 				return nil
 			}
@@ -165,7 +176,7 @@ func EachRow(path string, fn func(row map[string]any) error) (int, error) {
 		h := sha256.Sum256([]byte(key))
 		return [16]byte(h[:16])
 	}
-	err := lines(func(i int, line []byte, terminated bool) error {
+	err := lines(func(i int, line []byte, _ int64, terminated bool) error {
 		key, ok := leadingKey(line)
 		if !ok || !terminated { // and a last line may be cut short
 			var head rowHead
@@ -187,7 +198,7 @@ func EachRow(path string, fn func(row map[string]any) error) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = lines(func(i int, line []byte, terminated bool) error {
+	err = lines(func(i int, line []byte, off int64, terminated bool) error {
 		if key, ok := leadingKey(line); ok && last[hash(key)] != i {
 			return nil // a later row of the key counts
 		}
@@ -202,7 +213,7 @@ func EachRow(path string, fn func(row map[string]any) error) (int, error) {
 		if j, ok := last[hash(key)]; !ok || j != i {
 			return nil // not the key's last row, or not a row
 		}
-		if err := fn(row); err != nil {
+		if err := fn(key, line, off, row); err != nil {
 			return fmt.Errorf("runner: %s line %d: %w", path, i+1, err)
 		}
 		return nil
