@@ -139,23 +139,44 @@ type Found struct {
 // ReadCases reads a cases file. Blank lines are skipped; a line that is
 // not a case is an error naming its line number.
 func ReadCases(path string) ([]Case, error) {
+	cases, bad, err := ReadCasesLenient(path)
+	if err == nil && len(bad) > 0 {
+		err = bad[0]
+	}
+	return cases, err
+}
+
+// ReadCasesLenient reads a cases file past its bad lines (not JSON, no id,
+// an id seen before), which it returns in bad, each naming the file, the
+// line and the id when there is one. err is for the file as a whole.
+func ReadCasesLenient(path string) (cases []Case, bad []error, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read cases: %w", err)
+		return nil, nil, fmt.Errorf("read cases: %w", err)
 	}
 	defer f.Close()
-	cases, err := DecodeCases(f)
+	cases, bad, err = decodeCases(f)
 	if err != nil {
-		return nil, fmt.Errorf("read cases %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read cases %s: %w", path, err)
 	}
-	return cases, nil
+	for i, b := range bad {
+		bad[i] = fmt.Errorf("read cases %s: %w", path, b)
+	}
+	return cases, bad, nil
 }
 
 // DecodeCases reads cases, one JSON object a line, from r.
 func DecodeCases(r io.Reader) ([]Case, error) {
+	cases, bad, err := decodeCases(r)
+	if err == nil && len(bad) > 0 {
+		err = bad[0]
+	}
+	return cases, err
+}
+
+func decodeCases(r io.Reader) (cases []Case, bad []error, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	var cases []Case
 	seen := map[string]bool{}
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -164,21 +185,24 @@ func DecodeCases(r io.Reader) ([]Case, error) {
 		}
 		var c Case
 		if err := json.Unmarshal(line, &c); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			bad = append(bad, fmt.Errorf("line %d: %w", n, err))
+			continue
 		}
 		if c.ID == "" {
-			return nil, fmt.Errorf("line %d: case without an id", n)
+			bad = append(bad, fmt.Errorf("line %d: case without an id", n))
+			continue
 		}
 		if seen[c.ID] {
-			return nil, fmt.Errorf("line %d: case %s appears twice", n, c.ID)
+			bad = append(bad, fmt.Errorf("line %d: case %s appears twice", n, c.ID))
+			continue
 		}
 		seen[c.ID] = true
 		cases = append(cases, c)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cases, nil
+	return cases, bad, nil
 }
 
 // WriteCases writes cases as JSON lines to path, atomically.

@@ -159,9 +159,16 @@ type inputs struct {
 }
 
 func loadInputs(c *Config) (*inputs, error) {
-	ds, err := LoadDataset(c.Dataset)
+	// A bad row is left out, named on the log; the others run.
+	ds, bad, err := ReadDataset(c.Dataset)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	for _, b := range bad {
+		c.logf("warning: left out: %v\n", b)
+	}
+	if len(ds) == 0 {
+		return nil, inputErr("the dataset %s has no usable rows", c.Dataset)
 	}
 	var preds []Prediction
 	if c.Predictions == GoldPredictions {
@@ -169,22 +176,34 @@ func loadInputs(c *Config) (*inputs, error) {
 			p := inst.Patch
 			preds = append(preds, Prediction{InstanceID: inst.InstanceID, Model: GoldPredictions, ModelPatch: &p})
 		}
-	} else if preds, err = LoadPredictions(c.Predictions); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+	} else {
+		if preds, bad, err = ReadPredictions(c.Predictions); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+		}
+		for _, b := range bad {
+			c.logf("warning: left out: %v\n", b)
+		}
 	}
 	in := &inputs{dataset: ds, preds: preds, byID: map[string]Instance{}, predsByID: map[string]Prediction{}}
 	for _, inst := range ds {
 		in.byID[inst.InstanceID] = inst
 	}
 	var missing []string
+	kept := preds[:0]
 	for _, p := range preds {
-		in.predsByID[p.InstanceID] = p
 		if _, ok := in.byID[p.InstanceID]; !ok {
 			missing = append(missing, p.InstanceID)
+			continue
 		}
+		in.predsByID[p.InstanceID] = p
+		kept = append(kept, p)
 	}
+	in.preds = kept
 	if len(missing) > 0 {
-		return nil, inputErr("%d predictions are for instances not in the dataset %s: %s", len(missing), c.Dataset, listSome(missing))
+		c.logf("warning: left out %d predictions for instances not in the dataset %s (or left out of it): %s\n", len(missing), c.Dataset, listSome(missing))
+	}
+	if len(kept) == 0 {
+		return nil, inputErr("no prediction is for an instance of the dataset %s", c.Dataset)
 	}
 	return in, nil
 }

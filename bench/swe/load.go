@@ -48,35 +48,69 @@ type Prediction struct {
 // lists. Rows must have instance_id, repo and base_commit, and ids must be
 // unique.
 func LoadDataset(path string) ([]Instance, error) {
-	rows, err := ReadRows(path)
-	if err != nil {
-		return nil, err
+	insts, bad, err := ReadDataset(path)
+	if err == nil && len(bad) > 0 {
+		err = bad[0]
 	}
-	out := make([]Instance, 0, len(rows))
+	return insts, err
+}
+
+// ReadDataset is [LoadDataset] that goes past bad rows: a row without
+// instance_id, repo or base_commit, with a malformed field, a duplicate id
+// or (in JSON Lines) a line that is not JSON is returned in bad, naming
+// the file, the row and the id, and the other rows are read. err is for the
+// file as a whole.
+func ReadDataset(path string) (insts []Instance, bad []error, err error) {
+	rows, bad, err := readRowsLenient(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	insts = make([]Instance, 0, len(rows))
 	seen := map[string]bool{}
 	for i, m := range rows {
 		inst, err := instanceOf(m)
 		if err != nil {
-			return nil, fmt.Errorf("swe: dataset %s: row %d: %w", path, i+1, err)
+			bad = append(bad, fmt.Errorf("swe: dataset %s: row %d%s: %w", path, i+1, idOf(m), err))
+			continue
 		}
 		if seen[inst.InstanceID] {
-			return nil, fmt.Errorf("swe: dataset %s: row %d: duplicate instance_id %q", path, i+1, inst.InstanceID)
+			bad = append(bad, fmt.Errorf("swe: dataset %s: row %d: duplicate instance_id %q", path, i+1, inst.InstanceID))
+			continue
 		}
 		seen[inst.InstanceID] = true
-		out = append(out, inst)
+		insts = append(insts, inst)
 	}
-	return out, nil
+	return insts, bad, nil
+}
+
+// idOf says which instance a row is, for messages.
+func idOf(m map[string]any) string {
+	if id := str(m["instance_id"]); id != "" {
+		return fmt.Sprintf(" (instance_id %q)", id)
+	}
+	return ""
 }
 
 // LoadPredictions reads predictions in SWE-bench's schema: JSON Lines,
 // a JSON array, or a JSON object keyed by instance id (as SWE-bench accepts).
 // instance_id is required and must be unique.
 func LoadPredictions(path string) ([]Prediction, error) {
-	rows, err := readJSONRows(path)
-	if err != nil {
-		return nil, err
+	preds, bad, err := ReadPredictions(path)
+	if err == nil && len(bad) > 0 {
+		err = bad[0]
 	}
-	out := make([]Prediction, 0, len(rows))
+	return preds, err
+}
+
+// ReadPredictions is [LoadPredictions] that goes past bad rows (no
+// instance_id, a duplicate, a JSON Lines line that is not JSON), returned
+// in bad with the file and row.
+func ReadPredictions(path string) (preds []Prediction, bad []error, err error) {
+	rows, bad, err := readJSONRowsLenient(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	preds = make([]Prediction, 0, len(rows))
 	seen := map[string]bool{}
 	for i, m := range rows {
 		p := Prediction{
@@ -89,15 +123,58 @@ func LoadPredictions(path string) ([]Prediction, error) {
 			p.ModelPatch = &s
 		}
 		if p.InstanceID == "" {
-			return nil, fmt.Errorf("swe: predictions %s: row %d: no instance_id", path, i+1)
+			bad = append(bad, fmt.Errorf("swe: predictions %s: row %d: no instance_id", path, i+1))
+			continue
 		}
 		if seen[p.InstanceID] {
-			return nil, fmt.Errorf("swe: predictions %s: row %d: duplicate instance_id %q", path, i+1, p.InstanceID)
+			bad = append(bad, fmt.Errorf("swe: predictions %s: row %d: duplicate instance_id %q", path, i+1, p.InstanceID))
+			continue
 		}
 		seen[p.InstanceID] = true
-		out = append(out, p)
+		preds = append(preds, p)
 	}
-	return out, nil
+	return preds, bad, nil
+}
+
+// readRowsLenient is ReadRows that, for JSON Lines, leaves out the lines
+// that are not JSON (returned in bad) instead of failing.
+func readRowsLenient(path string) ([]map[string]any, []error, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		rows, err := readParquet(path)
+		return rows, nil, err
+	}
+	return readJSONRowsLenient(path)
+}
+
+// readJSONRowsLenient reads like readJSONRows; when that fails on a JSON
+// Lines file, it reads the file line by line and leaves out the lines
+// that do not decode, naming them.
+func readJSONRowsLenient(path string) ([]map[string]any, []error, error) {
+	rows, err := readJSONRows(path)
+	if err == nil {
+		return rows, nil, nil
+	}
+	b, rerr := readMaybeGzip(path)
+	if rerr != nil || bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
+		return nil, nil, err
+	}
+	var bad []error
+	rows = nil
+	for i, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var m map[string]any
+		if jerr := json.Unmarshal(line, &m); jerr != nil {
+			bad = append(bad, fmt.Errorf("swe: %s: line %d: %w", path, i+1, jerr))
+			continue
+		}
+		rows = append(rows, m)
+	}
+	if len(rows) == 0 {
+		return nil, nil, err // not JSON Lines after all
+	}
+	return rows, bad, nil
 }
 
 // ReadRows reads the rows of a dataset file without interpreting them:

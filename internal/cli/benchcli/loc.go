@@ -269,9 +269,16 @@ func (o *locRunOptions) options(cmd string, sio cli.Stdio) (loc.RunOptions, erro
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
 	}
-	cases, err := loc.ReadCases(o.dataset)
+	// A bad line is left out, named; the other cases run.
+	cases, bad, err := loc.ReadCasesLenient(o.dataset)
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
+	}
+	for _, b := range bad {
+		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
+	}
+	if len(cases) == 0 {
+		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: no usable case", o.dataset))
 	}
 	idx := o.indexDir
 	if idx == "" {
