@@ -112,7 +112,6 @@ func Load(path string) ([]*Row, error) {
 	return rows, err
 }
 
-
 // readParquet reads a flat Parquet file column by column name, so that any
 // subset of the dataset's columns, required or optional, in any order, is
 // read, and other columns are ignored.
