@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/llm/cache"
 )
 
 // RunFile is the file of a run directory that records what the run was
@@ -35,6 +37,10 @@ type MergeOptions struct {
 	// one run besides "shard" (such as a start time or the shard's own
 	// output directory).
 	Ignore []string
+	// Cache, when set, is the name of the response cache file in each run
+	// directory (CacheFile): the shards' caches present are merged into
+	// one in the merged run, so that rerunning the whole run asks nothing.
+	Cache string
 	// Finish, when set, completes the merged run in a directory holding
 	// the merged results file and run.json (for example by writing its
 	// report). It may edit info, which is then written as run.json.
@@ -46,6 +52,10 @@ type MergeSummary struct {
 	// Shards is the number of shards merged and Rows the number of rows
 	// (one per case) in the merged results file.
 	Shards, Rows int
+	// Caches is the number of shard caches merged, CachedResponses the
+	// responses the merged cache holds from them, and CacheDiffering the
+	// keys two shards answered differently (the first answer is kept).
+	Caches, CachedResponses, CacheDiffering int
 }
 
 // Merge unions the results of the shards of one run into a run directory
@@ -191,6 +201,11 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("merge: %w", err)
 	}
+	if o.Cache != "" {
+		if err := mergeCaches(o, tmp, &sum); err != nil {
+			return sum, err
+		}
+	}
 	delete(first, "shard")
 	if err := writeInfo(tmp, first); err != nil {
 		return sum, err
@@ -212,7 +227,39 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 	if err := os.Chmod(o.Out, 0o755); err != nil {
 		return sum, fmt.Errorf("merge: %w", err)
 	}
-	return MergeSummary{Shards: count, Rows: len(rows)}, nil
+	sum.Shards, sum.Rows = count, len(rows)
+	return sum, nil
+}
+
+// mergeCaches merges the response caches of the run directories into
+// dir/o.Cache.
+func mergeCaches(o MergeOptions, dir string, sum *MergeSummary) error {
+	ctx := context.Background()
+	var store *cache.Store
+	for _, d := range o.Dirs {
+		path := filepath.Join(d, o.Cache)
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if store == nil {
+			var err error
+			if store, err = cache.Open(ctx, filepath.Join(dir, o.Cache)); err != nil {
+				return fmt.Errorf("merge: %w", err)
+			}
+		}
+		added, differing, err := store.Merge(ctx, path)
+		if err != nil {
+			store.Close()
+			return fmt.Errorf("merge: %w", err)
+		}
+		sum.Caches++
+		sum.CachedResponses += added
+		sum.CacheDiffering += differing
+	}
+	if store == nil {
+		return fmt.Errorf("merge: --cache: no run directory has a %s", o.Cache)
+	}
+	return store.Close()
 }
 
 // indexesOf turns "i/n" shards into the Job's completion indexes (i-1).

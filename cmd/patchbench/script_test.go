@@ -40,16 +40,19 @@ type fakeKey struct {
 
 // cmdFakeLLM: fakellm NAME SCRIPT.json starts a fake model server (package
 // llmtest) answering the tool-calling turns of SCRIPT.json (a JSON array of
-// llmtest.Turn), and sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
+// llmtest.Turn), or with "echo" for SCRIPT.json "echo: " and the last
+// message, and sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: fakellm NAME SCRIPT.json")
+		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo")
 	}
-	var script []llmtest.Turn
-	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &script); err != nil {
-		ts.Fatalf("fakellm: %s: %v", args[1], err)
+	var cfg llmtest.Config
+	if args[1] != "echo" {
+		if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &cfg.Script); err != nil {
+			ts.Fatalf("fakellm: %s: %v", args[1], err)
+		}
 	}
-	srv := llmtest.NewServer(llmtest.Config{Script: script})
+	srv := llmtest.NewServer(cfg)
 	ts.Defer(srv.Close)
 	fakeServers.Store(fakeKey{ts, args[0]}, srv)
 	ts.Setenv(args[0]+"_OPENAI", srv.OpenAIBaseURL())

@@ -177,6 +177,42 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// Merge copies into the store every response of the cache file at path
+// whose key the store lacks (merging the caches of a run's shards), and
+// reports how many it added and how many keys both held with a different
+// answer (the store's is kept).
+func (s *Store) Merge(ctx context.Context, path string) (added, differing int, err error) {
+	other, err := Open(ctx, path) // brings an older file's table up to date
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := other.Close(); err != nil {
+		return 0, 0, err
+	}
+	conn, err := s.db.Conn(ctx) // ATTACH holds for one connection
+	if err != nil {
+		return 0, 0, fmt.Errorf("cache: merge %s: %w", path, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS other`, path); err != nil {
+		return 0, 0, fmt.Errorf("cache: merge %s: %w", path, err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE other`)
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM other.responses o JOIN main.responses m ON m.key = o.key
+		WHERE m.text != o.text OR m.tool_calls != o.tool_calls`).Scan(&differing); err != nil {
+		return 0, 0, fmt.Errorf("cache: merge %s: %w", path, err)
+	}
+	res, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO main.responses
+		(key, model, request, text, input_tokens, output_tokens, cost, latency_ms, created_at, tool_calls, stop_reason)
+		SELECT key, model, request, text, input_tokens, output_tokens, cost, latency_ms, created_at, tool_calls, stop_reason
+		FROM other.responses`)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cache: merge %s: %w", path, err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), differing, nil
+}
+
 // Close closes the database.
 func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {

@@ -333,3 +333,37 @@ func TestOpenOldCache(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestMerge: the caches of two shards merge into one that answers every
+// request of both; a key both hold keeps the first answer and is counted
+// when they differ; merging again adds nothing.
+func TestMerge(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	a, b := open(t, filepath.Join(dir, "a.db")), open(t, filepath.Join(dir, "b.db"))
+	for i := range 3 {
+		if err := a.Put(ctx, request("openai/m", i), llm.Response{Text: fmt.Sprint("a", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 2; i < 6; i++ {
+		if err := b.Put(ctx, request("openai/m", i), llm.Response{Text: fmt.Sprint("b", i), StopReason: "stop"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Close()
+	added, differing, err := a.Merge(ctx, filepath.Join(dir, "b.db"))
+	if err != nil || added != 3 || differing != 1 {
+		t.Fatalf("merge: added %d, differing %d, %v; want 3, 1", added, differing, err)
+	}
+	for i, want := range []string{"a0", "a1", "a2", "b3", "b4", "b5"} {
+		got, ok, err := a.Get(ctx, cache.Key(request("openai/m", i)))
+		if !ok || err != nil || got.Text != want {
+			t.Errorf("request %d: %q, %v, %v; want %q", i, got.Text, ok, err, want)
+		}
+	}
+	if added, _, err := a.Merge(ctx, filepath.Join(dir, "b.db")); err != nil || added != 0 {
+		t.Errorf("second merge added %d, %v", added, err)
+	}
+	a.Close()
+}

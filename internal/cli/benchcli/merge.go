@@ -58,6 +58,7 @@ var mergers = []merger{
 
 func newMergeCommand(sio cli.Stdio) *cobra.Command {
 	var out string
+	var withCache bool
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR RUN_DIR...",
 		Short: "Merge the shards of a run (--shard i/n) into one run directory",
@@ -72,19 +73,24 @@ missing shard or one given twice (it names it); a row in a shard it does not
 belong to; a case with different rows in two directories (it names the
 case). DIR must be missing or empty.
 
+With --cache, the shards' response caches (RUN_DIR/cache.db) are merged
+into DIR/cache.db, so that the whole run done again (--resume elsewhere,
+another report) asks the model nothing.
+
 Benchmarks: diffxyz run, swe eval, loc run.
 
 Exit status: 0 merged; 2 usage or input error.`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMerge(out, args, sio)
+			return runMerge(out, withCache, args, sio)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "merged run `DIR` (missing or empty)")
+	cmd.Flags().BoolVar(&withCache, "cache", false, "merge the shards' response caches (RUN_DIR/cache.db) into DIR/cache.db too")
 	return cmd
 }
 
-func runMerge(out string, dirs []string, sio cli.Stdio) error {
+func runMerge(out string, withCache bool, dirs []string, sio cli.Stdio) error {
 	if out == "" {
 		return cli.Usage(errors.New("merge: --out is required"))
 	}
@@ -105,8 +111,12 @@ func runMerge(out string, dirs []string, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
+	cacheFile := ""
+	if withCache {
+		cacheFile = runner.CacheFile
+	}
 	sum, err := runner.Merge(runner.MergeOptions{
-		Dirs: dirs, Out: out, ResultsFile: m.results, Ignore: m.ignore,
+		Dirs: dirs, Out: out, ResultsFile: m.results, Ignore: m.ignore, Cache: cacheFile,
 		Finish: func(dir string, info map[string]any) error { return m.finish(dir, abs, info) },
 	})
 	if err != nil {
@@ -114,5 +124,9 @@ func runMerge(out string, dirs []string, sio cli.Stdio) error {
 	}
 	fmt.Fprintf(sio.Err, "%s: merged %d shards of a %s run: %d rows in %s\n",
 		cli.ProgramName, sum.Shards, m.name, sum.Rows, filepath.Join(out, m.results))
+	if withCache {
+		fmt.Fprintf(sio.Err, "%s: merged %d response caches: %d responses in %s (%d keys answered differently by two shards; the first answer kept)\n",
+			cli.ProgramName, sum.Caches, sum.CachedResponses, filepath.Join(out, runner.CacheFile), sum.CacheDiffering)
+	}
 	return nil
 }
