@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -379,6 +381,9 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// In key order, so that the averages do not depend on the order the
+	// candidates finished in or on how the run was sharded.
+	runner.SortRows(rows)
 	if ratio == 0 {
 		ratio = 0.8
 	}
@@ -430,6 +435,9 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	}
 	rep.Tasks = len(per)
 	figs := func(ids []string) Figures {
+		if len(ids) == 0 {
+			return Figures{} // a shard without tasks: no averages
+		}
 		var cs, js []float64
 		for _, id := range ids {
 			cs = append(cs, metrics.PassAtK(n, min(per[id].compile, n), k))
@@ -440,7 +448,8 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	}
 	var all []string
 	byCat, byDiff := map[string][]string{}, map[string][]string{}
-	for id := range per {
+	// In id order: the averages must not depend on map order.
+	for _, id := range slices.Sorted(maps.Keys(per)) {
 		all = append(all, id)
 		byCat[group[id][0]] = append(byCat[group[id][0]], id)
 		byDiff[group[id][1]] = append(byDiff[group[id][1]], id)

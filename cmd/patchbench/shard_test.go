@@ -234,16 +234,7 @@ func TestLocShardsMerge(t *testing.T) {
 	gittest.Need(t)
 	dir := t.TempDir()
 	repoDir := filepath.Join(dir, "repos", "acme", "shapes")
-	git := func(args ...string) {
-		t.Helper()
-		if out, err := gittest.Run(t, repoDir, "", args...); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	if err := os.MkdirAll(repoDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	git("init", "-q", "-b", "main")
+	git := initRepo(t, repoDir)
 	// Twelve fix commits, each changing one function of one of three
 	// modules: twelve cases, so that 7 shards hold 0 to several each.
 	funcs := map[string][]string{}
@@ -271,4 +262,49 @@ func TestLocShardsMerge(t *testing.T) {
 	}
 	checkShardsMerge(t, []string{"loc", "run", "--dataset", cases, "--repos", filepath.Join(dir, "repos"),
 		"--index-cache", filepath.Join(dir, "index"), "--mode", "indexed", "--quiet"}, "results.jsonl")
+}
+
+func TestApeShardsMerge(t *testing.T) {
+	gittest.Need(t)
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is needed to compile the candidates")
+	}
+	dir := t.TempDir()
+	repoDir := filepath.Join(dir, "repo")
+	git := initRepo(t, repoDir)
+	writeFile(t, filepath.Join(repoDir, "go.mod"), "module example.com/calc\n\ngo 1.21\n")
+	src := "package calc\n\nfunc Add(a, b int) int { return a + b }\n"
+	writeFile(t, filepath.Join(repoDir, "calc.go"), src)
+	git("add", "-A")
+	git("commit", "-q", "-m", "initial")
+	git("tag", "c0")
+	// Three commits, three tasks of 2 candidates: 6 cases.
+	for i, name := range []string{"Sub", "Mul", "Neg"} {
+		src += fmt.Sprintf("\nfunc %s(a, b int) int { return a + b*%d }\n", name, i)
+		writeFile(t, filepath.Join(repoDir, "calc.go"), src)
+		git("commit", "-q", "-am", "add "+name)
+	}
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	if code, _, stderr := runCLI(t, "", "ape", "build", "--repo", repoDir, "--commits", "c0..main", "--out", tasks); code != 0 {
+		t.Fatalf("ape build: exit %d: %s", code, stderr)
+	}
+	checkShardsMerge(t, []string{"ape", "run", "--dataset", tasks, "--repo", repoDir, "--model", "reference",
+		"--judge-model", "reference", "--n", "2", "--judge-n", "1", "--quiet"}, "results.jsonl")
+}
+
+// initRepo makes an empty git repository at dir (branch main) and returns
+// a function that runs git in it, failing the test on an error.
+func initRepo(t *testing.T, dir string) func(args ...string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) {
+		t.Helper()
+		if out, err := gittest.Run(t, dir, "", args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	return git
 }

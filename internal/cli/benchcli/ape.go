@@ -15,34 +15,55 @@ import (
 
 	"github.com/patchbench/patchbench/bench/ape"
 	"github.com/patchbench/patchbench/envstore"
-	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/internal/cli"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )
 
-// apeRunFile records what a run was made from, so that ape judge --from
-// finds its dataset and n without being told again.
-const apeRunFile = "ape.json"
-
+// apeRunRecord is an APE run's run.json: what it was made from and asked
+// to do, so that ape judge --from finds its dataset and n without being
+// told again, and merge knows the shards of one run. (Runs made before it
+// was run.json have it as ape.json.)
 type apeRunRecord struct {
-	Dataset string  `json:"dataset"`
-	Repo    string  `json:"repo"`
-	N       int     `json:"n"`
-	K       int     `json:"k,omitempty"`
-	KRatio  float64 `json:"k_ratio,omitempty"`
-	Format  string  `json:"format"`
+	Benchmark   string  `json:"benchmark"` // "ape"
+	Dataset     string  `json:"dataset"`
+	Repo        string  `json:"repo"`
+	Model       string  `json:"model,omitempty"`
+	Judge       string  `json:"judge,omitempty"`
+	N           int     `json:"n"`
+	JudgeN      int     `json:"judge_n,omitempty"`
+	K           int     `json:"k,omitempty"`
+	KRatio      float64 `json:"k_ratio,omitempty"`
+	Format      string  `json:"format"`
+	Limit       int     `json:"limit,omitempty"`
+	Shuffle     bool    `json:"shuffle,omitempty"`
+	ShuffleSeed int64   `json:"shuffle_seed,omitempty"`
+	Shard       string  `json:"shard,omitempty"`
 }
 
+// apeOldRunFile is where runs before run.json recorded themselves.
+const apeOldRunFile = "ape.json"
+
 func (r apeRunRecord) write(dir string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(dir, apeRunFile), append(data, '\n'), 0o644)
+	return runner.WriteRunInfo(dir, r)
+}
+
+// readApeRunRecord reads the record of the run in dir.
+func readApeRunRecord(dir string) (apeRunRecord, string, error) {
+	var rec apeRunRecord
+	path := filepath.Join(dir, runner.RunFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		path = filepath.Join(dir, apeOldRunFile)
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return rec, path, err
+	}
+	return rec, path, json.Unmarshal(data, &rec)
 }
 
 func newApeCommand(sio cli.Stdio) *cobra.Command {
@@ -230,7 +251,12 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if !o.run.dryRun {
 		abs, _ := filepath.Abs(o.dataset)
 		repo, _ := filepath.Abs(o.check.repo)
-		rec := apeRunRecord{Dataset: abs, Repo: repo, N: o.n, K: o.k, KRatio: o.kRatio, Format: string(format)}
+		rec := apeRunRecord{Benchmark: "ape", Dataset: abs, Repo: repo, Model: mopts.Model, Judge: jopts.Model,
+			N: o.n, JudgeN: o.judgeN, K: o.k, KRatio: o.kRatio, Format: string(format),
+			Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}
+		if ropts.Shuffle {
+			rec.ShuffleSeed = ropts.Seed
+		}
 		if err := rec.write(o.run.out); err != nil {
 			return cli.Failed(err)
 		}
@@ -317,13 +343,12 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if o.from == "" || o.judgeModel == "" {
 		return cli.Usage(errors.New("ape judge: --from and --judge-model are required"))
 	}
-	data, err := os.ReadFile(filepath.Join(o.from, apeRunFile))
-	if err != nil {
+	rec, recPath, err := readApeRunRecord(o.from)
+	if errors.Is(err, os.ErrNotExist) {
 		return cli.Usage(fmt.Errorf("ape judge: %w", err))
 	}
-	var rec apeRunRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return cli.Usage(fmt.Errorf("ape judge: %s: %w", filepath.Join(o.from, apeRunFile), err))
+	if err != nil {
+		return cli.Usage(fmt.Errorf("ape judge: %s: %w", recPath, err))
 	}
 	if o.dataset == "" {
 		o.dataset = rec.Dataset
@@ -356,7 +381,12 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 		k, ratio = o.k, o.kRatio
 	}
 	if !o.run.dryRun {
-		rec.K, rec.KRatio = k, ratio
+		rec.Benchmark, rec.K, rec.KRatio = "ape", k, ratio
+		rec.Judge, rec.JudgeN, rec.Shard = mopts.Model, o.judgeN, ropts.Shard.String()
+		rec.Limit, rec.Shuffle, rec.ShuffleSeed = ropts.Limit, ropts.Shuffle, 0
+		if ropts.Shuffle {
+			rec.ShuffleSeed = ropts.Seed
+		}
 		if err := rec.write(o.run.out); err != nil {
 			return cli.Failed(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/patchbench/patchbench/bench/ape"
 	"github.com/patchbench/patchbench/bench/diffxyz"
 	"github.com/patchbench/patchbench/bench/loc"
 	"github.com/patchbench/patchbench/bench/swe"
@@ -46,6 +47,17 @@ var mergers = []merger{
 		},
 	},
 	{
+		name: "ape", results: ape.ResultsFile,
+		is: func(info map[string]any) bool { return info["benchmark"] == "ape" },
+		finish: func(dir, _ string, info map[string]any) error {
+			n, _ := info["n"].(float64)
+			k, _ := info["k"].(float64)
+			ratio, _ := info["k_ratio"].(float64)
+			_, err := ape.WriteReport(dir, int(n), int(k), ratio)
+			return err
+		},
+	},
+	{
 		name: "swe", results: "results.jsonl",
 		is:     func(info map[string]any) bool { _, ok := info["predictions"]; return ok },
 		ignore: []string{"out", "workers"},
@@ -77,7 +89,7 @@ With --cache, the shards' response caches (RUN_DIR/cache.db) are merged
 into DIR/cache.db, so that the whole run done again (--resume elsewhere,
 another report) asks the model nothing.
 
-Benchmarks: diffxyz run, swe eval, loc run.
+Benchmarks: diffxyz run, swe eval, loc run, ape run and ape judge.
 
 Exit status: 0 merged; 2 usage or input error.`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
