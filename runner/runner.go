@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -107,7 +109,10 @@ type Summary struct {
 	// Skipped is the number of selected cases that were already recorded
 	// and not run (Resume).
 	Skipped int
-	// Pending is the list of cases the run set out to run, in order.
+	// Planned is the number of cases the run set out to run.
+	Planned int
+	// Pending lists them, in order, for [Plan] and dry runs; a run that
+	// runs them does not hold them (see [RunList]).
 	Pending []Case
 	// Done is the number of cases finished and recorded by this run.
 	Done int
@@ -121,16 +126,33 @@ type Summary struct {
 }
 
 // Remaining returns the number of pending cases the run did not record.
-func (s Summary) Remaining() int { return len(s.Pending) - s.Done }
+func (s Summary) Remaining() int { return s.Planned - s.Done }
+
+// CaseList is a run's cases, made when they are due, so that a run of
+// many cases holds the ones in flight only (see [RunList]). Case(i) must
+// return the same case every time.
+type CaseList interface {
+	Len() int
+	Case(i int) Case
+}
+
+// Cases is a CaseList of cases already made.
+type Cases []Case
+
+func (cs Cases) Len() int        { return len(cs) }
+func (cs Cases) Case(i int) Case { return cs[i] }
 
 // ErrFailFast is wrapped by the error [Run] returns when it stopped because
 // Options.FailFast cases failed.
 var ErrFailFast = errors.New("too many failed cases")
 
 // Plan selects the cases a run with opts would run, without running any and
-// without changing Out. The returned Summary has Selected, Skipped and
-// Pending set.
-func Plan(cases []Case, opts Options) (Summary, error) {
+// without changing Out. The returned Summary has Selected, Skipped, Planned
+// and Pending set.
+func Plan(cases []Case, opts Options) (Summary, error) { return PlanList(Cases(cases), opts) }
+
+// PlanList is Plan over a CaseList.
+func PlanList(cases CaseList, opts Options) (Summary, error) {
 	var done map[string]bool
 	if opts.Resume && opts.Out != "" {
 		st, err := readState(opts.Out)
@@ -139,49 +161,65 @@ func Plan(cases []Case, opts Options) (Summary, error) {
 		}
 		done = st.failed
 	}
-	return plan(cases, opts, done)
+	s, pending, err := plan(cases, opts, done)
+	if err != nil {
+		return s, err
+	}
+	s.Pending = make([]Case, len(pending))
+	for j, i := range pending {
+		s.Pending[j] = cases.Case(int(i))
+	}
+	return s, nil
 }
 
 // plan applies shard, shuffle, limit and the resume set (key → last row
-// failed) to cases.
-func plan(cases []Case, opts Options, done map[string]bool) (Summary, error) {
+// failed) to cases, and returns the indexes of the cases to run, in order.
+func plan(cases CaseList, opts Options, done map[string]bool) (Summary, []int32, error) {
 	if err := validate(cases, opts); err != nil {
-		return Summary{}, err
+		return Summary{}, nil, err
 	}
+	n := cases.Len()
 	// Shuffle and limit choose the run's cases; the shard then takes its
 	// part of them by key alone, so that the shards of a run hold exactly
 	// the cases the run without --shard would, each once.
-	sel := cases
+	sel := make([]int32, n)
+	for i := range sel {
+		sel[i] = int32(i)
+	}
 	if opts.Shuffle {
-		sel = slices.Clone(cases)
-		shuffle(sel, opts.Seed)
+		shuffle(cases, sel, opts.Seed)
 	}
 	if opts.Limit > 0 && len(sel) > opts.Limit {
 		sel = sel[:opts.Limit]
 	}
 	if opts.Shard.Count > 1 {
-		var part []Case
-		for _, c := range sel {
-			if opts.Shard.Contains(c.Key) {
-				part = append(part, c)
+		part := sel[:0]
+		for _, i := range sel {
+			if opts.Shard.Contains(cases.Case(int(i)).Key) {
+				part = append(part, i)
 			}
 		}
 		sel = part
 	}
 	s := Summary{Selected: len(sel)}
-	for _, c := range sel {
-		failed, recorded := done[c.Key]
-		if recorded && !(opts.RetryFailed && failed) {
-			s.Skipped++
-			continue
+	pending := sel[:0]
+	for _, i := range sel {
+		if len(done) > 0 {
+			failed, recorded := done[cases.Case(int(i)).Key]
+			if recorded && !(opts.RetryFailed && failed) {
+				s.Skipped++
+				continue
+			}
 		}
-		s.Pending = append(s.Pending, c)
+		pending = append(pending, i)
 	}
-	return s, nil
+	s.Planned = len(pending)
+	return s, slices.Clip(pending), nil
 }
 
-// validate checks the options and that the keys are unique and valid.
-func validate(cases []Case, opts Options) error {
+// validate checks the options and that the keys are unique and valid. It
+// keeps a 128-bit hash of each key, not the keys.
+func validate(cases CaseList, opts Options) error {
 	if err := opts.Shard.validate(); err != nil {
 		return err
 	}
@@ -191,18 +229,25 @@ func validate(cases []Case, opts Options) error {
 	if opts.FailFast < 0 {
 		return fmt.Errorf("runner: negative fail-fast count %d", opts.FailFast)
 	}
-	seen := make(map[string]int, len(cases))
-	for i, c := range cases {
+	n := cases.Len()
+	if n > math.MaxInt32 {
+		return fmt.Errorf("runner: %d cases, more than %d", n, math.MaxInt32)
+	}
+	seen := make(map[[16]byte]int32, n)
+	for i := range n {
+		c := cases.Case(i)
 		if c.Key == "" {
 			return fmt.Errorf("runner: case %d (id %q): empty key", i, c.ID)
 		}
 		if !utf8.ValidString(c.Key) {
 			return fmt.Errorf("runner: case %d (id %q): key %q is not valid UTF-8", i, c.ID, c.Key)
 		}
-		if j, ok := seen[c.Key]; ok {
+		h := sha256.Sum256([]byte(c.Key))
+		k := [16]byte(h[:16])
+		if j, ok := seen[k]; ok && cases.Case(int(j)).Key == c.Key {
 			return fmt.Errorf("runner: cases %d and %d share the key %q", j, i, c.Key)
 		}
-		seen[c.Key] = i
+		seen[k] = int32(i)
 	}
 	return nil
 }
@@ -217,9 +262,16 @@ func validate(cases []Case, opts Options) error {
 // is cancelled (wrapping its cause), and when FailFast stopped the run
 // (wrapping [ErrFailFast]). The Summary is valid in every case.
 func Run(ctx context.Context, cases []Case, fn Func, opts Options) (Summary, error) {
+	return RunList(ctx, Cases(cases), fn, opts)
+}
+
+// RunList is Run over a CaseList: a case is made when it is dispatched and
+// dropped when its row is written, so that the memory of a run of any size
+// is that of the cases in flight, plus four bytes a case for the plan.
+func RunList(ctx context.Context, cases CaseList, fn Func, opts Options) (Summary, error) {
 	start := time.Now()
 	if opts.DryRun {
-		s, err := Plan(cases, opts)
+		s, err := PlanList(cases, opts)
 		if err != nil {
 			return s, err
 		}
@@ -249,7 +301,7 @@ func Run(ctx context.Context, cases []Case, fn Func, opts Options) (Summary, err
 		return Summary{}, err
 	}
 	defer rf.close()
-	s, err := plan(cases, opts, rf.state.failed)
+	s, pending, err := plan(cases, opts, rf.state.failed)
 	if err != nil {
 		return s, err
 	}
@@ -265,6 +317,8 @@ func Run(ctx context.Context, cases []Case, fn Func, opts Options) (Summary, err
 		progress: newProgress(opts.Progress),
 		summary:  &s,
 		start:    start,
+		cases:    cases,
+		pending:  pending,
 	}
 	for range workers {
 		e.slots <- struct{}{}
@@ -273,7 +327,7 @@ func Run(ctx context.Context, cases []Case, fn Func, opts Options) (Summary, err
 	defer cancel(nil)
 	e.runCtx, e.cancel = runCtx, cancel
 
-	e.progress.begin(len(s.Pending), s.Skipped)
+	e.progress.begin(s.Planned, s.Skipped)
 	collected := make(chan struct{})
 	go func() {
 		defer close(collected)
@@ -290,10 +344,10 @@ func Run(ctx context.Context, cases []Case, fn Func, opts Options) (Summary, err
 		err = e.fatal
 	case e.failFast:
 		err = fmt.Errorf("runner: stopped after %d failed cases with %d of %d left: %w",
-			s.Failed, s.Remaining(), len(s.Pending), ErrFailFast)
+			s.Failed, s.Remaining(), s.Planned, ErrFailFast)
 	case ctx.Err() != nil && s.Remaining() > 0:
 		err = fmt.Errorf("runner: interrupted with %d of %d cases left: %w",
-			s.Remaining(), len(s.Pending), context.Cause(ctx))
+			s.Remaining(), s.Planned, context.Cause(ctx))
 	}
 	e.progress.end(e.snapshot(), err != nil)
 	if cerr := rf.close(); cerr != nil && err == nil {
@@ -331,6 +385,8 @@ type engine struct {
 	stop     chan struct{}
 	progress progress
 	start    time.Time
+	cases    CaseList
+	pending  []int32 // indexes into cases, in order
 
 	// Owned by the collector until it returns.
 	summary  *Summary
@@ -342,7 +398,7 @@ type engine struct {
 // dispatch starts the pending cases, one per free worker slot, until they
 // run out or the run is stopped.
 func (e *engine) dispatch() {
-	for _, c := range e.summary.Pending {
+	for _, i := range e.pending {
 		select {
 		case <-e.slots:
 		case <-e.stop:
@@ -360,7 +416,7 @@ func (e *engine) dispatch() {
 		default:
 		}
 		e.workers.Add(1)
-		go e.work(c)
+		go e.work(e.cases.Case(int(i)))
 	}
 }
 
@@ -489,7 +545,7 @@ func (e *engine) halt() {
 func (e *engine) snapshot() snapshot {
 	s := e.summary
 	return snapshot{
-		total:   len(s.Pending),
+		total:   s.Planned,
 		done:    s.Done,
 		failed:  s.Failed,
 		tokens:  s.Tokens,

@@ -106,7 +106,7 @@ func TestRunWritesRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Summary{Selected: 10, Pending: cases, Done: 10, Failed: 1, Tokens: 94, Cost: 5}
+	want := Summary{Selected: 10, Planned: 10, Done: 10, Failed: 1, Tokens: 94, Cost: 5}
 	if diff := cmp.Diff(want, s, cmp.FilterPath(func(p cmp.Path) bool {
 		return p.Last().String() == ".Elapsed"
 	}, cmp.Ignore())); diff != "" {
@@ -800,5 +800,57 @@ func TestParseShardEnv(t *testing.T) {
 		if s, err := ParseShardEnv("env/7", env(v)); err == nil {
 			t.Errorf("env/7 with index %q = %v, want an error", v, s)
 		}
+	}
+}
+
+// genList makes its cases when asked, as a benchmark of many cases does.
+type genList struct {
+	n     int
+	calls int
+}
+
+func (g *genList) Len() int { return g.n }
+func (g *genList) Case(i int) Case {
+	g.calls++
+	return Case{ID: fmt.Sprintf("inst%d", i/3), Key: fmt.Sprintf("inst%d|%d", i/3, i%3), Data: i}
+}
+
+// TestRunListMatchesRun: a CaseList plans and runs the cases a slice of
+// the same cases does, with shuffle, limit, shard and resume.
+func TestRunListMatchesRun(t *testing.T) {
+	g := &genList{n: 3000}
+	all := make([]Case, g.n)
+	for i := range all {
+		all[i] = g.Case(i)
+	}
+	for _, opts := range []Options{
+		{}, {Shuffle: true, Seed: 7}, {Limit: 100}, {Shuffle: true, Seed: 3, Limit: 500, Shard: Shard{2, 3}}, {Shard: Shard{3, 7}},
+	} {
+		want, err := Plan(all, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := PlanList(g, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(want.Pending, got.Pending, func(a, b Case) bool { return a.Key == b.Key }) || got.Planned != len(want.Pending) {
+			t.Errorf("%+v: PlanList selected %d cases, Plan %d (or in another order)", opts, got.Planned, len(want.Pending))
+		}
+	}
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	fn := func(ctx context.Context, c Case) (Result, error) { return row{Task: "apply"}, nil }
+	s, err := RunList(t.Context(), g, fn, Options{Out: out, Workers: 4, Limit: 1000})
+	if err != nil || s.Done != 1000 || s.Pending != nil {
+		t.Fatalf("RunList: %+v, %v; want 1000 done and no Pending list", s, err)
+	}
+	// Resume skips what is recorded; a duplicate key is refused.
+	s, err = RunList(t.Context(), g, fn, Options{Out: out, Workers: 4, Resume: true})
+	if err != nil || s.Skipped != 1000 || s.Done != 2000 {
+		t.Fatalf("resumed RunList: %+v, %v; want 1000 skipped, 2000 done", s, err)
+	}
+	dup := Cases{{ID: "a", Key: "k"}, {ID: "b", Key: "x"}, {ID: "c", Key: "k"}}
+	if _, err := PlanList(dup, Options{}); err == nil || !strings.Contains(err.Error(), `cases 0 and 2 share the key "k"`) {
+		t.Errorf("duplicate keys: %v", err)
 	}
 }

@@ -91,30 +91,31 @@ func (s Shard) Contains(key string) bool {
 	return int(binary.BigEndian.Uint64(sum[:8])%uint64(s.Count))+1 == s.Index
 }
 
-// shuffle orders cases by SHA-256 of the seed (8 bytes, big-endian) followed
-// by the key, ties (which need a hash collision) by key.
-func shuffle(cases []Case, seed int64) {
+// shuffle orders the indexes sel of cases by SHA-256 of the seed (8
+// bytes, big-endian) followed by the case's key, ties (which need a hash
+// collision) by key.
+func shuffle(cases CaseList, sel []int32, seed int64) {
 	type ranked struct {
 		rank [sha256.Size]byte
-		c    Case
+		i    int32
 	}
-	rs := make([]ranked, len(cases))
+	rs := make([]ranked, len(sel))
 	var prefix [8]byte
 	binary.BigEndian.PutUint64(prefix[:], uint64(seed))
-	for i, c := range cases {
+	for j, i := range sel {
 		h := sha256.New()
 		h.Write(prefix[:])
-		h.Write([]byte(c.Key))
-		copy(rs[i].rank[:], h.Sum(nil))
-		rs[i].c = c
+		h.Write([]byte(cases.Case(int(i)).Key))
+		copy(rs[j].rank[:], h.Sum(nil))
+		rs[j].i = i
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
 		if c := bytes.Compare(a.rank[:], b.rank[:]); c != 0 {
 			return c
 		}
-		return strings.Compare(a.c.Key, b.c.Key)
+		return strings.Compare(cases.Case(int(a.i)).Key, cases.Case(int(b.i)).Key)
 	})
-	for i := range rs {
-		cases[i] = rs[i].c
+	for j := range rs {
+		sel[j] = rs[j].i
 	}
 }

@@ -193,24 +193,14 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if len(rows) == 0 {
 		return sum, fmt.Errorf("diffxyz: %w: the dataset has no usable rows", ErrDataset)
 	}
-	rowIndex := make(map[*Row]int, len(rows))
-	for i, r := range rows {
-		rowIndex[r] = i
-	}
-
-	cases := Cases(rows, o.Tasks, o.Formats, o.Prompts)
-	rcases := make([]runner.Case, len(cases))
-	for i, c := range cases {
-		rcases[i] = runner.Case{ID: c.Row.ID, Key: c.Key(), Data: c}
-	}
-	cases = nil
+	rcases := &caseList{rows: rows, tasks: o.Tasks, formats: o.Formats, prompts: o.Prompts}
 	ropts := o.Runner
 	ropts.Out = filepath.Join(o.Out, ResultsFile)
 	if ropts.DryRun {
 		if o.Out == "" {
 			ropts.Out = ""
 		}
-		s, err := runner.Run(ctx, rcases, nil, ropts)
+		s, err := runner.RunList(ctx, rcases, nil, ropts)
 		sum.Summary = s
 		return sum, err
 	}
@@ -260,9 +250,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
-		c := rc.Data.(Case)
+		ci := rc.Data.(caseRef)
+		c := ci.Case
 		res := &Result{Task: c.Task, Format: string(c.Format), Prompt: c.Prompt, Model: o.Model, Lang: c.Row.Lang, SizeClass: c.Row.SizeClass}
-		stored, release, err := store.get(rowIndex[c.Row])
+		stored, release, err := store.get(ci.row)
 		if err != nil {
 			return res, err
 		}
@@ -290,7 +281,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		res.setScore(ScoreResponse(c, resp.Text))
 		return res, nil
 	}
-	s, runErr := runner.Run(ctx, rcases, fn, ropts)
+	s, runErr := runner.RunList(ctx, rcases, fn, ropts)
 	sum.Summary = s
 	sum.Cache = model.CacheStats()
 	if _, err := os.Stat(ropts.Out); errors.Is(err, fs.ErrNotExist) {
@@ -299,6 +290,38 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	rep, nrows, nfailed, err := WriteReport(o.Out)
 	sum.Report, sum.Rows, sum.FailedRows = rep, nrows, nfailed
 	return sum, errors.Join(runErr, err)
+}
+
+// caseList makes a run's cases (rows × tasks × formats × prompts, row by
+// row, as [Cases] lists them) when the runner asks, so that a run of
+// 150,000 cases does not hold them.
+type caseList struct {
+	rows    []*Row // stubs, without code
+	tasks   []Task
+	formats []patch.Format
+	prompts []string
+}
+
+// caseRef is a case with the number of its row in the run's rowStore.
+type caseRef struct {
+	Case
+	row int
+}
+
+func (l *caseList) Len() int {
+	return len(l.rows) * len(l.tasks) * len(l.formats) * len(l.prompts)
+}
+
+func (l *caseList) Case(i int) runner.Case {
+	np, nf, nt := len(l.prompts), len(l.formats), len(l.tasks)
+	p := i % np
+	i /= np
+	f := i % nf
+	i /= nf
+	t := i % nt
+	r := i / nt
+	c := Case{Row: l.rows[r], Task: l.tasks[t], Format: l.formats[f], Prompt: l.prompts[p]}
+	return runner.Case{ID: c.Row.ID, Key: c.Key(), Data: caseRef{c, r}}
 }
 
 // checkRunInfo refuses to resume a run of another model into the same
