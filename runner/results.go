@@ -171,11 +171,7 @@ func eachLastLine(path string, fn func(key string, line []byte, off int64, row m
 	}
 	// The last line of each key, by a 128-bit hash of the key: a run of
 	// 150,000 cases keeps 3.6 MB of hashes instead of its keys.
-	last := map[[16]byte]int{}
-	hash := func(key string) [16]byte {
-		h := sha256.Sum256([]byte(key))
-		return [16]byte(h[:16])
-	}
+	var last keyLines
 	err := lines(func(i int, line []byte, _ int64, terminated bool) error {
 		key, ok := leadingKey(line)
 		if !ok || !terminated { // and a last line may be cut short
@@ -192,14 +188,15 @@ func eachLastLine(path string, fn func(key string, line []byte, off int64, row m
 			}
 			key = *head.Key
 		}
-		last[hash(key)] = i
+		last.add(key, i)
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
+	last.done()
 	err = lines(func(i int, line []byte, off int64, terminated bool) error {
-		if key, ok := leadingKey(line); ok && last[hash(key)] != i {
+		if key, ok := leadingKey(line); ok && last.get(key) != i {
 			return nil // a later row of the key counts
 		}
 		var row map[string]any
@@ -210,7 +207,7 @@ func eachLastLine(path string, fn func(key string, line []byte, off int64, row m
 			return fmt.Errorf("runner: %s line %d: %w", path, i+1, err)
 		}
 		key, _ := row["key"].(string)
-		if j, ok := last[hash(key)]; !ok || j != i {
+		if last.get(key) != i {
 			return nil // not the key's last row, or not a row
 		}
 		if err := fn(key, line, off, row); err != nil {
@@ -219,6 +216,56 @@ func eachLastLine(path string, fn func(key string, line []byte, off int64, row m
 		return nil
 	})
 	return len(last), err
+}
+
+// keyHash is the first 128 bits of SHA-256 of a key: what the runner keeps
+// of a run's keys, so that 150,000 of them take 3.6 MB, not their text.
+type keyHash [16]byte
+
+func hashKey(key string) keyHash {
+	h := sha256.Sum256([]byte(key))
+	return keyHash(h[:16])
+}
+
+// keyLines maps each key of a results file to its last line: pairs added
+// in line order, then sorted once (a slice of 24-byte pairs, not a map).
+type keyLines []keyLine
+
+type keyLine struct {
+	h    keyHash
+	line int32
+}
+
+func (k *keyLines) add(key string, line int) {
+	*k = append(*k, keyLine{hashKey(key), int32(line)})
+}
+
+// done sorts the pairs and keeps the last line of each key.
+func (k *keyLines) done() {
+	s := *k
+	slices.SortStableFunc(s, func(a, b keyLine) int {
+		return bytes.Compare(a.h[:], b.h[:])
+	})
+	out := s[:0]
+	for i := range s {
+		if i+1 < len(s) && s[i+1].h == s[i].h {
+			continue // a later line of the same key follows
+		}
+		out = append(out, s[i])
+	}
+	*k = slices.Clip(out)
+}
+
+// get returns the last line of key, or -1.
+func (k keyLines) get(key string) int {
+	h := hashKey(key)
+	i, ok := slices.BinarySearchFunc(k, h, func(e keyLine, t keyHash) int {
+		return bytes.Compare(e.h[:], t[:])
+	})
+	if !ok {
+		return -1
+	}
+	return int(k[i].line)
 }
 
 // leadingKey reads the key of a row that starts with {"key":"...", as the

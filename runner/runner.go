@@ -1,8 +1,9 @@
 package runner
 
 import (
+	"bytes"
+	"cmp"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -218,7 +219,7 @@ func plan(cases CaseList, opts Options, done map[string]bool) (Summary, []int32,
 }
 
 // validate checks the options and that the keys are unique and valid. It
-// keeps a 128-bit hash of each key, not the keys.
+// sorts a 128-bit hash of each key, not the keys.
 func validate(cases CaseList, opts Options) error {
 	if err := opts.Shard.validate(); err != nil {
 		return err
@@ -233,7 +234,11 @@ func validate(cases CaseList, opts Options) error {
 	if n > math.MaxInt32 {
 		return fmt.Errorf("runner: %d cases, more than %d", n, math.MaxInt32)
 	}
-	seen := make(map[[16]byte]int32, n)
+	type keyed struct {
+		h keyHash
+		i int32
+	}
+	hashes := make([]keyed, 0, n)
 	for i := range n {
 		c := cases.Case(i)
 		if c.Key == "" {
@@ -242,12 +247,19 @@ func validate(cases CaseList, opts Options) error {
 		if !utf8.ValidString(c.Key) {
 			return fmt.Errorf("runner: case %d (id %q): key %q is not valid UTF-8", i, c.ID, c.Key)
 		}
-		h := sha256.Sum256([]byte(c.Key))
-		k := [16]byte(h[:16])
-		if j, ok := seen[k]; ok && cases.Case(int(j)).Key == c.Key {
-			return fmt.Errorf("runner: cases %d and %d share the key %q", j, i, c.Key)
+		hashes = append(hashes, keyed{hashKey(c.Key), int32(i)})
+	}
+	slices.SortFunc(hashes, func(a, b keyed) int {
+		if c := bytes.Compare(a.h[:], b.h[:]); c != 0 {
+			return c
 		}
-		seen[k] = int32(i)
+		return cmp.Compare(a.i, b.i)
+	})
+	for j := 1; j < len(hashes); j++ {
+		a, b := hashes[j-1], hashes[j]
+		if a.h == b.h && cases.Case(int(a.i)).Key == cases.Case(int(b.i)).Key {
+			return fmt.Errorf("runner: cases %d and %d share the key %q", a.i, b.i, cases.Case(int(b.i)).Key)
+		}
 	}
 	return nil
 }

@@ -162,6 +162,8 @@ func WriteReport(dir string) (*Report, int, int, error) {
 		title += ": " + model
 	}
 	// report.html holds every case, for people to browse.
+	// The page reads the rows once (its kind is given); the report is
+	// aggregated on the way.
 	run := html.Run{Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindDiffXYZ,
 		Each: func(fn func(map[string]any) error) error {
 			if aggregated {

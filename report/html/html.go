@@ -235,37 +235,49 @@ type meta struct {
 	Filters []string `json:"filters"`
 }
 
-// Write writes the page of runs to w. It reads each run's rows twice: for
-// the charts, the columns and the kind, then for the cases, which go out
-// chunk by chunk.
+// Write writes the page of runs to w. When every run has its Kind, it
+// reads each run's rows once: the chunks of full rows go out as they
+// fill, and the charts, the columns and the table, which the page holds
+// after them, are gathered on the way. Otherwise a first pass detects the
+// kinds.
 func Write(w io.Writer, title string, runs []Run) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("html: no run")
 	}
 	stats := make([]*runStats, len(runs))
+	for i, r := range runs {
+		stats[i] = newRunStats(r.Name)
+	}
 	has := map[string]bool{}
 	all := newRunStats("")
-	for i, r := range runs {
-		st := newRunStats(r.Name)
-		detected := ""
-		err := r.each(func(row map[string]any) error {
-			if r.Kind == "" && detected == "" {
-				detected = rowKind(row)
-			}
-			for k := range row {
-				has[k] = true
-			}
-			st.add(row)
-			all.addGeneric(row)
-			return nil
-		})
-		if err != nil {
-			return err
+	gather := func(i int, row map[string]any) {
+		for k := range row {
+			has[k] = true
 		}
-		if runs[i].Kind == "" {
-			runs[i].Kind = cmp.Or(detected, KindGeneric)
+		stats[i].add(row)
+		all.addGeneric(row)
+	}
+	known := true
+	for _, r := range runs {
+		known = known && r.Kind != ""
+	}
+	if !known {
+		for i, r := range runs {
+			detected := ""
+			err := r.each(func(row map[string]any) error {
+				if detected == "" {
+					detected = rowKind(row)
+				}
+				gather(i, row)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if runs[i].Kind == "" {
+				runs[i].Kind = cmp.Or(detected, KindGeneric)
+			}
 		}
-		stats[i] = st
 	}
 	kind := runs[0].Kind
 	for _, r := range runs[1:] {
@@ -280,31 +292,26 @@ func Write(w io.Writer, title string, runs []Run) error {
 		}
 		title = "patchbench: " + strings.Join(names, " vs ")
 	}
-	m := meta{Title: title, Kind: kind, Chunk: chunkSize}
-	for _, st := range stats {
-		m.Runs = append(m.Runs, st.name)
-		m.N += st.n
+	// The table's columns: those of the kind that the rows have; in one
+	// pass, every column of the kind, the absent ones dropped at the end.
+	cols := wantColumns(kind)
+	if !known {
+		cols, _ = columns(kind, has)
 	}
-	charts, err := makeCharts(kind, stats, all)
-	if err != nil {
-		return err
-	}
-	m.Charts = charts
-	m.Columns, m.Filters = columns(kind, has)
 
 	if err := pageHead.Execute(w, map[string]any{
 		"Title": htmlEscape(title), "CSS": pageCSS, "Vega": vegaJS, "VegaLite": vegaLiteJS, "VegaEmbed": vegaEmbedJS,
 	}); err != nil {
 		return fmt.Errorf("html: %w", err)
 	}
-	// The summary: one array per case, in the order of m.Columns, after
+	// The summary: one array per case, in the order of the columns, after
 	// the run's index, gzipped as it grows. The full rows go out in
 	// chunks as each fills.
 	table, err := newGzipArray()
 	if err != nil {
 		return err
 	}
-	defer table.close()
+	defer func() { table.close() }()
 	var chunk []any
 	nchunks := 0
 	flush := func() error {
@@ -324,9 +331,12 @@ func Write(w io.Writer, title string, runs []Run) error {
 	}
 	for ri, r := range runs {
 		err := r.each(func(row map[string]any) error {
-			cells := make([]any, 0, len(m.Columns)+1)
+			if known {
+				gather(ri, row)
+			}
+			cells := make([]any, 0, len(cols)+1)
 			cells = append(cells, ri)
-			for _, c := range m.Columns {
+			for _, c := range cols {
 				cells = append(cells, cell(kind, row, c))
 			}
 			if err := table.add(cells); err != nil {
@@ -344,6 +354,30 @@ func Write(w io.Writer, title string, runs []Run) error {
 	}
 	if err := flush(); err != nil {
 		return err
+	}
+
+	m := meta{Title: title, Kind: kind, Chunk: chunkSize}
+	for _, st := range stats {
+		m.Runs = append(m.Runs, st.name)
+		m.N += st.n
+	}
+	if m.Charts, err = makeCharts(kind, stats, all); err != nil {
+		return err
+	}
+	m.Columns, m.Filters = columns(kind, has)
+	if len(m.Columns) < len(cols) {
+		keep := []int{0} // the run's index
+		for i, c := range cols {
+			if slices.Contains(m.Columns, c) {
+				keep = append(keep, i+1)
+			}
+		}
+		projected, err := table.project(keep)
+		if err != nil {
+			return err
+		}
+		table.close()
+		table = projected
 	}
 	metaJSON, err := json.Marshal(m) // escapes <, > and & for the script element
 	if err != nil {
@@ -421,6 +455,51 @@ func (a *gzipArray) writeTo(w io.Writer) error {
 	return nil
 }
 
+// project returns a new array of the elements (arrays) of a, each cut to
+// the positions keep; a is left open.
+func (a *gzipArray) project(keep []int) (*gzipArray, error) {
+	a.zw.Write([]byte("]\n"))
+	if err := a.zw.Close(); err != nil {
+		return nil, fmt.Errorf("html: %w", err)
+	}
+	if err := a.bw.Flush(); err != nil {
+		return nil, fmt.Errorf("html: %w", err)
+	}
+	if _, err := a.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("html: %w", err)
+	}
+	zr, err := gzip.NewReader(bufio.NewReader(a.f))
+	if err != nil {
+		return nil, fmt.Errorf("html: %w", err)
+	}
+	out, err := newGzipArray()
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(zr)
+	dec.UseNumber() // numbers go out as they came
+	if _, err := dec.Token(); err != nil {
+		out.close()
+		return nil, fmt.Errorf("html: %w", err)
+	}
+	for dec.More() {
+		var cells []any
+		if err := dec.Decode(&cells); err != nil {
+			out.close()
+			return nil, fmt.Errorf("html: %w", err)
+		}
+		kept := make([]any, 0, len(keep))
+		for _, i := range keep {
+			kept = append(kept, cells[i])
+		}
+		if err := out.add(kept); err != nil {
+			out.close()
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // close frees the array without writing it.
 func (a *gzipArray) close() { a.f.Close() }
 
@@ -444,19 +523,22 @@ func gzipBase64(v any) (string, error) {
 	return base64.StdEncoding.EncodeToString(b.Bytes()), nil
 }
 
+// wantColumns are the case table's columns for a kind of run, when the
+// rows have them.
+func wantColumns(kind string) []string {
+	switch kind {
+	case KindDiffXYZ:
+		return []string{"id", "task", "format", "prompt", "lang", "size_class", "status", "em", "iou", "applied", "parsed"}
+	case KindSWE:
+		return []string{"instance_id", "status", "patch_status", "format", "repairs", "reason"}
+	}
+	return []string{"id", "task", "format", "status", "score", "error"}
+}
+
 // columns returns the case table's columns and the ones it has a filter
 // for, by kind: the fields present in some row (has), in a fixed order.
 func columns(kind string, has map[string]bool) (cols, filters []string) {
-	var want []string
-	switch kind {
-	case KindDiffXYZ:
-		want = []string{"id", "task", "format", "prompt", "lang", "size_class", "status", "em", "iou", "applied", "parsed"}
-	case KindSWE:
-		want = []string{"instance_id", "status", "patch_status", "format", "repairs", "reason"}
-	default:
-		want = []string{"id", "task", "format", "status", "score", "error"}
-	}
-	for _, c := range want {
+	for _, c := range wantColumns(kind) {
 		if has[c] || c == "status" && (kind == KindDiffXYZ || kind == KindGeneric) {
 			cols = append(cols, c)
 		}

@@ -2,9 +2,14 @@ package html
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -103,5 +108,64 @@ func TestLoadLastRowOfKeyCounts(t *testing.T) {
 	}
 	if len(rows) != 2 || rows[0]["key"] != "b" || rows[1]["key"] != "a" || rows[1]["em"] != 1.0 {
 		t.Errorf("rows %v, want b then a (em 1)", rows)
+	}
+}
+
+// pageData decodes the meta and the case table of a page.
+func pageData(t *testing.T, page string) (meta, [][]any) {
+	t.Helper()
+	field := func(id string) string {
+		i := strings.Index(page, `id="`+id+`">`)
+		if i < 0 {
+			t.Fatalf("no %s in the page", id)
+		}
+		rest := page[i+len(`id="`+id+`">`):]
+		return rest[:strings.Index(rest, "</script>")]
+	}
+	var m meta
+	if err := json.Unmarshal([]byte(field("pb-meta")), &m); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(field("pb-cases"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table [][]any
+	if err := json.NewDecoder(zr).Decode(&table); err != nil {
+		t.Fatal(err)
+	}
+	return m, table
+}
+
+// A page written in one pass (the kind given) has what a page written in
+// two passes (the kind detected) has: the same meta, the same table, the
+// absent columns dropped, the same chunks.
+func TestOnePassPageMatchesTwoPasses(t *testing.T) {
+	for _, c := range []struct {
+		kind string
+		rows []map[string]any
+	}{{KindSWE, sweRows()}, {KindDiffXYZ, diffxyzRows(300, 1)}} {
+		var one, two bytes.Buffer
+		if err := Write(&two, "t", []Run{{Name: "r", Rows: c.rows}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(&one, "t", []Run{{Name: "r", Kind: c.kind, Rows: c.rows}}); err != nil {
+			t.Fatal(err)
+		}
+		m1, t1 := pageData(t, one.String())
+		m2, t2 := pageData(t, two.String())
+		if !reflect.DeepEqual(m1, m2) || !reflect.DeepEqual(t1, t2) {
+			t.Errorf("%s: one pass: %v %v\ntwo passes: %v %v", c.kind, m1.Columns, t1[:1], m2.Columns, t2[:1])
+		}
+		if one.String() != two.String() {
+			t.Errorf("%s: the pages differ", c.kind)
+		}
+		if c.kind == KindSWE && (slices.Contains(m1.Columns, "format") || len(t1[0]) != len(m1.Columns)+1) {
+			t.Errorf("swe: columns %v, table rows of %d cells", m1.Columns, len(t1[0]))
+		}
 	}
 }
