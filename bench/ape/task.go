@@ -49,11 +49,22 @@ func (t *Task) Path() string {
 
 // ReadTasks reads tasks from a JSONL file.
 func ReadTasks(path string) ([]Task, error) {
+	tasks, bad, err := ReadTasksLenient(path)
+	if err == nil && len(bad) > 0 {
+		err = bad[0]
+	}
+	return tasks, err
+}
+
+// ReadTasksLenient reads a tasks file past its bad lines (not JSON, no
+// file path, an id seen before), which it returns in bad, each naming the
+// file, the line and the id; the other tasks run.
+func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("ape: %w", err)
+		return nil, nil, fmt.Errorf("ape: %w", err)
 	}
-	var tasks []Task
+	seen := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 256<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -62,14 +73,24 @@ func ReadTasks(path string) ([]Task, error) {
 		}
 		var t Task
 		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
-			return nil, fmt.Errorf("ape: %s:%d: %w", path, line, err)
+			bad = append(bad, fmt.Errorf("ape: %s:%d: %w", path, line, err))
+			continue
+		}
+		if t.Path() == "" {
+			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): no file path", path, line, t.ID))
+			continue
 		}
 		if t.ID == "" {
 			t.ID = fmt.Sprintf("%.12s:%s", t.CommitHash, t.Path())
 		}
+		if first, dup := seen[t.ID]; dup {
+			bad = append(bad, fmt.Errorf("ape: %s:%d: task %q is also on line %d", path, line, t.ID, first))
+			continue
+		}
+		seen[t.ID] = line
 		tasks = append(tasks, t)
 	}
-	return tasks, sc.Err()
+	return tasks, bad, sc.Err()
 }
 
 // WriteTasks writes tasks as JSONL, atomically.

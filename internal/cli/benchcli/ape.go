@@ -238,9 +238,16 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(fmt.Errorf("ape run: %w", err))
 	}
-	tasks, err := ape.ReadTasks(o.dataset)
+	// A bad task is left out, named; the others run.
+	tasks, bad, err := ape.ReadTasksLenient(o.dataset)
 	if err != nil {
 		return cli.Usage(err)
+	}
+	for _, b := range bad {
+		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
+	}
+	if len(tasks) == 0 {
+		return cli.Usage(fmt.Errorf("ape run: %s: no usable task", o.dataset))
 	}
 	if o.run.out != "" {
 		ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
