@@ -5,4 +5,5 @@
 # Targets: under 50 MB, interactive in under 5 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PATCHBENCH_HTML_BENCH=${1:-100000} go test ./report/html -run '^TestPageScale$' -count=1 -v -timeout 20m | grep -E '^cases|SKIP|FAIL|ok'
+# With RESULTS=FILE, the page of that results file (a real run's) instead.
+PATCHBENCH_HTML_RESULTS=${RESULTS:-} PATCHBENCH_HTML_BENCH=${1:-100000} go test ./report/html -run '^TestPageScale$' -count=1 -v -timeout 20m | grep -E '^cases|SKIP|FAIL|ok'

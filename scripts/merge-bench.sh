@@ -9,6 +9,7 @@
 #
 # Usage: scripts/merge-bench.sh            (ROWS=6667 SHARDS=4)
 #        ROWS=1000 SHARDS=3 scripts/merge-bench.sh
+#        KEEP=DIR scripts/merge-bench.sh   (the merged run is moved to DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data}
@@ -40,3 +41,6 @@ rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$TMP/
 out_rows=$(wc -l < "$TMP/merged/results.jsonl")
 echo "merge of $shards shards: $in_rows result rows ($in_mb MB) -> $out_rows rows, report.json, report.md, report.html"
 echo "wall ${wall} s, peak RSS ${rss} MB; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "${KEEP:-}" ]; then
+  mv "$TMP/merged" "$KEEP"
+fi

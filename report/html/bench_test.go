@@ -1,6 +1,7 @@
 package html
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,22 +12,34 @@ import (
 )
 
 // TestPageScale is the measurement scripts/html-bench.sh runs: a page of
-// generated Diff-XYZ cases (PATCHBENCH_HTML_BENCH of them), its size and the
-// time until it is interactive (the case table usable) and ready (charts
-// drawn) in headless Chromium. It prints figures and asserts no time.
+// generated Diff-XYZ cases (PATCHBENCH_HTML_BENCH of them), or of a real
+// run's results file (PATCHBENCH_HTML_RESULTS), its size and the time
+// until it is interactive (the case table usable) and ready (charts drawn)
+// in headless Chromium. It prints figures and asserts no time.
 func TestPageScale(t *testing.T) {
 	var n int
-	if _, err := fmt.Sscan(os.Getenv("PATCHBENCH_HTML_BENCH"), &n); err != nil || n <= 0 {
-		t.Skip("set PATCHBENCH_HTML_BENCH=N to measure a page of N cases")
+	results := os.Getenv("PATCHBENCH_HTML_RESULTS")
+	if _, err := fmt.Sscan(os.Getenv("PATCHBENCH_HTML_BENCH"), &n); (err != nil || n <= 0) && results == "" {
+		t.Skip("set PATCHBENCH_HTML_BENCH=N to measure a page of N cases, or PATCHBENCH_HTML_RESULTS=FILE for a run's")
 	}
-	rows := diffxyzRows((n+7)/8, 0)[:n]
-	for i, r := range rows {
-		r["key"] = fmt.Sprintf("%d|%s", i, r["key"])
-		r["id"] = fmt.Sprintf("repo-%d/file-%d.go", i%977, i)
+	run := Run{Name: "bench"}
+	if results != "" {
+		var err error
+		if run, err = Load("bench", results); err != nil {
+			t.Fatal(err)
+		}
+		run.Kind = KindDiffXYZ
+	} else {
+		rows := diffxyzRows((n+7)/8, 0)[:n]
+		for i, r := range rows {
+			r["key"] = fmt.Sprintf("%d|%s", i, r["key"])
+			r["id"] = fmt.Sprintf("repo-%d/file-%d.go", i%977, i)
+		}
+		run.Rows = rows
 	}
 	path := filepath.Join(t.TempDir(), "report.html")
 	start := time.Now()
-	if err := WriteFile(path, "", []Run{{Name: "bench", Rows: rows}}); err != nil {
+	if err := WriteFile(path, "", []Run{run}); err != nil {
 		t.Fatal(err)
 	}
 	written := time.Since(start)
@@ -52,6 +65,6 @@ func TestPageScale(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Text("#count", &count, chromedp.ByID)); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("cases %d: page %.1f MB, written in %.1f s; interactive after %.2f s, charts drawn after %.2f s; table: %s\n",
-		n, float64(info.Size())/1e6, written.Seconds(), interactive.Seconds(), ready.Seconds(), count)
+	fmt.Printf("cases %s: page %.1f MB, written in %.1f s; interactive after %.2f s, charts drawn after %.2f s; table: %s\n",
+		cmp.Or(results, fmt.Sprint(n)), float64(info.Size())/1e6, written.Seconds(), interactive.Seconds(), ready.Seconds(), count)
 }

@@ -189,6 +189,15 @@ func TestBrowserPageLoads(t *testing.T) {
 
 func TestBrowserCaseBrowser(t *testing.T) {
 	rows := diffxyzRows(40, 0)
+	// Long responses, shared by the cases of case-7, go into their chunk's
+	// string table once; the page puts them back, and finds the edit in
+	// them after non-ASCII text.
+	preamble := strings.Repeat("Voilà 😀 the change. ", 40)
+	for _, r := range rows {
+		if strings.HasPrefix(r["id"].(string), "case-7:") {
+			r["response"] = preamble + r["response"].(string)
+		}
+	}
 	ctx, w, _ := open(t, []Run{{Name: "a", Rows: rows}})
 	count := func() string { return eval[string](t, ctx, `document.getElementById("count").textContent`) }
 	if got, want := count(), fmt.Sprintf("%d of %d cases", len(rows), len(rows)); got != want {
@@ -219,6 +228,9 @@ func TestBrowserCaseBrowser(t *testing.T) {
 	title := eval[string](t, ctx, `document.querySelector("#case h2").textContent`)
 	if !strings.Contains(title, "case-7:") {
 		t.Errorf("opened case %q, want case-7", title)
+	}
+	if resp := eval[string](t, ctx, `[...document.querySelectorAll("#case pre")].map(p => p.textContent).join("\n")`); !strings.HasPrefix(resp, preamble) {
+		t.Errorf("the response shown does not start with its long preamble: %.80q", resp)
 	}
 	colours := eval[[]string](t, ctx, `["add", "del"].map(c => getComputedStyle(document.querySelector("#case table.diff tr." + c)).backgroundColor)`)
 	if colours[0] != "rgb(230, 255, 236)" || colours[1] != "rgb(255, 235, 233)" {

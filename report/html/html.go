@@ -318,7 +318,7 @@ func Write(w io.Writer, title string, runs []Run) error {
 		if len(chunk) == 0 {
 			return nil
 		}
-		s, err := gzipBase64(chunk)
+		s, err := gzipBase64(internChunk(chunk))
 		if err != nil {
 			return err
 		}
@@ -579,6 +579,57 @@ func cell(kind string, row map[string]any, c string) any {
 	}
 }
 
+// internMin is the length from which a string of a row is kept once per
+// chunk: the reference answers of a row's cases repeat whole files, too far
+// apart for gzip's 32 KiB window to find.
+const internMin = 512
+
+// chunkData is a chunk of full rows as the page reads it: the long strings
+// of its rows once each (S), and the cases (C) with {"$pb_s": i} in their
+// place.
+type chunkData struct {
+	S []string `json:"s"`
+	C []any    `json:"c"`
+}
+
+// internChunk puts each long string of the chunk's rows into the string
+// table once. The rows are copied, not changed.
+func internChunk(chunk []any) chunkData {
+	out := chunkData{S: []string{}, C: make([]any, len(chunk))}
+	index := map[string]int{}
+	for i, x := range chunk {
+		d := x.(caseDetail)
+		row := make(map[string]any, len(d.Row))
+		for k, v := range d.Row {
+			if str, ok := v.(string); ok && len(str) >= internMin {
+				j, seen := index[str]
+				if !seen {
+					j = len(out.S)
+					index[str] = j
+					out.S = append(out.S, str)
+				}
+				v = map[string]int{"$pb_s": j}
+			}
+			row[k] = v
+		}
+		d.Row = row
+		out.C[i] = d
+	}
+	return out
+}
+
+// utf16Len is the length of s in UTF-16 code units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
 // caseStatus is one word for a Diff-XYZ or other row: failed (the runner
 // could not score it), exact (EM 1), applied (the edit applied, not
 // exactly), or wrong; for other rows its status field or ok.
@@ -610,7 +661,11 @@ type caseDetail struct {
 }
 
 type editInfo struct {
-	Text   string `json:"text"`
+	// Text is the edit, or, when it is a part of the response, empty and
+	// At says where (UTF-16 offsets, as JavaScript slices strings): the
+	// page does not carry it twice.
+	Text   string `json:"text,omitempty"`
+	At     []int  `json:"at,omitempty"`
 	Format string `json:"format"`
 	Source string `json:"source"`
 }
@@ -641,6 +696,10 @@ func detail(row map[string]any) caseDetail {
 	}
 	if err == nil && res.Text != "" {
 		d.Edit = &editInfo{Text: res.Text, Format: string(res.Format), Source: res.Source}
+		if i := strings.Index(resp, res.Text); i >= 0 {
+			start := utf16Len(resp[:i])
+			d.Edit.At, d.Edit.Text = []int{start, start + utf16Len(res.Text)}, ""
+		}
 	}
 	for _, c := range res.Candidates {
 		d.Candidates = append(d.Candidates, candInfo{

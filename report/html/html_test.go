@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 var formats = []string{"udiff", "udiff-h", "search-replace", "v4a"}
@@ -167,5 +168,21 @@ func TestOnePassPageMatchesTwoPasses(t *testing.T) {
 		if c.kind == KindSWE && (slices.Contains(m1.Columns, "format") || len(t1[0]) != len(m1.Columns)+1) {
 			t.Errorf("swe: columns %v, table rows of %d cells", m1.Columns, len(t1[0]))
 		}
+	}
+}
+
+// The edit found in a response is stored as where it is in the response,
+// in UTF-16 units as the page slices strings: what the page shows is the
+// edit, whatever characters come before it.
+func TestEditStoredAsOffsets(t *testing.T) {
+	resp := "Voilà 😀, the fix:\n```diff\n--- a/é.go\n+++ b/é.go\n@@ -1 +1 @@\n-a 😀\n+b\n```\n"
+	d := detail(map[string]any{"response": resp})
+	if d.Edit == nil || d.Edit.Text != "" || len(d.Edit.At) != 2 {
+		t.Fatalf("edit %+v, want offsets only", d.Edit)
+	}
+	units := utf16.Encode([]rune(resp))
+	got := string(utf16.Decode(units[d.Edit.At[0]:d.Edit.At[1]]))
+	if !strings.HasPrefix(got, "--- a/é.go\n") || !strings.HasSuffix(got, "+b\n") {
+		t.Errorf("the page would show %q", got)
 	}
 }

@@ -165,11 +165,22 @@
   }
   tbody.addEventListener("scroll", () => requestAnimationFrame(draw));
 
-  // Case details, decoded a chunk at a time.
+  // Case details, decoded a chunk at a time. A chunk is {s, c}: the long
+  // strings its rows share once each in s, and the cases in c, whose row
+  // fields hold {"$pb_s": index} in their place.
   const chunks = new Map();
+  async function loadChunk(k) {
+    const { s, c } = await gunzip($("pb-chunk-" + k).textContent);
+    for (const d of c) {
+      for (const [f, v] of Object.entries(d.row)) {
+        if (v && typeof v === "object" && typeof v.$pb_s === "number") d.row[f] = s[v.$pb_s];
+      }
+    }
+    return c;
+  }
   async function caseDetail(i) {
     const k = Math.floor(i / meta.chunk);
-    if (!chunks.has(k)) chunks.set(k, gunzip($("pb-chunk-" + k).textContent));
+    if (!chunks.has(k)) chunks.set(k, loadChunk(k));
     return (await chunks.get(k))[i % meta.chunk];
   }
 
@@ -241,7 +252,9 @@
     if (resp) { section(box, "Response"); pre(box, resp[1]); }
     if (d.edit) {
       section(box, "Edit (" + (d.edit.format || "?") + ", from " + d.edit.source + ")");
-      box.appendChild(renderDiff(d.edit.text, d.edit.format));
+      // The edit is the response's text from at[0] to at[1] unless given.
+      const text = d.edit.text !== undefined ? d.edit.text : String(row.response || "").slice(d.edit.at[0], d.edit.at[1]);
+      box.appendChild(renderDiff(text, d.edit.format));
     }
     if (d.candidates && d.candidates.length) {
       section(box, "Extraction");
