@@ -18,6 +18,7 @@ import (
 	"github.com/patchbench/patchbench/metrics"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/patch/repair"
+	"github.com/patchbench/patchbench/report/html"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -468,7 +469,20 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	if err := writeFile(filepath.Join(dir, "report.json"), append(data, '\n')); err != nil {
 		return nil, err
 	}
-	return rep, writeFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()))
+	if err := writeFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown())); err != nil {
+		return nil, err
+	}
+	// report.html: the pass@k curves and every candidate, for people to
+	// browse.
+	path := filepath.Join(dir, ResultsFile)
+	err = html.WriteFile(filepath.Join(dir, "report.html"), "APE-Bench: "+filepath.Base(filepath.Clean(dir)), []html.Run{{
+		Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindAPE,
+		Each: func(fn func(map[string]any) error) error { _, err := runner.EachRow(path, fn); return err },
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("ape: %w", err)
+	}
+	return rep, nil
 }
 
 // Markdown renders the report as report.md.

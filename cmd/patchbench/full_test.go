@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,8 +83,11 @@ func TestHandOver(t *testing.T) {
 		t.Fatalf("diffxyz run: %v\n%s", err, out)
 	}
 	page := filepath.Join(dir, "page.html")
+	rows := strings.Count(readFile(t, filepath.Join(run, "results.jsonl")), "\n")
 	if out, err := exec.Command(filepath.Join(dir, "patchbench"), "report", "--html", page, run).CombinedOutput(); err != nil {
 		t.Errorf("report --html: %v\n%s", err, out)
+	} else if want := fmt.Sprintf("%d cases of 1 runs written", rows); !strings.Contains(string(out), want) {
+		t.Errorf("report --html says %q, want %q", out, want)
 	} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "vega") {
 		t.Errorf("report --html wrote no page with its charts: %v (%d bytes)", err, len(b))
 	}

@@ -153,6 +153,10 @@ func TestBrowserPageLoads(t *testing.T) {
 		{"diffxyz", []Run{{Name: "a", Rows: diffxyzRows(40, 0)}}, 4},
 		{"diffxyz-two-runs", []Run{{Name: "a", Rows: diffxyzRows(40, 0)}, {Name: "b", Rows: diffxyzRows(40, 1)}}, 5},
 		{"swe", []Run{{Name: "s", Rows: sweRows()}}, 3},
+		{"loc", []Run{{Name: "l", Rows: locRows()}}, 3},
+		{"loc-two-runs", []Run{{Name: "l", Rows: locRows()}, {Name: "m", Rows: locRows()[:7]}}, 4},
+		{"ape", []Run{{Name: "p", Rows: apeRows()}}, 2},
+		{"ape-two-runs", []Run{{Name: "p", Rows: apeRows()}, {Name: "q", Rows: apeRows()[:8]}}, 3},
 		{"generic", []Run{{Name: "g", Rows: []map[string]any{{"id": "x", "score": 0.5, "ok": true}, {"id": "y", "score": 1.0, "ok": false}}}}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/patchbench/patchbench/metrics"
 	"github.com/patchbench/patchbench/report"
 )
 
@@ -24,6 +25,10 @@ func makeCharts(kind string, runs []*runStats, all *runStats) ([]chart, error) {
 		return diffxyzCharts(runs)
 	case KindSWE:
 		return sweCharts(runs), nil
+	case KindLoc:
+		return locCharts(runs)
+	case KindAPE:
+		return apeCharts(runs), nil
 	}
 	return genericCharts(runs, all)
 }
@@ -43,7 +48,20 @@ type runStats struct {
 	families map[string]int
 	generic  *report.Aggregator
 	genErr   error
+	// Loc-Bench: the scores (its metrics map) by category, and a histogram
+	// of quality_score in tenths.
+	locAgg  *report.Aggregator
+	locErr  error
+	quality [11]int
+	// APE: per task, its candidates and how many compiled and passed the
+	// judge.
+	apeTasks map[string]*apeCounts
 }
+
+type apeCounts struct{ n, compile, judge int }
+
+// locMetrics are the Loc-Bench scores the charts show, in order.
+var locMetrics = []string{"file_recall", "file_precision", "line_coverage", "function_hit_rate", "quality_score", "quality_score_v2", "file_acc@5", "function_acc@10"}
 
 // diffxyzAggs are the (dimensions, metric) pairs the Diff-XYZ charts draw.
 var diffxyzAggs = []struct {
@@ -66,6 +84,8 @@ func newRunStats(name string) *runStats {
 		st.aggs[aggKey(a.dims, a.metric)], _ = report.NewAggregator(report.Spec{Dims: a.dims, Metrics: []string{a.metric}})
 	}
 	st.generic, _ = report.NewAggregator(report.Spec{})
+	st.locAgg, _ = report.NewAggregator(report.Spec{Dims: []string{"category"}, Metrics: locMetrics})
+	st.apeTasks = map[string]*apeCounts{}
 	return st
 }
 
@@ -98,6 +118,34 @@ func (st *runStats) add(row map[string]any) {
 		st.families[errorFamily(e)]++
 	}
 	st.addGeneric(row)
+	if ms, ok := row["metrics"].(map[string]any); ok && st.locErr == nil {
+		flat := map[string]any{"category": row["category"]}
+		for k, v := range ms {
+			flat[k] = v
+		}
+		if err := st.locAgg.Add(flat); err != nil {
+			st.locErr = fmt.Errorf("html: run %s: %w", st.name, err)
+		}
+		if q, ok := ms["quality_score"].(float64); ok {
+			st.quality[min(max(int(q*10), 0), 10)]++
+		}
+	}
+	if task, ok := row["task"].(string); ok {
+		if _, ape := row["judge_pass"]; ape {
+			c := st.apeTasks[task]
+			if c == nil {
+				c = &apeCounts{}
+				st.apeTasks[task] = c
+			}
+			c.n++
+			if row["compile_pass"] == true {
+				c.compile++
+			}
+			if row["judge_pass"] == true {
+				c.judge++
+			}
+		}
+	}
 }
 
 func (st *runStats) addGeneric(row map[string]any) {
@@ -333,4 +381,144 @@ func genericCharts(runs []*runStats, all *runStats) ([]chart, error) {
 		charts = append(charts, chart{title, barSpec(pts, "run", "", m.Name, m.Kind == report.Rate)})
 	}
 	return charts, nil
+}
+
+// locCharts: the mean of each score, run by run; quality_score by
+// category; and the distribution of quality_score over the cases.
+func locCharts(runs []*runStats) ([]chart, error) {
+	var means, byCat, hist []point
+	for _, r := range runs {
+		if r.locErr != nil {
+			return nil, r.locErr
+		}
+		rep, err := r.locAgg.Report()
+		if err != nil {
+			return nil, fmt.Errorf("html: run %s: %w", r.name, err)
+		}
+		for _, m := range locMetrics {
+			if st, ok := rep.Total.Stats[m]; ok {
+				means = append(means, point{"run": r.name, "metric": m, "value": st.Value, "n": st.N})
+			}
+		}
+		for _, p := range points(r.name, rep, []string{"category"}, "quality_score") {
+			if p["category"] == "" {
+				p["category"] = "(none)"
+			}
+			byCat = append(byCat, p)
+		}
+		for i, c := range r.quality {
+			label := fmt.Sprintf("%.1f–%.1f", float64(i)/10, float64(i+1)/10)
+			if i == 10 {
+				label = "1.0"
+			}
+			hist = append(hist, point{"run": r.name, "quality": label, "value": c, "n": c})
+		}
+	}
+	var charts []chart
+	if len(means) > 0 {
+		charts = append(charts, chart{"Scores (means over cases)", barSpec(means, "metric", "", "mean", true)})
+	}
+	if len(byCat) > 0 {
+		charts = append(charts, chart{"quality_score by category", barSpec(byCat, "category", "", "quality_score", true)})
+		charts = append(charts, chart{"Distribution of quality_score", barSpec(hist, "quality", "", "cases", false)})
+	}
+	if d := differences(runs, means, "metric"); len(d) > 0 {
+		charts = append(charts, chart{"Score difference to " + runs[0].name, barSpec(d, "metric", "", "Δ mean", false)})
+	}
+	return charts, nil
+}
+
+// differences returns, for each run after the first, its points minus the
+// first run's point with the same value of field.
+func differences(runs []*runStats, pts []point, field string) []point {
+	if len(runs) < 2 {
+		return nil
+	}
+	base := map[any]float64{}
+	for _, p := range pts {
+		if p["run"] == runs[0].name {
+			base[p[field]] = p["value"].(float64)
+		}
+	}
+	var out []point
+	for _, p := range pts {
+		b, ok := base[p[field]]
+		if p["run"] == runs[0].name || !ok {
+			continue
+		}
+		out = append(out, point{"run": p["run"], field: p[field], "value": p["value"].(float64) - b, "n": p["n"]})
+	}
+	return out
+}
+
+// apeCharts: compile_pass@k and judge_pass@k for k = 1..n (averaged over
+// tasks, n the fewest candidates a task has), and the semantic drop at
+// each k: how much of what compiles the judge rejects.
+func apeCharts(runs []*runStats) []chart {
+	var curves, drops []point
+	for _, r := range runs {
+		if len(r.apeTasks) == 0 {
+			continue
+		}
+		n := -1
+		for _, c := range r.apeTasks {
+			if n < 0 || c.n < n {
+				n = c.n
+			}
+		}
+		ids := slices.Sorted(maps.Keys(r.apeTasks))
+		for k := 1; k <= n; k++ {
+			var cs, js []float64
+			for _, id := range ids {
+				c := r.apeTasks[id]
+				cs = append(cs, metrics.PassAtK(n, min(c.compile, n), k))
+				js = append(js, metrics.PassAtK(n, min(c.judge, n), k))
+			}
+			cm, jm := metrics.Mean(cs), metrics.Mean(js)
+			curves = append(curves,
+				point{"run": r.name, "k": k, "stage": "compile", "value": cm, "n": len(ids)},
+				point{"run": r.name, "k": k, "stage": "judge", "value": jm, "n": len(ids)})
+			drops = append(drops, point{"run": r.name, "k": k, "value": metrics.SemanticDrop(cm, jm), "n": len(ids)})
+		}
+	}
+	if len(curves) == 0 {
+		return nil
+	}
+	charts := []chart{
+		{"pass@k: compile and judge", lineSpec(curves, "stage", "pass@k")},
+		{"Semantic drop by k", lineSpec(drops, "", "semantic drop")},
+	}
+	var judged []point
+	for _, p := range curves {
+		if p["stage"] == "judge" {
+			judged = append(judged, p)
+		}
+	}
+	if d := differences(runs, judged, "k"); len(d) > 0 {
+		charts = append(charts, chart{"judge_pass@k difference to " + runs[0].name, barSpec(d, "k", "", "Δ judge_pass@k", false)})
+	}
+	return charts
+}
+
+// lineSpec is a line chart of value by k, a line per series (and per run).
+func lineSpec(data []point, series, yTitle string) map[string]any {
+	color := map[string]any{"field": "run", "type": "nominal", "title": "run"}
+	enc := map[string]any{
+		"x":       map[string]any{"field": "k", "type": "ordinal", "title": "k"},
+		"y":       map[string]any{"field": "value", "type": "quantitative", "title": yTitle, "scale": map[string]any{"domain": []float64{0, 1}}, "axis": map[string]any{"format": ".0%"}},
+		"color":   color,
+		"tooltip": []any{map[string]any{"field": "run"}, map[string]any{"field": "k"}, map[string]any{"field": "value", "format": ".3f"}, map[string]any{"field": "n"}},
+	}
+	if series != "" {
+		enc["strokeDash"] = map[string]any{"field": series, "type": "nominal", "title": series}
+		enc["detail"] = map[string]any{"field": series}
+	}
+	return map[string]any{
+		"$schema":  "https://vega.github.io/schema/vega-lite/v6.json",
+		"data":     map[string]any{"values": data},
+		"mark":     map[string]any{"type": "line", "point": true, "tooltip": true},
+		"encoding": enc,
+		"width":    320,
+		"height":   180,
+	}
 }

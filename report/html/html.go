@@ -36,6 +36,8 @@ import (
 const (
 	KindDiffXYZ = "diffxyz"
 	KindSWE     = "swe"
+	KindLoc     = "loc"
+	KindAPE     = "ape"
 	KindGeneric = "generic"
 )
 
@@ -154,6 +156,16 @@ func DetectKind(rows []map[string]any) string {
 
 // rowKind is the kind a row shows, or "" when it shows none.
 func rowKind(r map[string]any) string {
+	if _, ok := r["metrics"].(map[string]any); ok {
+		if _, ok := r["found"]; ok {
+			return KindLoc
+		}
+	}
+	if _, ok := r["sample"]; ok {
+		if _, ok := r["judge_pass"]; ok {
+			return KindAPE
+		}
+	}
 	if _, ok := r["instance_id"]; ok {
 		if _, ok := r["status"]; ok {
 			return KindSWE
@@ -253,6 +265,11 @@ func Write(w io.Writer, title string, runs []Run) error {
 	gather := func(i int, row map[string]any) {
 		for k := range row {
 			has[k] = true
+		}
+		if ms, ok := row["metrics"].(map[string]any); ok { // Loc-Bench's scores
+			for k := range ms {
+				has[k] = true
+			}
 		}
 		stats[i].add(row)
 		all.addGeneric(row)
@@ -531,6 +548,10 @@ func wantColumns(kind string) []string {
 		return []string{"id", "task", "format", "prompt", "lang", "size_class", "status", "em", "iou", "applied", "parsed"}
 	case KindSWE:
 		return []string{"instance_id", "status", "patch_status", "format", "repairs", "reason"}
+	case KindLoc:
+		return []string{"id", "repo", "category", "mode", "status", "quality_score", "quality_score_v2", "file_acc@5", "function_acc@10", "turns"}
+	case KindAPE:
+		return []string{"id", "sample", "category", "difficulty", "status", "applied", "compile_pass", "judge_pass", "grade"}
 	}
 	return []string{"id", "task", "format", "status", "score", "error"}
 }
@@ -539,7 +560,7 @@ func wantColumns(kind string) []string {
 // for, by kind: the fields present in some row (has), in a fixed order.
 func columns(kind string, has map[string]bool) (cols, filters []string) {
 	for _, c := range wantColumns(kind) {
-		if has[c] || c == "status" && (kind == KindDiffXYZ || kind == KindGeneric) {
+		if has[c] || c == "status" && kind != KindSWE {
 			cols = append(cols, c)
 		}
 	}
@@ -565,7 +586,11 @@ func cell(kind string, row map[string]any, c string) any {
 		}
 		return 0
 	}
-	switch v := row[c].(type) {
+	v := row[c]
+	if ms, ok := row["metrics"].(map[string]any); ok && v == nil {
+		v = ms[c] // Loc-Bench's scores are in its metrics
+	}
+	switch v := v.(type) {
 	case string:
 		if len(v) > 200 {
 			return v[:200] + "…"
@@ -639,6 +664,17 @@ func caseStatus(row map[string]any) string {
 	}
 	if s, ok := row["status"].(string); ok && s != "" {
 		return s
+	}
+	if _, ok := row["judge_pass"]; ok { // APE: the last stage the candidate passed
+		switch {
+		case row["judge_pass"] == true:
+			return "passed"
+		case row["compile_pass"] == true:
+			return "compiled"
+		case row["applied"] == true:
+			return "applied"
+		}
+		return "not_applied"
 	}
 	if em, ok := row["em"].(float64); ok {
 		if em == 1 {

@@ -53,9 +53,44 @@ func sweRows() []map[string]any {
 	}
 }
 
+// locRows are Loc-Bench results: scores in a metrics map, by category.
+func locRows() []map[string]any {
+	var rows []map[string]any
+	for i := range 12 {
+		q := float64(i%5) / 4
+		rows = append(rows, map[string]any{
+			"key": fmt.Sprintf("loc-%d", i), "id": fmt.Sprintf("loc-%d", i), "repo": "acme/calc",
+			"category": []string{"fix", "feature", ""}[i%3], "mode": "indexed", "failed": false,
+			"found": map[string]any{"files": []any{"calc.py"}},
+			"metrics": map[string]any{"file_recall": q, "file_precision": q, "line_coverage": q / 2, "quality_score": q,
+				"quality_score_v2": q, "file_acc@5": q, "function_acc@10": q / 2},
+		})
+	}
+	return rows
+}
+
+// apeRows are APE candidates: 3 tasks of 4 samples, some compiling, fewer
+// passing the judge.
+func apeRows() []map[string]any {
+	var rows []map[string]any
+	for t := range 3 {
+		for s := range 4 {
+			task := fmt.Sprintf("t%d", t)
+			rows = append(rows, map[string]any{
+				"key": fmt.Sprintf("%s|%d", task, s), "id": task, "task": task, "sample": float64(s),
+				"category": "Feature", "difficulty": "Easy", "applied": s != 3,
+				"compile_pass": s < 3-t%2, "judge_pass": s < 2-t%2, "grade": "Good",
+				"response": "```diff\n--- a/calc.go\n+++ b/calc.go\n@@ -1 +1 @@\n-a\n+b\n```\n",
+			})
+		}
+	}
+	return rows
+}
+
 func TestDetectKind(t *testing.T) {
 	for want, rows := range map[string][]map[string]any{
 		KindDiffXYZ: diffxyzRows(1, 0), KindSWE: sweRows(), KindGeneric: {{"id": "x", "score": 1.0}},
+		KindLoc: locRows(), KindAPE: apeRows(),
 	} {
 		if got := DetectKind(rows); got != want {
 			t.Errorf("DetectKind = %s, want %s", got, want)
