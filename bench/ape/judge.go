@@ -3,6 +3,7 @@ package ape
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,55 @@ func ParseGrade(answer string) (string, error) {
 	return "", fmt.Errorf("judge answer: unknown grade %q", m[0][1])
 }
 
+// ErrorCategories are the judge's error taxonomy, as its prompt lists it.
+var ErrorCategories = []string{"none", "incomplete", "wrong-logic", "off-target", "style"}
+
+var categoryLine = regexp.MustCompile(`(?mi)^\s*(?:\*\*)?(?:error\s+)?category:(?:\*\*)?\s*(?:\*\*)?([a-z-]+)(?:\*\*)?\s*\.?\s*$`)
+
+// ParseCategory reads the error category of a judge's answer: the last
+// line "Error category: C" (or "Category: C") with C one of
+// ErrorCategories; "" when the answer names none. The grade decides pass
+// or fail; the category only counts in the taxonomy.
+func ParseCategory(answer string) string {
+	m := categoryLine.FindAllStringSubmatch(answer, -1)
+	if len(m) == 0 {
+		return ""
+	}
+	c := strings.ToLower(m[len(m)-1][1])
+	for _, x := range ErrorCategories {
+		if c == x {
+			return c
+		}
+	}
+	return ""
+}
+
+// MajorityCategory is the most frequent category of the votes; a tie goes
+// to an error over "none", then to the one listed first in
+// ErrorCategories (an error named by half the votes is counted), and ""
+// when no vote names one.
+func MajorityCategory(cats []string) string {
+	return majority(cats, append(slices.Clone(ErrorCategories[1:]), ErrorCategories[0]))
+}
+
+// majority returns the most frequent of votes ("" ignored), a tie going to
+// the value that comes first in order.
+func majority(votes, order []string) string {
+	count := map[string]int{}
+	for _, v := range votes {
+		if v != "" {
+			count[v]++
+		}
+	}
+	best := ""
+	for _, v := range order {
+		if count[v] > count[best] {
+			best = v
+		}
+	}
+	return best
+}
+
 func rank(g string) int {
 	for i, x := range Grades {
 		if x == g {
@@ -39,19 +89,9 @@ func rank(g string) int {
 // grades with the same count the worse one wins, so a split judge never
 // passes a candidate (2 Good and 2 Poor give Poor). No grade gives "".
 func Majority(grades []string) string {
-	count := map[string]int{}
-	for _, g := range grades {
-		if g != "" {
-			count[g]++
-		}
-	}
-	best := ""
-	for _, g := range Grades {
-		if count[g] > 0 && count[g] >= count[best] {
-			best = g
-		}
-	}
-	return best
+	worstFirst := slices.Clone(Grades)
+	slices.Reverse(worstFirst)
+	return majority(grades, worstFirst)
 }
 
 // Passes reports whether a majority grade passes: Good or Excellent.

@@ -57,6 +57,11 @@ type Result struct {
 	JudgeError []string `json:"judge_errors,omitempty"`
 	Grade      string   `json:"grade,omitempty"`
 	JudgePass  bool     `json:"judge_pass"`
+	// ErrorCategories are the votes' error categories (see
+	// ParseCategory; none when no vote named one), and ErrorCategory their
+	// majority.
+	ErrorCategories []string `json:"judge_error_categories,omitempty"`
+	ErrorCategory   string   `json:"judge_error_category,omitempty"`
 	runner.ModelCalls
 	Faults
 }
@@ -87,9 +92,9 @@ func OpenModel(ctx context.Context, o runner.ModelOptions, judge bool) (*runner.
 		o.LLM.Oracle = func(ctx context.Context, req llm.Request) (string, error) {
 			if judge {
 				if req.Meta["match"] == "true" {
-					return "Reason: the edit gives the gold result.\nGrade: Excellent\n", nil
+					return "Reason: the edit gives the gold result.\nError category: none\nGrade: Excellent\n", nil
 				}
-				return "Reason: the edit differs from the gold result.\nGrade: Unacceptable\n", nil
+				return "Reason: the edit differs from the gold result.\nError category: wrong-logic\nGrade: Unacceptable\n", nil
 			}
 			return "```diff\n" + req.Meta["gold"] + "```\n", nil // gold in the run's format
 		}
@@ -249,10 +254,10 @@ func candidate(ctx context.Context, t *Task, n int, model, judge *runner.Model, 
 // counted as no vote.
 func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, judge *runner.Model, votes int, r *Result) error {
 	zero := 0.0
-	r.Votes, r.JudgeError = nil, nil
+	r.Votes, r.JudgeError, r.ErrorCategories = nil, nil, nil
 	for v := 0; v < max(votes, 1); v++ {
 		meta := map[string]string{"id": replayKey(t.ID, n, v), "match": strconv.FormatBool(content == t.ContentAfter)}
-		grade := ""
+		grade, category := "", ""
 		for attempt := 0; attempt < 2 && grade == ""; attempt++ {
 			r.Faults.call()
 			resp, err := judge.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
@@ -266,12 +271,17 @@ func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, 
 			if perr != nil {
 				r.JudgeError = append(r.JudgeError, fmt.Sprintf("vote %d: %v", v, perr))
 			}
-			grade = g
+			grade, category = g, ParseCategory(resp.Text)
 		}
 		r.Votes = append(r.Votes, grade)
+		r.ErrorCategories = append(r.ErrorCategories, category)
 	}
 	r.Grade = Majority(r.Votes)
 	r.JudgePass = Passes(r.Grade)
+	r.ErrorCategory = MajorityCategory(r.ErrorCategories)
+	if r.ErrorCategory == "" {
+		r.ErrorCategories = nil
+	}
 	return nil
 }
 
@@ -337,7 +347,7 @@ func Rejudge(ctx context.Context, tasks []Task, opts RejudgeOptions) (runner.Sum
 		}
 		r.ModelCalls = runner.ModelCalls{}
 		r.Faults = Faults{}
-		r.Grade, r.JudgePass = "", false
+		r.Grade, r.JudgePass, r.ErrorCategory = "", false, ""
 		ctx = withFaults(ctx, &r.Faults)
 		return &r, judgeCandidate(ctx, t, r.Sample, content, r.Patch, judge, opts.JudgeN, &r)
 	}
@@ -371,6 +381,15 @@ type Report struct {
 	Overall       Figures            `json:"overall"`
 	ByCategory    map[string]Figures `json:"by_category"`
 	ByDiff        map[string]Figures `json:"by_difficulty"`
+	// ByLanguage are the figures by the language of the task's file (its
+	// extension: go, python, lean, ...).
+	ByLanguage map[string]Figures `json:"by_language"`
+	// CompileErrorKinds counts the candidates that applied and did not
+	// compile by the kind of their first error (see ErrorKind).
+	CompileErrorKinds map[string]int `json:"compile_error_kinds,omitempty"`
+	// JudgeErrorCategories counts the judged candidates by the majority
+	// error category of their votes (the judge's taxonomy).
+	JudgeErrorCategories map[string]int `json:"judge_error_categories,omitempty"`
 }
 
 // WriteReport reads dir/results.jsonl and writes dir/report.json: per task
@@ -391,7 +410,8 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	if k == 0 {
 		k = metrics.KFromRatio(n, ratio)
 	}
-	rep := &Report{N: n, K: k, ByCategory: map[string]Figures{}, ByDiff: map[string]Figures{}}
+	rep := &Report{N: n, K: k, ByCategory: map[string]Figures{}, ByDiff: map[string]Figures{}, ByLanguage: map[string]Figures{}}
+	lang := map[string]string{}
 	type counts struct{ compile, judge int }
 	per := map[string]*counts{}
 	group := map[string][2]string{}
@@ -402,6 +422,8 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 			cat, _ := row["category"].(string)
 			diff, _ := row["difficulty"].(string)
 			group[id] = [2]string{cat, diff}
+			path, _ := row["path"].(string)
+			lang[id] = LanguageOf(path)
 		}
 		rep.Candidates++
 		if row["applied"] == true {
@@ -428,6 +450,21 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 		if row["compile_pass"] == true {
 			rep.Compiled++
 			per[id].compile++
+		} else if row["applied"] == true && row["failed"] != true {
+			if rep.CompileErrorKinds == nil {
+				rep.CompileErrorKinds = map[string]int{}
+			}
+			first := ""
+			if errs, ok := row["compile_errors"].([]any); ok && len(errs) > 0 {
+				first, _ = errs[0].(string)
+			}
+			rep.CompileErrorKinds[ErrorKind(first, row["compile_timed_out"] == true)]++
+		}
+		if c, ok := row["judge_error_category"].(string); ok && c != "" {
+			if rep.JudgeErrorCategories == nil {
+				rep.JudgeErrorCategories = map[string]int{}
+			}
+			rep.JudgeErrorCategories[c]++
 		}
 		if row["judge_pass"] == true {
 			rep.JudgePass++
@@ -448,12 +485,13 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 		return Figures{fmt.Sprintf("compile_pass@%d", k): c, fmt.Sprintf("judge_pass@%d", k): j, "semantic_drop": metrics.SemanticDrop(c, j)}
 	}
 	var all []string
-	byCat, byDiff := map[string][]string{}, map[string][]string{}
+	byCat, byDiff, byLang := map[string][]string{}, map[string][]string{}, map[string][]string{}
 	// In id order: the averages must not depend on map order.
 	for _, id := range slices.Sorted(maps.Keys(per)) {
 		all = append(all, id)
 		byCat[group[id][0]] = append(byCat[group[id][0]], id)
 		byDiff[group[id][1]] = append(byDiff[group[id][1]], id)
+		byLang[lang[id]] = append(byLang[lang[id]], id)
 	}
 	rep.Overall = figs(all)
 	for c, ids := range byCat {
@@ -461,6 +499,9 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	}
 	for d, ids := range byDiff {
 		rep.ByDiff[d] = figs(ids)
+	}
+	for l, ids := range byLang {
+		rep.ByLanguage[l] = figs(ids)
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -499,15 +540,30 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %.4f | %.4f | %.4f |\n", name, f[c], f[j], f["semantic_drop"])
 	}
 	line("overall", r.Overall)
-	for _, group := range []map[string]Figures{r.ByCategory, r.ByDiff} {
+	for gi, group := range []map[string]Figures{r.ByCategory, r.ByDiff, r.ByLanguage} {
 		names := make([]string, 0, len(group))
 		for name := range group {
 			names = append(names, name)
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			line(name, group[name])
+			if gi == 2 {
+				line("language "+name, group[name])
+			} else {
+				line(name, group[name])
+			}
 		}
 	}
+	counts := func(title string, m map[string]int) {
+		if len(m) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n%s:\n\n| kind | candidates |\n| --- | ---: |\n", title)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			fmt.Fprintf(&b, "| %s | %d |\n", k, m[k])
+		}
+	}
+	counts("Compile errors (first error of each candidate that applied and did not compile)", r.CompileErrorKinds)
+	counts("Judge error categories (majority of the votes)", r.JudgeErrorCategories)
 	return b.String()
 }
