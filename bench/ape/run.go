@@ -482,7 +482,8 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 			js = append(js, metrics.PassAtK(n, min(per[id].judge, n), k))
 		}
 		c, j := metrics.Mean(cs), metrics.Mean(js)
-		return Figures{fmt.Sprintf("compile_pass@%d", k): c, fmt.Sprintf("judge_pass@%d", k): j, "semantic_drop": metrics.SemanticDrop(c, j)}
+		return Figures{fmt.Sprintf("compile_pass@%d", k): c, fmt.Sprintf("judge_pass@%d", k): j, "semantic_drop": metrics.SemanticDrop(c, j),
+			"tasks": float64(len(ids))}
 	}
 	var all []string
 	byCat, byDiff, byLang := map[string][]string{}, map[string][]string{}, map[string][]string{}

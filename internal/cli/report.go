@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,6 +71,49 @@ type reportSet struct {
 	Reports []*report.Report
 }
 
+// apeReport turns an APE-Bench report.json (figures overall, by
+// category, difficulty and language; package ape, which this binary does
+// not link) into a report of one dimension, group, so that runs compare
+// as any other: a row per group, the three figures as means over its tasks.
+func apeReport(data []byte) (*report.Report, error) {
+	var a struct {
+		Tasks      int                           `json:"tasks"`
+		K          int                           `json:"k"`
+		Overall    map[string]float64            `json:"overall"`
+		ByCategory map[string]map[string]float64 `json:"by_category"`
+		ByDiff     map[string]map[string]float64 `json:"by_difficulty"`
+		ByLanguage map[string]map[string]float64 `json:"by_language"`
+	}
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, err
+	}
+	names := []string{fmt.Sprintf("compile_pass@%d", a.K), fmt.Sprintf("judge_pass@%d", a.K), "semantic_drop"}
+	r := &report.Report{Title: "APE-Bench", Rows: a.Tasks, Dims: []string{"group"}}
+	for _, n := range names {
+		r.Metrics = append(r.Metrics, report.Metric{Name: n, Kind: report.Mean})
+	}
+	group := func(values []string, figs map[string]float64) report.Group {
+		tasks := int(figs["tasks"])
+		g := report.Group{Values: values, N: tasks, Stats: map[string]report.Stat{}}
+		for _, n := range names {
+			if v, ok := figs[n]; ok {
+				g.Stats[n] = report.Stat{Value: v, N: tasks}
+			}
+		}
+		return g
+	}
+	for _, part := range []struct {
+		prefix string
+		m      map[string]map[string]float64
+	}{{"category ", a.ByCategory}, {"difficulty ", a.ByDiff}, {"language ", a.ByLanguage}} {
+		for _, k := range slices.Sorted(maps.Keys(part.m)) {
+			r.Groups = append(r.Groups, group([]string{part.prefix + k}, part.m[k]))
+		}
+	}
+	r.Total = group([]string{}, a.Overall)
+	return r, nil
+}
+
 // readReportSet reads dir/report.json (or the file itself).
 func readReportSet(path string) (*reportSet, error) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
@@ -82,9 +126,18 @@ func readReportSet(path string) (*reportSet, error) {
 	var set struct {
 		Title   string            `json:"title"`
 		Reports []json.RawMessage `json:"reports"`
+		// An APE-Bench report (see apeReport).
+		Overall map[string]float64 `json:"overall"`
 	}
 	if err := json.Unmarshal(data, &set); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if set.Reports == nil && set.Overall != nil {
+		r, err := apeReport(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return &reportSet{Title: r.Title, Reports: []*report.Report{r}}, nil
 	}
 	if set.Reports == nil {
 		r, err := report.ReadReport(path)
