@@ -195,6 +195,49 @@ func checkScript(file, template string) (script string, env, readOnly []string, 
 		// The system interpreter by path: the sandbox hides per-user
 		// installs (pyenv shims under /root) that PATH may name first.
 		return "/usr/bin/python3 -c " + q(undefinedNames) + " " + q(file), nil, nil, nil
+	case ".java":
+		// javac on the file against the tree's sources: the source root is
+		// the file's directory less its package's path. Libraries must be
+		// in the environment, named by CLASSPATH.
+		javac, err := exec.LookPath("javac")
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("no java toolchain for %s: %w", file, err)
+		}
+		javac, _ = filepath.EvalSymlinks(javac) // not through /etc/alternatives
+		jdk := filepath.Dir(filepath.Dir(javac))
+		script := "f=" + q(file) + `; pkg=$(sed -n 's/^[[:space:]]*package[[:space:]][[:space:]]*\([A-Za-z0-9_.]*\)[[:space:]]*;.*/\1/p' "$f" | head -n 1 | tr . /)` +
+			`; d=$(dirname "$f"); root=${d%"$pkg"}; out=$(mktemp -d) && ` + q(javac) +
+			` -d "$out" -proc:none -implicit:none -Xlint:none -sourcepath "${root:-.}" "$f"`
+		return script, nil, []string{jdk}, nil
+	case ".rs":
+		// cargo check of the crate that holds the file, offline, with the
+		// toolchain's own cargo (not rustup's proxy, which the sandbox
+		// would not find) and a fresh CARGO_HOME: dependencies must be in
+		// the environment (vendored).
+		rustc, err := exec.LookPath("rustc")
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("no rust toolchain for %s: %w", file, err)
+		}
+		out, err := exec.Command(rustc, "--print", "sysroot").Output()
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("rust toolchain for %s: %w", file, err)
+		}
+		sysroot := strings.TrimSpace(string(out))
+		env := []string{"PATH=" + filepath.Join(sysroot, "bin") + ":/usr/bin:/bin", "CARGO_HOME=/tmp/cargo-home",
+			"CARGO_TARGET_DIR=/tmp/cargo-target", "CARGO_TERM_COLOR=never"}
+		script := "d=$(dirname " + q(file) + `); while [ "$d" != . ] && [ "$d" != / ] && [ ! -f "$d/Cargo.toml" ]; do d=$(dirname "$d"); done` +
+			`; cd "$d" && cargo check --offline --quiet --message-format short`
+		return script, env, []string{sysroot}, nil
+	case ".lean":
+		// As APE-Bench does: the file checked in the project's Lake
+		// environment (restored with its build outputs by the store).
+		lake, err := exec.LookPath("lake")
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("no lean toolchain (lake) for %s: %w", file, err)
+		}
+		lake, _ = filepath.EvalSymlinks(lake)
+		toolchain := filepath.Dir(filepath.Dir(lake))
+		return q(lake) + " env lean " + q(file), []string{"PATH=" + filepath.Dir(lake) + ":/usr/bin:/bin"}, []string{toolchain}, nil
 	}
 	return "", nil, nil, fmt.Errorf("no built-in check for %s: give --check-cmd", file)
 }
