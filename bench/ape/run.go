@@ -90,6 +90,9 @@ func OpenModel(ctx context.Context, o runner.ModelOptions, judge bool) (*runner.
 	switch {
 	case o.Model == llm.ProviderReference:
 		o.LLM.Oracle = func(ctx context.Context, req llm.Request) (string, error) {
+			if ins, ok := req.Meta["instruction"]; ok {
+				return ins, nil // as the instruction model: the commit's own
+			}
 			if judge {
 				if req.Meta["match"] == "true" {
 					return "Reason: the edit gives the gold result.\nError category: none\nGrade: Excellent\n", nil

@@ -11,12 +11,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/runner"
 )
 
 // Task is one APE-Bench I task. The JSON names are those of the published
@@ -91,6 +95,53 @@ func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 		tasks = append(tasks, t)
 	}
 	return tasks, bad, sc.Err()
+}
+
+// instructPrompt asks for the instruction of a task from its gold diff.
+func instructPrompt(t *Task) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Below is a change to %s, as a unified diff, and the commit message that came with it.\n\n", t.Path())
+	fmt.Fprintf(&b, "Commit message:\n%s\n\nDiff:\n```diff\n%s```\n\n", strings.TrimSpace(t.Instruction), t.GoldDiff)
+	b.WriteString("Write the instruction a developer would give to ask for exactly this change: what to do, and where, " +
+		"precisely enough to make it, without writing the code. Answer with the instruction only.\n")
+	return b.String()
+}
+
+// Instruct replaces each task's instruction (the commit message, as Build
+// leaves it) by one the model writes from the gold diff, as APE-Bench's
+// instructions were written, with workers requests at a time. A task whose
+// request fails keeps its commit message and is returned in failed, named.
+func Instruct(ctx context.Context, tasks []Task, model *runner.Model, workers int) (failed []error) {
+	var mu sync.Mutex
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for i := range tasks {
+		t := &tasks[i]
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			zero := 0.0
+			resp, err := model.Complete(ctx, llm.Request{
+				Messages:    []llm.Message{{Role: "user", Content: instructPrompt(t)}},
+				Temperature: &zero,
+				Meta:        map[string]string{"id": replayKey(t.ID, 0), "instruction": t.Instruction}, // replay rows {id, response}
+			})
+			text := strings.TrimSpace(resp.Text)
+			if err == nil && text == "" {
+				err = errors.New("empty answer")
+			}
+			if err != nil {
+				mu.Lock()
+				failed = append(failed, fmt.Errorf("ape build: instruction of %s: %w", t.ID, err))
+				mu.Unlock()
+				return
+			}
+			t.Instruction = text
+		}()
+	}
+	wg.Wait()
+	return failed
 }
 
 // WriteTasks writes tasks as JSONL, atomically.

@@ -85,29 +85,63 @@ semantic drop between them.`,
 }
 
 func newApeBuildCommand(sio cli.Stdio) *cobra.Command {
-	var repo, commits, out string
+	var repo, commits, out, instruct string
+	var model modelFlags
 	cmd := &cobra.Command{
-		Use:   "build --repo DIR --commits RANGE --out FILE",
+		Use:   "build --repo DIR --commits RANGE --out FILE [--instruct-model MODEL]",
 		Short: "Make tasks from a git history: one per commit and modified file",
 		Long: `Make one task per commit of RANGE (git rev-list syntax) and per file the
 commit modifies, in the columns of the published APE-Bench I data: the file
-before the commit, the gold diff, the commit message as instruction, category
-and difficulty.
+before the commit, the gold diff, the instruction, category and difficulty.
 
-Exit status: 0 tasks written; 2 usage or input error.`,
+The instruction is the commit message; with --instruct-model MODEL, a model
+writes it from the gold diff (and the message), as APE-Bench's instructions
+were written: openai/..., anthropic/..., replay/FILE (rows {id, response}),
+or reference (the commit message). The model flags (--base-url, --cache,
+rate limits) apply to it; its cache is FILE's directory's cache.db. A task
+whose instruction request fails keeps its commit message and is named on
+stderr (exit 1).
+
+Exit status: 0 tasks written; 1 some instructions could not be written; 2
+usage or input error.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repo == "" || out == "" {
 				return cli.Usage(errors.New("ape build: --repo and --out are required"))
 			}
+			var m *runner.Model
+			if instruct != "" {
+				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+					return cli.Failed(err)
+				}
+				model.model = instruct
+				mopts, _, err := model.options("ape build", filepath.Dir(out))
+				if err != nil {
+					return cli.Usage(err)
+				}
+				if m, err = ape.OpenModel(cmd.Context(), mopts, false); err != nil {
+					return cli.Usage(err)
+				}
+				defer m.Close()
+			}
 			tasks, err := ape.Build(cmd.Context(), repo, commits)
 			if err != nil {
 				return cli.Usage(err)
+			}
+			var failed []error
+			if m != nil {
+				failed = ape.Instruct(cmd.Context(), tasks, m, 8)
+				for _, e := range failed {
+					fmt.Fprintf(sio.Err, "%s: warning: %v\n", cli.ProgramName, e)
+				}
 			}
 			if err := ape.WriteTasks(out, tasks); err != nil {
 				return cli.Failed(err)
 			}
 			fmt.Fprintf(sio.Out, "%d tasks in %s\n", len(tasks), out)
+			if len(failed) > 0 {
+				return cli.Failed(fmt.Errorf("%d of %d instructions could not be written; those tasks keep their commit message", len(failed), len(tasks)))
+			}
 			return nil
 		},
 	}
@@ -115,6 +149,9 @@ Exit status: 0 tasks written; 2 usage or input error.`,
 	f.StringVar(&repo, "repo", "", "git repository `DIR`")
 	f.StringVar(&commits, "commits", "HEAD", "commit `RANGE` (git rev-list syntax)")
 	f.StringVar(&out, "out", "", "tasks `FILE` (JSONL)")
+	f.StringVar(&instruct, "instruct-model", "", "write the instructions with `MODEL` from the gold diffs")
+	model.register(f, "")
+	f.MarkHidden("model") // --instruct-model names it
 	return cmd
 }
 
