@@ -8,9 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 	"github.com/patchbench/patchbench/sandbox"
 )
@@ -88,6 +91,51 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if rep.K != 1 || rep.Overall["compile_pass@1"] != 1 || rep.Overall["judge_pass@1"] != 1 || rep.Overall["semantic_drop"] != 0 {
 		t.Errorf("reference report: %+v", rep)
+	}
+
+	// The same from an environment store built for the tasks' parent
+	// commits: every reference candidate compiles and passes in the
+	// restored environments, and a check that needs what the setup made
+	// passes there and fails on a plain checkout.
+	store, err := envstore.Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := repo.Open(ctx, repoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var parents []string
+	for _, tk := range tasks {
+		if !slices.Contains(parents, tk.ParentCommit) {
+			parents = append(parents, tk.ParentCommit)
+		}
+	}
+	built, err := store.Build(ctx, r, parents, envstore.BuildOptions{Setup: "echo built > .pb-env-built", Runner: sandbox.Plain{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range built {
+		if b.Status != "built" {
+			t.Fatalf("env build of %s: %s %s", b.Commit, b.Status, b.Reason)
+		}
+	}
+	withStore := CheckOptions{Repo: repoDir, Store: store, Runner: sandbox.Plain{}}
+	_, rep, err = Run(ctx, tasks, RunOptions{
+		Runner: runner.Options{Out: filepath.Join(t.TempDir(), ResultsFile), Workers: 2}, N: 2, JudgeN: 1, Check: withStore,
+		Model: runner.ModelOptions{Model: "reference", Cache: runner.CacheOff},
+		Judge: runner.ModelOptions{Model: "reference", Cache: runner.CacheOff},
+	})
+	if err != nil || rep.Compiled != 8 || rep.JudgePass != 8 || rep.Overall["judge_pass@1"] != 1 {
+		t.Fatalf("reference from the store: %+v, %v; want 8 of 8 compiled and passed", rep, err)
+	}
+	for name, opts := range map[string]CheckOptions{"store": withStore, "checkout": check} {
+		opts.Command = "test -f .pb-env-built"
+		c, err := Compile(ctx, &tasks[0], tasks[0].ContentAfter, opts)
+		if err != nil || c.Pass != (name == "store") {
+			t.Errorf("%s: the setup's file seen %v (%v), want %v", name, c.Pass, err, name == "store")
+		}
 	}
 
 	// Replayed candidates for task 0 (n = 5): 0 good, 1 syntax error,
