@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/llm/llmtest"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// TestApeKilledRunResumes kills `ape run` (SIGKILL, as a lost node does)
+// after some candidates are recorded, resumes it, and checks that nothing
+// recorded is generated, compiled or judged again: the resumed run asks
+// the model only for the candidates left, and the recorded rows are kept
+// byte for byte.
+func TestApeKilledRunResumes(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is needed to compile the candidates")
+	}
+	dir := t.TempDir()
+	repoDir := filepath.Join(dir, "repo")
+	git := initRepo(t, repoDir)
+	writeFile(t, filepath.Join(repoDir, "go.mod"), "module example.com/calc\n\ngo 1.21\n")
+	src := "package calc\n\nfunc Add(a, b int) int { return a + b }\n"
+	writeFile(t, filepath.Join(repoDir, "calc.go"), src)
+	git("add", "-A")
+	git("commit", "-q", "-m", "initial")
+	git("tag", "c0")
+	for _, name := range []string{"Sub", "Mul", "Neg"} {
+		src += fmt.Sprintf("\nfunc %s(a, b int) int { return a - b }\n", name)
+		writeFile(t, filepath.Join(repoDir, "calc.go"), src)
+		git("commit", "-q", "-am", "add "+name)
+	}
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	if code, _, stderr := runCLI(t, "", "ape", "build", "--repo", repoDir, "--commits", "c0..main", "--out", tasks); code != 0 {
+		t.Fatalf("ape build: exit %d: %s", code, stderr)
+	}
+	// Every candidate applies and compiles (a comment after the package
+	// line); the judge grades it Good. Each answer takes 150 ms.
+	srv := llmtest.NewServer(llmtest.Config{Latency: 150 * time.Millisecond, Reply: func(_, _ string, msgs []llm.Message) string {
+		if strings.HasPrefix(msgs[len(msgs)-1].Content, "You review an edit") {
+			return "Reason: fine.\nError category: none\nGrade: Good\n"
+		}
+		return "<<<<<<< SEARCH\npackage calc\n=======\npackage calc\n\n// edited\n>>>>>>> REPLACE\n"
+	}})
+	defer srv.Close()
+	out := filepath.Join(dir, "run")
+	args := []string{"ape", "run", "--dataset", tasks, "--repo", repoDir, "--model", "openai/fake", "--judge-model", "openai/fake",
+		"--base-url", srv.OpenAIBaseURL(), "--cache", "off", "--n", "3", "--judge-n", "1", "--workers", "1", "--out", out, "--quiet"}
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestShardProcess$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "PATCHBENCH_SHARD_PROCESS=1", "OPENAI_API_KEY=k")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(out, "results.jsonl")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		rows, _ := runner.ReadRows(results)
+		if len(rows) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no 3 rows after 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	before, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := runner.ReadRows(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := srv.Requests()
+	if len(kept) >= 9 {
+		t.Fatalf("the run finished before it was killed (%d rows)", len(kept))
+	}
+	runShardProcess(t, -1, append(append([]string(nil), args...), "--resume")...)
+	after, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rows recorded before the kill are untouched (a last line cut
+	// short by the kill is dropped and done again).
+	whole := string(before[:strings.LastIndex(string(before), "\n")+1])
+	if !strings.HasPrefix(string(after), whole) {
+		t.Errorf("the rows recorded before the kill changed")
+	}
+	rows, err := runner.ReadRows(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 9 {
+		t.Fatalf("%d candidates after resuming, want 9", len(rows))
+	}
+	for _, r := range rows {
+		if r["compile_pass"] != true || r["judge_pass"] != true {
+			t.Errorf("candidate %v: compile %v, judge %v", r["key"], r["compile_pass"], r["judge_pass"])
+		}
+	}
+	// Two requests (generate, one judge vote) per candidate left.
+	if got, want := srv.Requests()-asked, 2*(9-len(kept)); got != want {
+		t.Errorf("the resumed run asked %d requests, want %d for the %d candidates left", got, want, 9-len(kept))
+	}
+}
