@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 func TestParseCategory(t *testing.T) {
@@ -106,5 +108,48 @@ func TestReportKindsAndLanguages(t *testing.T) {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// apeParquetRow has the columns of the published APE-Bench I data that the
+// tasks read, and one they do not.
+type apeParquetRow struct {
+	CommitHash     string `parquet:"commit_hash"`
+	ParentCommit   string `parquet:"parent_commit_hash"`
+	FilePathBefore string `parquet:"file_path_before"`
+	FilePathAfter  string `parquet:"file_path_after"`
+	ContentBefore  string `parquet:"content_before"`
+	ContentAfter   string `parquet:"content_after"`
+	GoldDiff       string `parquet:"gold_diff"`
+	Instruction    string `parquet:"full_instruction"`
+	AddedLines     int64  `parquet:"added_lines"`
+	Category       string `parquet:"majority_task_category"`
+	Difficulty     string `parquet:"majority_difficulty"`
+	Other          string `parquet:"exact_match_rate,optional"`
+}
+
+// Tasks read from Parquet as from JSONL: the published file as it is.
+func TestReadTasksParquet(t *testing.T) {
+	in := []apeParquetRow{
+		{CommitHash: "0123456789abcdef", ParentCommit: "fedcba9876543210", FilePathBefore: "Mathlib/A.lean", FilePathAfter: "Mathlib/A.lean",
+			ContentBefore: "theorem a : True := trivial\n", ContentAfter: "theorem a : True := by trivial\n", GoldDiff: "--- a/Mathlib/A.lean\n",
+			Instruction: "Use tactic mode.", AddedLines: 1, Category: "Refactor", Difficulty: "Easy", Other: "0.5"},
+		{CommitHash: "1111111111111111", FilePathAfter: "Mathlib/B.lean", ContentAfter: "def b := 1\n", Instruction: "Add b.", Category: "Feature"},
+	}
+	path := filepath.Join(t.TempDir(), "train.parquet")
+	if err := parquet.WriteFile(path, in); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := ReadTasks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 2 || tasks[0].ID != "0123456789ab:Mathlib/A.lean" || tasks[0].ParentCommit != "fedcba9876543210" ||
+		tasks[0].ContentBefore != in[0].ContentBefore || tasks[0].Instruction != "Use tactic mode." || tasks[0].AddedLines != 1 ||
+		tasks[0].Category != "Refactor" || tasks[1].Path() != "Mathlib/B.lean" || tasks[1].Instruction != "Add b." {
+		t.Errorf("tasks %+v", tasks)
+	}
+	if LanguageOf(tasks[0].Path()) != "lean" {
+		t.Errorf("language %q", LanguageOf(tasks[0].Path()))
 	}
 }

@@ -15,9 +15,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/runner"
@@ -68,6 +70,13 @@ func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("ape: %w", err)
 	}
+	if bytes.HasPrefix(data, []byte("PAR1")) {
+		// The published data is Parquet: its rows, one JSON line each,
+		// read as JSONL (the columns are the same).
+		if data, err = parquetLines(path); err != nil {
+			return nil, nil, fmt.Errorf("ape: %w", err)
+		}
+	}
 	seen := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 256<<20)
@@ -95,6 +104,31 @@ func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 		tasks = append(tasks, t)
 	}
 	return tasks, bad, sc.Err()
+}
+
+// parquetLines reads a Parquet file's rows as JSON lines.
+func parquetLines(path string) ([]byte, error) {
+	rows, err := swe.ReadRows(path) // rows of any columns, uninterpreted
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	for _, r := range rows {
+		// swe.ReadRows gives integers as text; the task's counts are numbers.
+		for _, k := range []string{"added_lines", "total_changes"} {
+			if s, ok := r[k].(string); ok {
+				if n, err := strconv.Atoi(s); err == nil {
+					r[k] = n
+				}
+			}
+		}
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(append(line, '\n'))
+	}
+	return b.Bytes(), nil
 }
 
 // instructPrompt asks for the instruction of a task from its gold diff.
