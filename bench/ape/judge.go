@@ -27,6 +27,28 @@ func ParseGrade(answer string) (string, error) {
 	return "", fmt.Errorf("judge answer: unknown grade %q", m[0][1])
 }
 
+// Dimensions are the judge's per-dimension grades, as its prompt asks.
+var Dimensions = []string{"Correctness", "Completeness", "Scope"}
+
+var dimensionLine = regexp.MustCompile(`(?mi)^\s*(?:\*\*)?(correctness|completeness|scope):(?:\*\*)?\s*(?:\*\*)?([A-Za-z]+)(?:\*\*)?\s*\.?\s*$`)
+
+// ParseDimensions reads the per-dimension grades of a judge's answer:
+// dimension → grade, for the lines whose grade is one of Grades. The final
+// Grade line alone decides pass or fail; these are recorded for reading.
+func ParseDimensions(answer string) map[string]string {
+	out := map[string]string{}
+	for _, m := range dimensionLine.FindAllStringSubmatch(answer, -1) {
+		g := strings.ToUpper(m[2][:1]) + strings.ToLower(m[2][1:])
+		if rank(g) < len(Grades) {
+			out[strings.ToLower(m[1])] = g
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // ErrorCategories are the judge's error taxonomy, as its prompt lists it.
 var ErrorCategories = []string{"none", "incomplete", "wrong-logic", "off-target", "style"}
 
@@ -102,7 +124,9 @@ func judgePrompt(t *Task, candidate string) string {
 	fmt.Fprintf(&b, "You review an edit of %s made for this instruction:\n\n%s\n\n", t.Path(), t.Instruction)
 	fmt.Fprintf(&b, "The file before the edit:\n```\n%s```\n\nThe edit:\n```diff\n%s```\n\n", t.ContentBefore, candidate)
 	b.WriteString("Judge whether the edit does what the instruction asks, correctly and completely. " +
-		"Give a reason, an error category (none, incomplete, wrong-logic, off-target, style), and end with one line\n" +
-		"Grade: G\nwhere G is one of Excellent, Good, Acceptable, Poor, Unacceptable.\n")
+		"Grade each dimension on a line of its own (Correctness: G, Completeness: G, Scope: G, the last for " +
+		"changing nothing the instruction does not ask), give a reason, an error category (none, incomplete, " +
+		"wrong-logic, off-target, style), and end with one line\n" +
+		"Grade: G\nwhere G is one of Excellent, Good, Acceptable, Poor, Unacceptable. The final Grade decides.\n")
 	return b.String()
 }

@@ -153,3 +153,13 @@ func TestReadTasksParquet(t *testing.T) {
 		t.Errorf("language %q", LanguageOf(tasks[0].Path()))
 	}
 }
+
+func TestParseDimensions(t *testing.T) {
+	got := ParseDimensions("Correctness: Good\n**Completeness:** poor\nScope: Great\nReason: r\nGrade: Poor")
+	if len(got) != 2 || got["correctness"] != "Good" || got["completeness"] != "Poor" {
+		t.Errorf("dimensions %v, want correctness Good, completeness Poor (Scope's grade is not a grade)", got)
+	}
+	if ParseDimensions("Reason: r\nGrade: Good") != nil {
+		t.Errorf("an answer without dimensions has some")
+	}
+}

@@ -62,6 +62,9 @@ type Result struct {
 	// majority.
 	ErrorCategories []string `json:"judge_error_categories,omitempty"`
 	ErrorCategory   string   `json:"judge_error_category,omitempty"`
+	// Dimensions are each vote's per-dimension grades (see
+	// ParseDimensions), when the judge gave them.
+	Dimensions []map[string]string `json:"judge_dimensions,omitempty"`
 	runner.ModelCalls
 	Faults
 }
@@ -95,9 +98,9 @@ func OpenModel(ctx context.Context, o runner.ModelOptions, judge bool) (*runner.
 			}
 			if judge {
 				if req.Meta["match"] == "true" {
-					return "Reason: the edit gives the gold result.\nError category: none\nGrade: Excellent\n", nil
+					return "Correctness: Excellent\nCompleteness: Excellent\nScope: Excellent\nReason: the edit gives the gold result.\nError category: none\nGrade: Excellent\n", nil
 				}
-				return "Reason: the edit differs from the gold result.\nError category: wrong-logic\nGrade: Unacceptable\n", nil
+				return "Correctness: Unacceptable\nCompleteness: Unacceptable\nScope: Unacceptable\nReason: the edit differs from the gold result.\nError category: wrong-logic\nGrade: Unacceptable\n", nil
 			}
 			return "```diff\n" + req.Meta["gold"] + "```\n", nil // gold in the run's format
 		}
@@ -257,10 +260,12 @@ func candidate(ctx context.Context, t *Task, n int, model, judge *runner.Model, 
 // counted as no vote.
 func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, judge *runner.Model, votes int, r *Result) error {
 	zero := 0.0
-	r.Votes, r.JudgeError, r.ErrorCategories = nil, nil, nil
+	r.Votes, r.JudgeError, r.ErrorCategories, r.Dimensions = nil, nil, nil, nil
+	dims := false
 	for v := 0; v < max(votes, 1); v++ {
 		meta := map[string]string{"id": replayKey(t.ID, n, v), "match": strconv.FormatBool(content == t.ContentAfter)}
 		grade, category := "", ""
+		var dimensions map[string]string
 		for attempt := 0; attempt < 2 && grade == ""; attempt++ {
 			r.Faults.call()
 			resp, err := judge.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
@@ -274,10 +279,15 @@ func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, 
 			if perr != nil {
 				r.JudgeError = append(r.JudgeError, fmt.Sprintf("vote %d: %v", v, perr))
 			}
-			grade, category = g, ParseCategory(resp.Text)
+			grade, category, dimensions = g, ParseCategory(resp.Text), ParseDimensions(resp.Text)
 		}
 		r.Votes = append(r.Votes, grade)
 		r.ErrorCategories = append(r.ErrorCategories, category)
+		r.Dimensions = append(r.Dimensions, dimensions)
+		dims = dims || dimensions != nil
+	}
+	if !dims {
+		r.Dimensions = nil
 	}
 	r.Grade = Majority(r.Votes)
 	r.JudgePass = Passes(r.Grade)
