@@ -3,10 +3,10 @@ package runner
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/patchbench/patchbench/internal/resultsfile"
 	"io"
 	"os"
 	"slices"
@@ -135,160 +135,17 @@ func ReadRows(path string) ([]map[string]any, error) {
 // only for a line it did not write). Rows come in the order of their last
 // line. It returns the number of rows.
 func EachRow(path string, fn func(row map[string]any) error) (int, error) {
-	return eachLastLine(path, func(_ string, line []byte, _ int64, row map[string]any) error {
-		return fn(row)
-	})
+	return resultsfile.EachRow(path, fn)
 }
 
-// eachLastLine calls fn with the last row of each key of the results file
-// at path: its key, its line (without the newline), where the line starts
-// in the file, and the row decoded. Errors name the line.
-func eachLastLine(path string, fn func(key string, line []byte, off int64, row map[string]any) error) (int, error) {
-	lines := func(visit func(i int, line []byte, off int64, terminated bool) error) error {
-		f, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("runner: %w", err)
-		}
-		defer f.Close()
-		br := bufio.NewReaderSize(f, 64<<10)
-		var off int64
-		for i := 0; ; i++ {
-			line, err := br.ReadBytes('\n')
-			if err != nil && !errors.Is(err, io.EOF) {
-				return fmt.Errorf("runner: reading %s: %w", path, err)
-			}
-			terminated := len(line) > 0 && line[len(line)-1] == '\n'
-			if body := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(body)) > 0 {
-				if err := visit(i, body, off, terminated); err != nil {
-					return err
-				}
-			}
-			off += int64(len(line))
-			if !terminated {
-				return nil
-			}
-		}
-	}
-	// The last line of each key, by a 128-bit hash of the key: a run of
-	// 150,000 cases keeps 3.6 MB of hashes instead of its keys.
-	var last keyLines
-	err := lines(func(i int, line []byte, _ int64, terminated bool) error {
-		key, ok := leadingKey(line)
-		if !ok || !terminated { // and a last line may be cut short
-			var head rowHead
-			err := json.Unmarshal(line, &head)
-			if err == nil && head.Key == nil {
-				err = errors.New(`no "key" field`)
-			}
-			if err != nil {
-				if !terminated {
-					return nil // cut short by a crash: not a row
-				}
-				return fmt.Errorf("runner: %s line %d: %w", path, i+1, err)
-			}
-			key = *head.Key
-		}
-		last.add(key, i)
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	last.done()
-	err = lines(func(i int, line []byte, off int64, terminated bool) error {
-		if key, ok := leadingKey(line); ok && last.get(key) != i {
-			return nil // a later row of the key counts
-		}
-		var row map[string]any
-		if err := json.Unmarshal(line, &row); err != nil {
-			if !terminated {
-				return nil // cut short, as the first pass found
-			}
-			return fmt.Errorf("runner: %s line %d: %w", path, i+1, err)
-		}
-		key, _ := row["key"].(string)
-		if last.get(key) != i {
-			return nil // not the key's last row, or not a row
-		}
-		if err := fn(key, line, off, row); err != nil {
-			return fmt.Errorf("runner: %s line %d: %w", path, i+1, err)
-		}
-		return nil
-	})
-	return len(last), err
-}
+// eachLastLine is resultsfile.EachLast, which the HTML page's reader
+// shares (it must not link this package).
+var eachLastLine = resultsfile.EachLast
 
-// keyHash is the first 128 bits of SHA-256 of a key: what the runner keeps
-// of a run's keys, so that 150,000 of them take 3.6 MB, not their text.
-type keyHash [16]byte
+// keyHash and hashKey: see resultsfile.
+type keyHash = resultsfile.KeyHash
 
-func hashKey(key string) keyHash {
-	h := sha256.Sum256([]byte(key))
-	return keyHash(h[:16])
-}
-
-// keyLines maps each key of a results file to its last line: pairs added
-// in line order, then sorted once (a slice of 24-byte pairs, not a map).
-type keyLines []keyLine
-
-type keyLine struct {
-	h    keyHash
-	line int32
-}
-
-func (k *keyLines) add(key string, line int) {
-	*k = append(*k, keyLine{hashKey(key), int32(line)})
-}
-
-// done sorts the pairs and keeps the last line of each key.
-func (k *keyLines) done() {
-	s := *k
-	slices.SortStableFunc(s, func(a, b keyLine) int {
-		return bytes.Compare(a.h[:], b.h[:])
-	})
-	out := s[:0]
-	for i := range s {
-		if i+1 < len(s) && s[i+1].h == s[i].h {
-			continue // a later line of the same key follows
-		}
-		out = append(out, s[i])
-	}
-	*k = slices.Clip(out)
-}
-
-// get returns the last line of key, or -1.
-func (k keyLines) get(key string) int {
-	h := hashKey(key)
-	i, ok := slices.BinarySearchFunc(k, h, func(e keyLine, t keyHash) int {
-		return bytes.Compare(e.h[:], t[:])
-	})
-	if !ok {
-		return -1
-	}
-	return int(k[i].line)
-}
-
-// leadingKey reads the key of a row that starts with {"key":"...", as the
-// runner writes rows, without decoding the rest.
-func leadingKey(line []byte) (string, bool) {
-	const prefix = `{"key":"`
-	if !bytes.HasPrefix(line, []byte(prefix)) {
-		return "", false
-	}
-	for j := len(prefix); j < len(line); j++ {
-		switch line[j] {
-		case '\\':
-			j++
-		case '"':
-			var key string
-			if json.Unmarshal(line[len(prefix)-1:j+1], &key) != nil {
-				return "", false
-			}
-			return key, true
-		}
-	}
-	return "", false
-}
+var hashKey = resultsfile.HashKey
 
 // SortRows orders rows (as ReadRows returns them) by key, so that whatever
 // is computed from them does not depend on the order cases finished in or

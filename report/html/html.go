@@ -29,6 +29,7 @@ import (
 	_ "embed"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/internal/resultsfile"
 	"github.com/patchbench/patchbench/patch/extract"
 )
 
@@ -81,67 +82,10 @@ func Load(name, dir string) (Run, error) {
 	if _, err := os.Stat(path); err != nil {
 		return Run{}, fmt.Errorf("html: %w", err)
 	}
-	return Run{Name: name, Each: func(fn func(map[string]any) error) error { return eachRow(path, fn) }}, nil
-}
-
-// eachRow calls fn with the rows of a results file as runner.ReadRows
-// reads them (the last row of a key counts; a last line cut short is
-// ignored; a row without a key is kept), holding one at a time: a first
-// pass finds the last line of each key. (Package runner is not linked: the
-// lean patchbench binary, whose report command writes pages, must not
-// carry its cache.)
-func eachRow(path string, fn func(row map[string]any) error) error {
-	type keyed struct {
-		Key *string `json:"key"`
-	}
-	scan := func(visit func(i int, line []byte, key *string) error) error {
-		f, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("html: %w", err)
-		}
-		defer f.Close()
-		br := bufio.NewReaderSize(f, 64<<10)
-		for i := 0; ; i++ {
-			line, err := br.ReadBytes('\n')
-			if err != nil && err != io.EOF {
-				return fmt.Errorf("html: %s: %w", path, err)
-			}
-			if len(bytes.TrimSpace(line)) > 0 {
-				var k keyed
-				if jerr := json.Unmarshal(line, &k); jerr != nil {
-					if err == io.EOF { // no newline after it: cut short
-						return nil
-					}
-					return fmt.Errorf("html: %s: line %d: %w", path, i+1, jerr)
-				}
-				if verr := visit(i, line, k.Key); verr != nil {
-					return verr
-				}
-			}
-			if err == io.EOF {
-				return nil
-			}
-		}
-	}
-	last := map[string]int{}
-	if err := scan(func(i int, _ []byte, key *string) error {
-		if key != nil {
-			last[*key] = i
-		}
-		return nil
-	}); err != nil {
+	return Run{Name: name, Each: func(fn func(map[string]any) error) error {
+		_, err := resultsfile.EachRow(path, fn)
 		return err
-	}
-	return scan(func(i int, line []byte, key *string) error {
-		if key != nil && last[*key] != i {
-			return nil
-		}
-		var row map[string]any
-		if err := json.Unmarshal(line, &row); err != nil {
-			return fmt.Errorf("html: %s: line %d: %w", path, i+1, err)
-		}
-		return fn(row)
-	})
+	}}, nil
 }
 
 // DetectKind says which benchmark wrote rows, from their fields.
