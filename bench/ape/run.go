@@ -529,12 +529,7 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	}
 	// report.html: the pass@k curves and every candidate, for people to
 	// browse.
-	path := filepath.Join(dir, ResultsFile)
-	err = html.WriteFile(filepath.Join(dir, "report.html"), "APE-Bench: "+filepath.Base(filepath.Clean(dir)), []html.Run{{
-		Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindAPE,
-		Each: func(fn func(map[string]any) error) error { _, err := runner.EachRow(path, fn); return err },
-	}})
-	if err != nil {
+	if err := html.WriteRunDir(dir, "APE-Bench: "+filepath.Base(filepath.Clean(dir)), html.KindAPE, nil); err != nil {
 		return nil, fmt.Errorf("ape: %w", err)
 	}
 	return rep, nil

@@ -139,45 +139,30 @@ func (b *reportBuilder) report(title string) (*Report, error) {
 // row at a time, never holding it: the report is aggregated during the
 // page's first pass over the rows.
 func WriteReport(dir string) (*Report, int, int, error) {
-	path := filepath.Join(dir, ResultsFile)
 	b := newReportBuilder()
-	eachRow := func(fn func(map[string]any) error) error { _, err := runner.EachRow(path, fn); return err }
 	title := "Diff-XYZ"
 	info, _ := ReadRunInfo(dir)
 	var model, dataset string
 	if info != nil {
 		model, dataset = info.Model, info.Dataset
 	}
-	aggregated := false
+	observe := b.add
 	if model == "" {
 		// No run.json: the title names the rows' models, so they are
 		// read first.
-		if err := eachRow(b.add); err != nil {
+		if _, err := runner.EachRow(filepath.Join(dir, ResultsFile), b.add); err != nil {
 			return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
 		}
-		aggregated = true
+		observe = nil
 		model = strings.Join(slices.Sorted(maps.Keys(b.models)), ", ")
 	}
 	if model != "" {
 		title += ": " + model
 	}
-	// report.html holds every case, for people to browse.
-	// The page reads the rows once (its kind is given); the report is
-	// aggregated on the way.
-	run := html.Run{Name: filepath.Base(filepath.Clean(dir)), Kind: html.KindDiffXYZ,
-		Each: func(fn func(map[string]any) error) error {
-			if aggregated {
-				return eachRow(fn)
-			}
-			aggregated = true
-			return eachRow(func(r map[string]any) error {
-				if err := b.add(r); err != nil {
-					return err
-				}
-				return fn(r)
-			})
-		}}
-	if err := html.WriteFile(filepath.Join(dir, "report.html"), title, []html.Run{run}); err != nil {
+	// report.html holds every case, for people to browse. The page reads
+	// the rows once (its kind is given); the report is aggregated on the
+	// way.
+	if err := html.WriteRunDir(dir, title, html.KindDiffXYZ, observe); err != nil {
 		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
 	}
 	rep, err := b.report(title)

@@ -147,20 +147,10 @@ func WriteReport(dir, dataset string) (*Report, int, int, error) {
 	if err := rep.WriteFiles(dir); err != nil {
 		return nil, 0, 0, err
 	}
-	if err := writePage(dir, title, html.KindLoc); err != nil {
+	if err := html.WriteRunDir(dir, title, html.KindLoc, nil); err != nil {
 		return nil, 0, 0, fmt.Errorf("loc: %w", err)
 	}
 	return rep, len(rows), failed, nil
-}
-
-// writePage writes dir/report.html: the charts of the run and every case,
-// for people to browse.
-func writePage(dir, title, kind string) error {
-	path := filepath.Join(dir, ResultsFile)
-	return html.WriteFile(filepath.Join(dir, "report.html"), title, []html.Run{{
-		Name: filepath.Base(filepath.Clean(dir)), Kind: kind,
-		Each: func(fn func(map[string]any) error) error { _, err := runner.EachRow(path, fn); return err },
-	}})
 }
 
 // lastRows keeps the last row of each case (a failed case run again).

@@ -39,7 +39,7 @@ func TestPageScale(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "report.html")
 	start := time.Now()
-	if err := WriteFile(path, "", []Run{run}); err != nil {
+	if _, err := WriteFile(path, "", []Run{run}); err != nil {
 		t.Fatal(err)
 	}
 	written := time.Since(start)

@@ -103,7 +103,7 @@ func (w *watcher) listen(ctx context.Context) {
 func open(t *testing.T, runs []Run) (context.Context, *watcher, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "report.html")
-	if err := WriteFile(path, "", runs); err != nil {
+	if _, err := WriteFile(path, "", runs); err != nil {
 		t.Fatal(err)
 	}
 	ctx := browser(t)

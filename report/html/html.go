@@ -54,6 +54,10 @@ type Run struct {
 	// of a run of any size is written in memory for its groups and one
 	// chunk.
 	Each func(fn func(row map[string]any) error) error
+	// Observe, when set, is called once with each row, in the pass that
+	// gathers the charts: a benchmark aggregates its own report there
+	// instead of reading the rows again.
+	Observe func(row map[string]any) error
 }
 
 // each calls fn with every row of the run.
@@ -126,28 +130,34 @@ func rowKind(r map[string]any) string {
 }
 
 // WriteFile writes the page of runs to path, atomically.
-func WriteFile(path, title string, runs []Run) error {
+// It returns the number of cases written.
+func WriteFile(path, title string, runs []Run) (int, error) {
+	var cases int
 	err := atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		if err := Write(bw, title, runs); err != nil {
+		if err := write(bw, title, runs, &cases); err != nil {
 			return err
 		}
 		return bw.Flush()
 	})
 	if err != nil {
-		return fmt.Errorf("html: %s: %w", path, err)
+		return 0, fmt.Errorf("html: %s: %w", path, err)
 	}
-	return nil
+	return cases, nil
 }
 
 // WriteRunDir writes dir/report.html for the run in dir (its
-// results.jsonl), as a benchmark run does beside report.md.
-func WriteRunDir(dir, title string) error {
+// results.jsonl), as a benchmark run does beside report.md; kind, when
+// given, lets the page read the rows once, and observe, when set, sees each
+// row once (see Run.Observe).
+func WriteRunDir(dir, title, kind string, observe func(map[string]any) error) error {
 	run, err := Load(filepath.Base(filepath.Clean(dir)), dir)
 	if err != nil {
 		return err
 	}
-	return WriteFile(filepath.Join(dir, "report.html"), title, []Run{run})
+	run.Kind, run.Observe = kind, observe
+	_, err = WriteFile(filepath.Join(dir, "report.html"), title, []Run{run})
+	return err
 }
 
 // chunkSize is the number of cases per compressed chunk of full rows: small
@@ -197,6 +207,12 @@ type meta struct {
 // after them, are gathered on the way. Otherwise a first pass detects the
 // kinds.
 func Write(w io.Writer, title string, runs []Run) error {
+	var cases int
+	return write(w, title, runs, &cases)
+}
+
+// write is Write, and sets *cases to the number of cases written.
+func write(w io.Writer, title string, runs []Run, cases *int) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("html: no run")
 	}
@@ -206,7 +222,12 @@ func Write(w io.Writer, title string, runs []Run) error {
 	}
 	has := map[string]bool{}
 	all := newRunStats("")
-	gather := func(i int, row map[string]any) {
+	gather := func(i int, row map[string]any) error {
+		if o := runs[i].Observe; o != nil {
+			if err := o(row); err != nil {
+				return err
+			}
+		}
 		for k := range row {
 			has[k] = true
 		}
@@ -217,6 +238,7 @@ func Write(w io.Writer, title string, runs []Run) error {
 		}
 		stats[i].add(row)
 		all.addGeneric(row)
+		return nil
 	}
 	known := true
 	for _, r := range runs {
@@ -229,8 +251,7 @@ func Write(w io.Writer, title string, runs []Run) error {
 				if detected == "" {
 					detected = rowKind(row)
 				}
-				gather(i, row)
-				return nil
+				return gather(i, row)
 			})
 			if err != nil {
 				return err
@@ -293,7 +314,9 @@ func Write(w io.Writer, title string, runs []Run) error {
 	for ri, r := range runs {
 		err := r.each(func(row map[string]any) error {
 			if known {
-				gather(ri, row)
+				if err := gather(ri, row); err != nil {
+					return err
+				}
 			}
 			cells := make([]any, 0, len(cols)+1)
 			cells = append(cells, ri)
@@ -322,6 +345,7 @@ func Write(w io.Writer, title string, runs []Run) error {
 		m.Runs = append(m.Runs, st.name)
 		m.N += st.n
 	}
+	*cases = m.N
 	if m.Charts, err = makeCharts(kind, stats, all); err != nil {
 		return err
 	}

@@ -221,3 +221,17 @@ func TestEditStoredAsOffsets(t *testing.T) {
 		t.Errorf("the page would show %q", got)
 	}
 }
+
+// Observe sees each row once, whether the page reads the rows once (kind
+// given) or twice (kind detected), and WriteFile counts the cases.
+func TestObserveOncePerRow(t *testing.T) {
+	rows := diffxyzRows(5, 0)
+	for _, kind := range []string{KindDiffXYZ, ""} {
+		seen := 0
+		n, err := WriteFile(filepath.Join(t.TempDir(), "p.html"), "t", []Run{{Name: "r", Kind: kind, Rows: rows,
+			Observe: func(map[string]any) error { seen++; return nil }}})
+		if err != nil || seen != len(rows) || n != len(rows) {
+			t.Errorf("kind %q: observed %d rows, wrote %d cases (%v); want %d", kind, seen, n, err, len(rows))
+		}
+	}
+}
