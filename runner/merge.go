@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/internal/resultsfile"
 	"github.com/patchbench/patchbench/llm/cache"
 )
 
@@ -62,9 +62,9 @@ type MergeSummary struct {
 // as if the run had not been split: one row per case key, in key order,
 // and the shards' run.json without the shard. It refuses, writing nothing,
 // shards whose run.json differ in anything but the shard and the Ignore
-// fields, a set of shards with one missing or given twice (naming it), a
-// row whose key belongs to another shard, and a case recorded differently
-// by two directories (naming the case).
+// fields, a set of shards with one missing or given twice (naming it), and
+// a row whose key belongs to another shard (naming the case): overlapping
+// shards.
 func Merge(o MergeOptions) (MergeSummary, error) {
 	var sum MergeSummary
 	if len(o.Dirs) == 0 {
@@ -82,17 +82,17 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 	shards := map[int]string{}
 	count := 0
 	// The rows stay in the shards' files: merge keeps, for each case,
-	// where its row is, a hash of its canonical encoding (two encodings of
-	// one row compare equal) and one of the line, and at the end copies
-	// the lines as they are (the key first, as the runner writes them, so
-	// readers take it without decoding the row) in key order. 100,000 rows
-	// of any size take the memory of their keys.
+	// where its line is and a hash of it, and at the end copies the lines
+	// as they are (the key first, as the runner writes them, so readers
+	// take it without decoding the row) in key order. 100,000 rows of any
+	// size take the memory of their keys. A case is in one shard only: it
+	// belongs to the shard its key hashes to, and a shard given twice is
+	// refused, so two rows of one case cannot meet.
 	type place struct {
-		dir  int
-		off  int64
-		n    int
-		hash [32]byte
-		raw  keyHash // of the line, to see it unchanged when copied
+		dir int
+		off int64
+		n   int
+		raw keyHash // of the line, to see it unchanged when copied
 	}
 	rows := map[string]place{}
 	for di, dir := range o.Dirs {
@@ -126,22 +126,11 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 			return sum, fmt.Errorf("merge: shard %s given twice: %s and %s", sh, prev, dir)
 		}
 		shards[sh.Index] = dir
-		_, err = eachLastLine(filepath.Join(dir, o.ResultsFile), func(key string, line []byte, off int64, r map[string]any) error {
+		_, err = resultsfile.EachLine(filepath.Join(dir, o.ResultsFile), func(key string, line []byte, off int64) error {
 			if !sh.Contains(key) {
 				return fmt.Errorf("case %q does not belong to shard %s", key, sh)
 			}
-			b, err := json.Marshal(r) // canonical: two encodings of one row compare equal
-			if err != nil {
-				return fmt.Errorf("case %q: %w", key, err)
-			}
-			p := place{dir: di, off: off, n: len(line), hash: sha256.Sum256(b), raw: hashKey(string(line))}
-			if prev, ok := rows[key]; ok {
-				if prev.hash != p.hash {
-					return fmt.Errorf("case %q has different rows in %s and %s", key, o.Dirs[prev.dir], dir)
-				}
-				return nil
-			}
-			rows[key] = p
+			rows[key] = place{dir: di, off: off, n: len(line), raw: hashKey(string(line))}
 			return nil
 		})
 		if err != nil {

@@ -138,10 +138,6 @@ func EachRow(path string, fn func(row map[string]any) error) (int, error) {
 	return resultsfile.EachRow(path, fn)
 }
 
-// eachLastLine is resultsfile.EachLast, which the HTML page's reader
-// shares (it must not link this package).
-var eachLastLine = resultsfile.EachLast
-
 // keyHash and hashKey: see resultsfile.
 type keyHash = resultsfile.KeyHash
 

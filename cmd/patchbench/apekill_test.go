@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,27 +19,8 @@ import (
 // the model only for the candidates left, and the recorded rows are kept
 // byte for byte.
 func TestApeKilledRunResumes(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is needed to compile the candidates")
-	}
 	dir := t.TempDir()
-	repoDir := filepath.Join(dir, "repo")
-	git := initRepo(t, repoDir)
-	writeFile(t, filepath.Join(repoDir, "go.mod"), "module example.com/calc\n\ngo 1.21\n")
-	src := "package calc\n\nfunc Add(a, b int) int { return a + b }\n"
-	writeFile(t, filepath.Join(repoDir, "calc.go"), src)
-	git("add", "-A")
-	git("commit", "-q", "-m", "initial")
-	git("tag", "c0")
-	for _, name := range []string{"Sub", "Mul", "Neg"} {
-		src += fmt.Sprintf("\nfunc %s(a, b int) int { return a - b }\n", name)
-		writeFile(t, filepath.Join(repoDir, "calc.go"), src)
-		git("commit", "-q", "-am", "add "+name)
-	}
-	tasks := filepath.Join(dir, "tasks.jsonl")
-	if code, _, stderr := runCLI(t, "", "ape", "build", "--repo", repoDir, "--commits", "c0..main", "--out", tasks); code != 0 {
-		t.Fatalf("ape build: exit %d: %s", code, stderr)
-	}
+	repoDir, tasks := apeTasks(t, dir)
 	// Every candidate applies and compiles (a comment after the package
 	// line); the judge grades it Good. Each answer takes 150 ms.
 	srv := llmtest.NewServer(llmtest.Config{Latency: 150 * time.Millisecond, Reply: func(_, _ string, msgs []llm.Message) string {

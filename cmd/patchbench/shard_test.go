@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -198,15 +199,31 @@ func checkMergeRefusals(t *testing.T, root string, dirs []string) {
 	info := readFile(t, filepath.Join(other, "run.json"))
 	writeFile(t, filepath.Join(other, "run.json"), strings.Replace(info, `"dataset": "`, `"dataset": "/elsewhere`, 1))
 	expect("other run", "differ in dataset", dirs[0], other, dirs[2])
-	// A case of shard 2 with a different row, given twice.
+	// A shard given twice.
 	twin := filepath.Join(root, "twin")
 	copyDir(t, dirs[1], twin)
-	res := readFile(t, filepath.Join(twin, "results.jsonl"))
-	first := res[:strings.Index(res, "\n")+1]
-	var key string
-	fmt.Sscanf(first[strings.Index(first, `"key":`)+len(`"key":`):], "%q", &key)
-	writeFile(t, filepath.Join(twin, "results.jsonl"), strings.Replace(first, `"elapsed_ms":`, `"elapsed_ms":1`, 1)+res[len(first):])
 	expect("shard given twice", "shard 2/3 given twice", dirs[0], dirs[1], twin, dirs[2])
+	// Overlapping shards: a case of one shard in another's results. (A
+	// case belongs to one shard by its key, so two rows of one case can
+	// only meet this way or as a shard given twice.)
+	from := -1
+	for i, d := range dirs {
+		if strings.TrimSpace(readFile(t, filepath.Join(d, "results.jsonl"))) != "" {
+			from = i
+			break
+		}
+	}
+	if from < 0 {
+		t.Fatalf("every shard is empty")
+	}
+	to := (from + 1) % len(dirs)
+	stray := filepath.Join(root, "stray")
+	copyDir(t, dirs[to], stray)
+	res := readFile(t, filepath.Join(dirs[from], "results.jsonl"))
+	writeFile(t, filepath.Join(stray, "results.jsonl"), readFile(t, filepath.Join(stray, "results.jsonl"))+res[:strings.Index(res, "\n")+1])
+	overlapping := slices.Clone(dirs)
+	overlapping[to] = stray
+	expect("overlapping shards", fmt.Sprintf("does not belong to shard %d/%d", to+1, len(dirs)), overlapping...)
 }
 
 func copyDir(t *testing.T, from, to string) {
@@ -265,12 +282,22 @@ func TestLocShardsMerge(t *testing.T) {
 }
 
 func TestApeShardsMerge(t *testing.T) {
+	dir := t.TempDir()
+	repoDir, tasks := apeTasks(t, dir)
+	checkShardsMerge(t, []string{"ape", "run", "--dataset", tasks, "--repo", repoDir, "--model", "reference",
+		"--judge-model", "reference", "--n", "2", "--judge-n", "1", "--quiet"}, "results.jsonl")
+}
+
+// apeTasks makes a Go module under dir with three commits after a tag c0,
+// builds their three APE tasks, and returns the repository and the tasks
+// file. It skips the test without git or go.
+func apeTasks(t *testing.T, dir string) (repoDir, tasks string) {
+	t.Helper()
 	gittest.Need(t)
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is needed to compile the candidates")
 	}
-	dir := t.TempDir()
-	repoDir := filepath.Join(dir, "repo")
+	repoDir = filepath.Join(dir, "repo")
 	git := initRepo(t, repoDir)
 	writeFile(t, filepath.Join(repoDir, "go.mod"), "module example.com/calc\n\ngo 1.21\n")
 	src := "package calc\n\nfunc Add(a, b int) int { return a + b }\n"
@@ -278,18 +305,16 @@ func TestApeShardsMerge(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-q", "-m", "initial")
 	git("tag", "c0")
-	// Three commits, three tasks of 2 candidates: 6 cases.
 	for i, name := range []string{"Sub", "Mul", "Neg"} {
 		src += fmt.Sprintf("\nfunc %s(a, b int) int { return a + b*%d }\n", name, i)
 		writeFile(t, filepath.Join(repoDir, "calc.go"), src)
 		git("commit", "-q", "-am", "add "+name)
 	}
-	tasks := filepath.Join(dir, "tasks.jsonl")
+	tasks = filepath.Join(dir, "tasks.jsonl")
 	if code, _, stderr := runCLI(t, "", "ape", "build", "--repo", repoDir, "--commits", "c0..main", "--out", tasks); code != 0 {
 		t.Fatalf("ape build: exit %d: %s", code, stderr)
 	}
-	checkShardsMerge(t, []string{"ape", "run", "--dataset", tasks, "--repo", repoDir, "--model", "reference",
-		"--judge-model", "reference", "--n", "2", "--judge-n", "1", "--quiet"}, "results.jsonl")
+	return repoDir, tasks
 }
 
 // initRepo makes an empty git repository at dir (branch main) and returns

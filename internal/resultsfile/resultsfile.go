@@ -32,6 +32,16 @@ func EachRow(path string, fn func(row map[string]any) error) (int, error) {
 // at path: its key, its line (without the newline), where the line starts
 // in the file, and the row decoded. Errors name the line.
 func EachLast(path string, fn func(key string, line []byte, off int64, row map[string]any) error) (int, error) {
+	return eachLast(path, true, fn)
+}
+
+// EachLine is EachLast without decoding the rows (row is nil): for a
+// reader that copies the lines. A line is still checked to be JSON.
+func EachLine(path string, fn func(key string, line []byte, off int64) error) (int, error) {
+	return eachLast(path, false, func(key string, line []byte, off int64, _ map[string]any) error { return fn(key, line, off) })
+}
+
+func eachLast(path string, decode bool, fn func(key string, line []byte, off int64, row map[string]any) error) (int, error) {
 	lines := func(visit func(i int, line []byte, off int64, terminated bool) error) error {
 		f, err := os.Open(path)
 		if err != nil {
@@ -87,16 +97,27 @@ func EachLast(path string, fn func(key string, line []byte, off int64, row map[s
 		if key, ok := leadingKey(line); ok && last.get(key) != i {
 			return nil // a later row of the key counts
 		}
+		key, ok := leadingKey(line)
 		var row map[string]any
-		if err := json.Unmarshal(line, &row); err != nil {
-			if !terminated {
-				return nil // cut short, as the first pass found
+		if decode || !ok {
+			if err := json.Unmarshal(line, &row); err != nil {
+				if !terminated {
+					return nil // cut short, as the first pass found
+				}
+				return fmt.Errorf("results: %s line %d: %w", path, i+1, err)
 			}
-			return fmt.Errorf("results: %s line %d: %w", path, i+1, err)
+			key, _ = row["key"].(string)
+		} else if !json.Valid(line) {
+			if !terminated {
+				return nil
+			}
+			return fmt.Errorf("results: %s line %d: not a JSON object", path, i+1)
 		}
-		key, _ := row["key"].(string)
 		if last.get(key) != i {
 			return nil // not the key's last row, or not a row
+		}
+		if !decode {
+			row = nil
 		}
 		if err := fn(key, line, off, row); err != nil {
 			return fmt.Errorf("results: %s line %d: %w", path, i+1, err)

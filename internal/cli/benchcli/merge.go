@@ -82,8 +82,8 @@ benchmark's reports, which are the ones the unsharded run writes.
 merge refuses, writing nothing: run directories whose run.json differ in
 anything but the shard (another benchmark, dataset, model or option); a
 missing shard or one given twice (it names it); a row in a shard it does not
-belong to; a case with different rows in two directories (it names the
-case). DIR must be missing or empty.
+belong to, as overlapping shards have (it names the case). DIR must be
+missing or empty.
 
 With --cache, the shards' response caches (RUN_DIR/cache.db) are merged
 into DIR/cache.db, so that the whole run done again (--resume elsewhere,
