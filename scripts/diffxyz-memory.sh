@@ -16,21 +16,12 @@ rows=("$@")
 [ ${#rows[@]} -gt 0 ] || rows=(1000 10000)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-bin=${PATCHBENCH_FULL:-}
-if [ -z "$bin" ]; then
-  bin=$TMP/patchbench-full
-  go build -o "$bin" ./cmd/patchbench-full
-fi
-zcat "$data/diffxyz-dev.jsonl.gz" > "$TMP/base.jsonl"
-base=$(wc -l < "$TMP/base.jsonl")
+. scripts/lib/diffxyz-rows.sh
+pb_full
 printf '%8s %10s %8s %10s %12s %8s\n' rows dataset_MB cases wall_s peak_RSS_MB RSS/input
 for n in "${rows[@]}"; do
   ds=$TMP/rows-$n.jsonl
-  : > "$ds"
-  for ((k = 0; k * base < n; k++)); do
-    left=$((n - k * base))
-    head -n "$left" "$TMP/base.jsonl" | sed "s|^{\"id\": \"|{\"id\": \"copy$k/|" >> "$ds"
-  done
+  diffxyz_rows "$n" "$ds"
   out=$TMP/run-$n
   /usr/bin/time -v "$bin" diffxyz run --dataset "$ds" --model reference --quiet --out "$out" \
     > "$TMP/stdout" 2> "$TMP/time-$n" || { cat "$TMP/time-$n" >&2; exit 2; }

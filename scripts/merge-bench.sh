@@ -17,17 +17,10 @@ rows=${ROWS:-6667}
 shards=${SHARDS:-4}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-bin=${PATCHBENCH_FULL:-}
-if [ -z "$bin" ]; then
-  bin=$TMP/patchbench-full
-  go build -o "$bin" ./cmd/patchbench-full
-fi
-zcat "$data/diffxyz-dev.jsonl.gz" > "$TMP/base.jsonl"
-base=$(wc -l < "$TMP/base.jsonl")
+. scripts/lib/diffxyz-rows.sh
+pb_full
 ds=$TMP/rows.jsonl
-for ((k = 0; k * base < rows; k++)); do
-  head -n $((rows - k * base)) "$TMP/base.jsonl" | sed "s|^{\"id\": \"|{\"id\": \"copy$k/|" >> "$ds"
-done
+diffxyz_rows "$rows" "$ds"
 dirs=()
 for ((i = 1; i <= shards; i++)); do
   "$bin" diffxyz run --dataset "$ds" --model reference --quiet --shard "$i/$shards" --out "$TMP/shard-$i" > /dev/null 2>&1
