@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -203,34 +202,15 @@ func Prepare(rows []*Row) error {
 // for each other row (an id already used, old_code equal to new_code), a
 // RowError: one bad row never stops a run of the others.
 func PrepareRows(rows []*Row) (kept []*Row, bad []RowError) {
-	seen := make(map[string]int, len(rows))
+	checker := rowChecker{}
 	kept = make([]*Row, 0, len(rows))
 	for i, r := range rows {
-		if r.ID == "" {
-			r.ID = strconv.Itoa(i)
-		}
-		if j, dup := seen[r.ID]; dup {
-			bad = append(bad, RowError{i, r.ID, fmt.Errorf("row %d has the same id", j)})
+		if e := checker.check(i, r); e != nil {
+			bad = append(bad, *e)
 			continue
 		}
-		seen[r.ID] = i
-		if r.OldCode == r.NewCode {
-			bad = append(bad, RowError{i, r.ID, errors.New("old_code and new_code are equal")})
-			continue
-		}
-		prepareRow(r)
 		for _, f := range patch.Formats {
-			if p := r.diffField(f); *p == "" {
-				d, err := MakeDiff(r.Path, r.OldCode, r.NewCode, f)
-				if err != nil {
-					if r.NotApplicable == nil {
-						r.NotApplicable = map[patch.Format]string{}
-					}
-					r.NotApplicable[f] = err.Error()
-					continue
-				}
-				*p = d
-			}
+			fillFormat(r, f)
 		}
 		kept = append(kept, r)
 	}

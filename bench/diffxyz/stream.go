@@ -121,6 +121,50 @@ func eachFileRow(path string, fn func(r *Row, err error) error) error {
 	}
 }
 
+// rowChecker holds what the checks of a dataset's rows need across rows:
+// the ids seen.
+type rowChecker map[string]int
+
+// check gives row i (from 0) its id when it has none and refuses an id
+// seen before or an edit that changes nothing; a usable row is completed
+// (see prepareRow).
+func (seen rowChecker) check(i int, r *Row) *RowError {
+	if r.ID == "" {
+		r.ID = strconv.Itoa(i)
+	}
+	if j, dup := seen[r.ID]; dup {
+		return &RowError{i, r.ID, fmt.Errorf("row %d has the same id", j)}
+	}
+	seen[r.ID] = i
+	if r.OldCode == r.NewCode {
+		return &RowError{i, r.ID, errors.New("old_code and new_code are equal")}
+	}
+	prepareRow(r)
+	return nil
+}
+
+// fillFormat makes r's edit in format f when the dataset did not give it,
+// and says why the row cannot be written in f ("" when it can).
+func fillFormat(r *Row, f patch.Format) string {
+	if why, ok := r.NotApplicable[f]; ok {
+		return why
+	}
+	p := r.diffField(f)
+	if *p != "" {
+		return ""
+	}
+	d, err := MakeDiff(r.Path, r.OldCode, r.NewCode, f)
+	if err != nil {
+		if r.NotApplicable == nil {
+			r.NotApplicable = map[patch.Format]string{}
+		}
+		r.NotApplicable[f] = err.Error()
+		return err.Error()
+	}
+	*p = d
+	return ""
+}
+
 // prepareRow completes one row for a run, as [PrepareRows] does, except the
 // format columns, which [rowStore] makes when a case needs them.
 func prepareRow(r *Row) {
@@ -251,23 +295,7 @@ func (s *rowStore) read(i int) (*Row, error) {
 func (e *storedRow) format(f patch.Format) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if why, ok := e.row.NotApplicable[f]; ok {
-		return why
-	}
-	p := e.row.diffField(f)
-	if *p != "" {
-		return ""
-	}
-	d, err := MakeDiff(e.row.Path, e.row.OldCode, e.row.NewCode, f)
-	if err != nil {
-		if e.row.NotApplicable == nil {
-			e.row.NotApplicable = map[patch.Format]string{}
-		}
-		e.row.NotApplicable[f] = err.Error()
-		return err.Error()
-	}
-	*p = d
-	return ""
+	return fillFormat(e.row, f)
 }
 
 // spillRows reads the dataset of o (or o.Rows) into a rowStore in dir and
@@ -281,7 +309,7 @@ func spillRows(o Options, dir string, max int) (*rowStore, []*Row, []RowError, e
 	}
 	var stubs []*Row
 	var bad []RowError
-	seen := map[string]int{}
+	checker := rowChecker{}
 	i := 0
 	add := func(r *Row, rerr error) error {
 		defer func() { i++ }()
@@ -289,19 +317,10 @@ func spillRows(o Options, dir string, max int) (*rowStore, []*Row, []RowError, e
 			bad = append(bad, RowError{i, "", rerr})
 			return nil
 		}
-		if r.ID == "" {
-			r.ID = strconv.Itoa(i)
-		}
-		if j, dup := seen[r.ID]; dup {
-			bad = append(bad, RowError{i, r.ID, fmt.Errorf("row %d has the same id", j)})
+		if e := checker.check(i, r); e != nil {
+			bad = append(bad, *e)
 			return nil
 		}
-		seen[r.ID] = i
-		if r.OldCode == r.NewCode {
-			bad = append(bad, RowError{i, r.ID, errors.New("old_code and new_code are equal")})
-			return nil
-		}
-		prepareRow(r)
 		if err := store.add(r); err != nil {
 			return fmt.Errorf("diffxyz: %w", err)
 		}
