@@ -40,6 +40,7 @@ func makeCharts(kind string, runs []*runStats, all *runStats) ([]chart, error) {
 // of its groups.
 type runStats struct {
 	name     string
+	kind     string // the page's kind, "" while unknown: gather for every kind
 	n        int
 	aggs     map[string]*report.Aggregator // by aggKey
 	err      error                         // the first error of aggs
@@ -77,8 +78,8 @@ var diffxyzAggs = []struct {
 
 func aggKey(dims []string, metric string) string { return strings.Join(dims, ",") + "|" + metric }
 
-func newRunStats(name string) *runStats {
-	st := &runStats{name: name, aggs: map[string]*report.Aggregator{}, distinct: map[string]map[any]bool{},
+func newRunStats(name, kind string) *runStats {
+	st := &runStats{name: name, kind: kind, aggs: map[string]*report.Aggregator{}, distinct: map[string]map[any]bool{},
 		statuses: map[string]int{}, families: map[string]int{}}
 	for _, a := range diffxyzAggs {
 		st.aggs[aggKey(a.dims, a.metric)], _ = report.NewAggregator(report.Spec{Dims: a.dims, Metrics: []string{a.metric}})
@@ -92,8 +93,35 @@ func newRunStats(name string) *runStats {
 // add gathers one row. Errors are kept for the charts of the kind they
 // concern: a field that breaks a Diff-XYZ aggregate does not stop an SWE
 // page.
+// wants reports whether the charts of kind may be drawn from these stats.
+func (st *runStats) wants(kind string) bool { return st.kind == "" || st.kind == kind }
+
 func (st *runStats) add(row map[string]any) {
 	st.n++
+	if st.wants(KindDiffXYZ) {
+		st.addDiffXYZ(row)
+	}
+	if st.wants(KindSWE) {
+		s := fmt.Sprint(cell(KindSWE, row, "status"))
+		st.statuses[s]++
+		if reason, _ := row["reason"].(string); reason != "" && s != "resolved" {
+			st.families[errorFamily(reason)]++
+		} else if e, _ := row["error"].(string); e != "" {
+			st.families[errorFamily(e)]++
+		}
+	}
+	if st.wants(KindGeneric) {
+		st.addGeneric(row)
+	}
+	if st.wants(KindLoc) {
+		st.addLoc(row)
+	}
+	if st.wants(KindAPE) {
+		st.addAPE(row)
+	}
+}
+
+func (st *runStats) addDiffXYZ(row map[string]any) {
 	if st.err == nil {
 		for _, a := range diffxyzAggs {
 			if err := st.aggs[aggKey(a.dims, a.metric)].Add(row); err != nil {
@@ -110,14 +138,9 @@ func (st *runStats) add(row map[string]any) {
 			st.distinct[d][v] = true
 		}
 	}
-	s := fmt.Sprint(cell(KindSWE, row, "status"))
-	st.statuses[s]++
-	if reason, _ := row["reason"].(string); reason != "" && s != "resolved" {
-		st.families[errorFamily(reason)]++
-	} else if e, _ := row["error"].(string); e != "" {
-		st.families[errorFamily(e)]++
-	}
-	st.addGeneric(row)
+}
+
+func (st *runStats) addLoc(row map[string]any) {
 	if ms, ok := row["metrics"].(map[string]any); ok && st.locErr == nil {
 		flat := map[string]any{"category": row["category"]}
 		for k, v := range ms {
@@ -130,6 +153,9 @@ func (st *runStats) add(row map[string]any) {
 			st.quality[min(max(int(q*10), 0), 10)]++
 		}
 	}
+}
+
+func (st *runStats) addAPE(row map[string]any) {
 	if task, ok := row["task"].(string); ok {
 		if _, ape := row["judge_pass"]; ape {
 			c := st.apeTasks[task]

@@ -216,12 +216,28 @@ func write(w io.Writer, title string, runs []Run, cases *int) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("html: no run")
 	}
+	known := true
+	for _, r := range runs {
+		known = known && r.Kind != ""
+	}
+	// With the kinds given, the page's kind is known before the rows are
+	// read, and the pass gathers only what its charts draw; otherwise
+	// everything is gathered while the kinds are found.
+	pageKind := ""
+	if known {
+		pageKind = runs[0].Kind
+		for _, r := range runs[1:] {
+			if r.Kind != pageKind {
+				pageKind = KindGeneric
+			}
+		}
+	}
 	stats := make([]*runStats, len(runs))
 	for i, r := range runs {
-		stats[i] = newRunStats(r.Name)
+		stats[i] = newRunStats(r.Name, pageKind)
 	}
 	has := map[string]bool{}
-	all := newRunStats("")
+	all := newRunStats("", pageKind)
 	gather := func(i int, row map[string]any) error {
 		if o := runs[i].Observe; o != nil {
 			if err := o(row); err != nil {
@@ -237,12 +253,10 @@ func write(w io.Writer, title string, runs []Run, cases *int) error {
 			}
 		}
 		stats[i].add(row)
-		all.addGeneric(row)
+		if all.wants(KindGeneric) {
+			all.addGeneric(row)
+		}
 		return nil
-	}
-	known := true
-	for _, r := range runs {
-		known = known && r.Kind != ""
 	}
 	if !known {
 		for i, r := range runs {
