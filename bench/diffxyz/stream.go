@@ -299,7 +299,7 @@ func (e *storedRow) format(f patch.Format) string {
 }
 
 // spillRows reads the dataset of o (or o.Rows) into a rowStore in dir and
-// returns a stub of each usable row (its fields without code and edits)
+// returns a stub of each usable row (its id, path, language and size)
 // and the rows left out. The checks are those of [PrepareRows]; a line
 // that is not a row is left out too, with its line.
 func spillRows(o Options, dir string, max int) (*rowStore, []*Row, []RowError, error) {
@@ -324,10 +324,9 @@ func spillRows(o Options, dir string, max int) (*rowStore, []*Row, []RowError, e
 		if err := store.add(r); err != nil {
 			return fmt.Errorf("diffxyz: %w", err)
 		}
-		stub := *r
-		stub.OldCode, stub.NewCode, stub.Message, stub.License = "", "", "", ""
-		stub.UDiff, stub.UDiffH, stub.UDiffL, stub.SearchReplace, stub.V4A = "", "", "", "", ""
-		stubs = append(stubs, &stub)
+		// What a case needs before its row is read back: its key and the
+		// result's columns.
+		stubs = append(stubs, &Row{ID: r.ID, Path: r.Path, Lang: r.Lang, SizeClass: r.SizeClass})
 		return nil
 	}
 	if o.Rows != nil {
