@@ -432,6 +432,12 @@ func (p *udiffParser) headerName(s string) (string, error) {
 }
 
 func stripPath(name string, n int) (string, error) {
+	if strings.HasPrefix(name, "/") {
+		// An absolute name is kept whole, to be refused where it is read
+		// or written (see [CheckPath]), as the tolerant path does: with
+		// its first components stripped it would name another file.
+		return name, nil
+	}
 	s := name
 	for k := 0; k < n; k++ {
 		i := strings.IndexByte(s, '/')
@@ -846,13 +852,22 @@ func sideName(prefix, path string) string {
 	if path == "" {
 		return "/dev/null"
 	}
-	q := quoteName(prefix + path)
+	q := quoteName(prefixed(prefix, path))
 	if strings.ContainsAny(q, " \t") && !strings.HasPrefix(q, `"`) {
 		// As git does: a tab ends a name with spaces, which would
 		// otherwise be lost as trailing blanks.
 		q += "\t"
 	}
 	return q
+}
+
+// prefixed puts prefix before a relative path; an absolute one, which the
+// parser keeps whole, is written as it is.
+func prefixed(prefix, path string) string {
+	if strings.HasPrefix(path, "/") {
+		return path
+	}
+	return prefix + path
 }
 
 func writeGitHeader(b *strings.Builder, fp *FilePatch) {
@@ -863,10 +878,10 @@ func writeGitHeader(b *strings.Builder, fp *FilePatch) {
 	if newP == "" {
 		newP = oldP
 	}
-	a, c := quoteName("a/"+oldP), quoteName("b/"+newP)
+	a, c := quoteName(prefixed("a/", oldP)), quoteName(prefixed("b/", newP))
 	if oldP != newP && strings.ContainsAny(a+c, " ") {
 		// Different names with spaces cannot be split apart unquoted.
-		a, c = forceQuote("a/"+oldP), forceQuote("b/"+newP)
+		a, c = forceQuote(prefixed("a/", oldP)), forceQuote(prefixed("b/", newP))
 	}
 	fmt.Fprintf(b, "diff --git %s %s\n", a, c)
 	switch fp.Op {

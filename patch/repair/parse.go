@@ -15,6 +15,9 @@ type looseFile struct {
 	oldName, newName string // as written, before prefix stripping
 	op               patch.Operation
 	git              bool // had a "diff --git" header
+	// oldMode and newMode are the modes of git's extended headers ("new
+	// file mode", "old mode", "index a..b mode", ...), 0 when absent.
+	oldMode, newMode uint32
 	hunks            []*looseHunk
 	line             int // patch line of the file header
 	// bin is the strictly parsed binary section of a git patch, binErr why
@@ -98,11 +101,26 @@ func parseUnified(text string, d *diags) []*looseFile {
 		case strings.HasPrefix(l, "new file mode "):
 			if cur != nil {
 				cur.op = patch.Create
+				cur.newMode = parseMode(l[len("new file mode "):])
 			}
 			i++
 		case strings.HasPrefix(l, "deleted file mode "):
 			if cur != nil {
 				cur.op = patch.Delete
+				cur.oldMode = parseMode(l[len("deleted file mode "):])
+			}
+			i++
+		case strings.HasPrefix(l, "old mode ") && cur != nil:
+			cur.oldMode = parseMode(l[len("old mode "):])
+			i++
+		case strings.HasPrefix(l, "new mode ") && cur != nil:
+			cur.newMode = parseMode(l[len("new mode "):])
+			i++
+		case strings.HasPrefix(l, "index ") && cur != nil && cur.git && len(cur.hunks) == 0:
+			// "index abc..def 100644": the mode of both sides.
+			if f := strings.Fields(l); len(f) == 3 && cur.oldMode == 0 && cur.newMode == 0 {
+				m := parseMode(f[2])
+				cur.oldMode, cur.newMode = m, m
 			}
 			i++
 		case strings.HasPrefix(l, "rename from ") && cur != nil:
@@ -146,6 +164,15 @@ func parseUnified(text string, d *diags) []*looseFile {
 		}
 	}
 	return files
+}
+
+// parseMode reads an octal file mode, 0 when it is not one.
+func parseMode(s string) uint32 {
+	m, err := strconv.ParseUint(strings.TrimSpace(s), 8, 32)
+	if err != nil {
+		return 0
+	}
+	return uint32(m)
 }
 
 // usesWordMarkers reports whether body lines are written with udiff-l's
@@ -342,7 +369,7 @@ func isElision(s string) bool {
 func fromStrict(p *patch.Patch) []*looseFile {
 	var out []*looseFile
 	for _, fp := range p.Files {
-		f := &looseFile{oldName: fp.OldPath, newName: fp.NewPath, op: fp.Op}
+		f := &looseFile{oldName: fp.OldPath, newName: fp.NewPath, op: fp.Op, oldMode: fp.OldMode, newMode: fp.NewMode}
 		for _, h := range fp.Hunks {
 			lh := &looseHunk{anchors: h.Anchors, atEnd: h.AtEnd, line: h.PatchLine, oldNoEOL: h.OldNoEOL, newNoEOL: h.NewNoEOL, markers: !h.KeepEOL, appends: true}
 			if h.HasPos {
@@ -363,6 +390,7 @@ func fromStrict(p *patch.Patch) []*looseFile {
 // reverse turns the section into the one that undoes it.
 func (f *looseFile) reverse() {
 	f.oldName, f.newName = f.newName, f.oldName
+	f.oldMode, f.newMode = f.newMode, f.oldMode
 	// Swapped, git's names read "b/x" then "a/x"; keep them a/ then b/,
 	// which resolvePath strips as one component (a reversed deletion would
 	// otherwise create "a/x").

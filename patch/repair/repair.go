@@ -312,7 +312,8 @@ func allAlready(frs []FileReport) bool {
 func dropEmpty(files []*looseFile) []*looseFile {
 	out := files[:0]
 	for _, f := range files {
-		if len(f.hunks) > 0 || f.op == patch.Delete || f.op == patch.Rename || f.op == patch.Create || f.bin != nil || f.binErr != nil {
+		modeChange := f.oldMode != 0 && f.newMode != 0 && f.oldMode != f.newMode
+		if len(f.hunks) > 0 || f.op == patch.Delete || f.op == patch.Rename || f.op == patch.Create || f.bin != nil || f.binErr != nil || modeChange {
 			out = append(out, f)
 		}
 	}
@@ -543,6 +544,9 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		fr.Reason = reason
 		return fr, res, &Error{File: name, Hunk: hunk, Reason: reason, Err: kind}
 	}
+	if err := patch.CheckModes(name, lf.oldMode, lf.newMode); err != nil {
+		return fail(0, err.Error(), ErrRefused)
+	}
 	// A path the file system refuses (through a symbolic link, say) is
 	// refused here, whatever the section does with it: a creation or the
 	// target of a rename would otherwise only fail when written.
@@ -590,7 +594,8 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		fr.Reason = err.Error()
 		return fr, res, err
 	}
-	if allHunksAlready(reports) && op == patch.Modify {
+	modeOld, modeNew := patch.ResultModes(op, lf.oldMode, lf.newMode)
+	if allHunksAlready(reports) && op == patch.Modify && modeNew == 0 {
 		fr.Status = StatusAlreadyApplied
 		return fr, res, nil
 	}
@@ -602,7 +607,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	}
 	fr.Status = StatusApplied
 	fr.Op = op.String()
-	res = patch.FileResult{OldPath: oldPath, Path: newPath, Op: op}
+	res = patch.FileResult{OldPath: oldPath, Path: newPath, Op: op, OldMode: modeOld, Mode: modeNew}
 	if op == patch.Create {
 		res.OldPath = ""
 	}
@@ -686,7 +691,9 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		from, to string // original and current path; "" for none
 		content  string
 		copy     bool
-		binary   bool // a binary patch made it: print it as one
+		binary   bool   // a binary patch made it: print it as one
+		oldMode  uint32 // the modes a section changed or created, 0 if none
+		mode     uint32
 	}
 	var chains []*chain
 	byPath := map[string]*chain{} // current path → its chain
@@ -701,6 +708,12 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		}
 		c.to, c.content = r.Path, string(r.Content)
 		c.binary = c.binary || r.Binary
+		if r.Mode != 0 {
+			if c.mode == 0 {
+				c.oldMode = r.OldMode
+			}
+			c.mode = r.Mode
+		}
 		if r.Path != "" {
 			byPath[r.Path] = c
 		}
@@ -714,7 +727,7 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		if c.from != "" {
 			old = orig[c.from]
 		}
-		if c.from == c.to && old == c.content {
+		if c.from == c.to && old == c.content && c.oldMode == c.mode {
 			continue
 		}
 		var fp *patch.FilePatch
@@ -725,6 +738,12 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		}
 		if c.copy {
 			fp.Op = patch.Copy
+		}
+		switch {
+		case fp.Op == patch.Create:
+			fp.NewMode = c.mode
+		case c.mode != 0 && fp.Op != patch.Delete:
+			fp.OldMode, fp.NewMode = c.oldMode, c.mode
 		}
 		p.Files = append(p.Files, fp)
 	}
