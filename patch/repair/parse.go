@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -432,7 +433,10 @@ func (f *looseFile) reverse() {
 // parseV4A reads an apply_patch envelope tolerantly: change lines that lost
 // their leading space are context, a missing "*** End Patch" is no error,
 // and added-file lines without their '+' are still content.
-func parseV4A(text string, d *diags) []*looseFile {
+//
+// A section header without a path is malformed: the edit is refused as
+// one, not given a file by guess.
+func parseV4A(text string, d *diags) ([]*looseFile, error) {
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
@@ -461,6 +465,9 @@ func parseV4A(text string, d *diags) []*looseFile {
 		case strings.HasPrefix(l, "*** Update File:"), strings.HasPrefix(l, "*** Add File:"), strings.HasPrefix(l, "*** Delete File:"):
 			flush()
 			name := strings.TrimSpace(l[strings.IndexByte(l, ':')+1:])
+			if name == "" {
+				return nil, fmt.Errorf("line %d: %q names no file", i+1, strings.TrimSpace(l))
+			}
 			cur = &looseFile{oldName: name, newName: name, line: i + 1}
 			switch {
 			case strings.HasPrefix(l, "*** Add File:"):
@@ -472,6 +479,9 @@ func parseV4A(text string, d *diags) []*looseFile {
 			files = append(files, cur)
 		case strings.HasPrefix(l, "*** Move to:") && cur != nil:
 			cur.op, cur.newName = patch.Rename, strings.TrimSpace(l[len("*** Move to:"):])
+			if cur.newName == "" {
+				return nil, fmt.Errorf("line %d: %q names no file", i+1, strings.TrimSpace(l))
+			}
 		case strings.HasPrefix(l, "*** End of File"):
 			if h != nil {
 				h.atEnd = true
@@ -516,7 +526,7 @@ func parseV4A(text string, d *diags) []*looseFile {
 	if d != nil && start == 0 {
 		d.add(0, "v4a-envelope", "no *** Begin Patch line")
 	}
-	return files
+	return files, nil
 }
 
 // noEOLMarker records "\ No newline at end of file" after the last line.

@@ -221,7 +221,10 @@ func Repair(text string, opts Options) (*Result, error) {
 		if v4aFirst && res.Extracted != "" && applyV4A(text, opts, res) {
 			return res, nil
 		}
-		files = parseV4A(text, &d)
+		var err error
+		if files, err = parseV4A(text, &d); err != nil {
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+		}
 	case patch.SearchReplace:
 		p, err := patch.Parse(text, f, patch.DefaultParseOptions)
 		if err != nil {
