@@ -446,11 +446,12 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		}
 	default:
 		if fp.Op == Modify && fp.OldPath != fp.NewPath {
-			// "--- a/x.orig" / "+++ b/x": patch whichever file exists, in place.
-			name := fp.OldPath
-			if _, ok, _ := ov.read(name); !ok || name == "" {
-				name = fp.NewPath
-			}
+			// A traditional diff with two names ("--- a/x.orig" / "+++ b/x"):
+			// one file is patched in place.
+			name := TraditionalTarget(fp.OldPath, fp.NewPath, func(n string) bool {
+				_, ok, _ := ov.read(n)
+				return ok
+			})
 			res.OldPath, res.Path = name, name
 			c := *fp
 			c.OldPath, c.NewPath = name, name
@@ -504,6 +505,32 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	c := bytesString(content)
 	ov.files[fp.NewPath] = &c
 	return res, nil
+}
+
+// TraditionalTarget returns the file that a traditional diff (no "diff
+// --git" line) naming two different files patches in place: the one that
+// exists; when both or neither do, the shorter name ("x.c" of "x.c" and
+// "x.c.orig", as GNU patch and git apply choose), and of two names as long
+// the old one (as GNU patch does; git apply takes the new one). An empty
+// name gives the other. A "diff --git" section with two names is a rename,
+// not this (see [ParseUDiff]).
+func TraditionalTarget(oldPath, newPath string, exists func(string) bool) string {
+	switch {
+	case oldPath == "" || oldPath == newPath:
+		return newPath
+	case newPath == "":
+		return oldPath
+	}
+	if o, n := exists(oldPath), exists(newPath); o != n {
+		if o {
+			return oldPath
+		}
+		return newPath
+	}
+	if len(newPath) < len(oldPath) {
+		return newPath
+	}
+	return oldPath
 }
 
 // CheckModes refuses a file patch that makes or edits a symbolic link

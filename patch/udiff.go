@@ -306,6 +306,12 @@ headers:
 			}
 		}
 	}
+	if fp.Op == Modify && fp.OldPath != "" && fp.NewPath != "" && fp.OldPath != fp.NewPath {
+		// git apply's rule: a git diff whose names differ renames the
+		// file, with "rename from" / "rename to" lines or without them
+		// (git diff --no-index of two files writes none).
+		fp.Op = Rename
+	}
 	switch fp.Op {
 	case Create:
 		fp.OldPath = ""
@@ -391,8 +397,9 @@ func (p *udiffParser) fileNames(fp *FilePatch) error {
 	}
 	p.i += 2
 	// Rename and copy names come from their own lines; the ---/+++ names of a
-	// git patch agree with them. Different names without rename lines do
-	// not rename: as with GNU patch, the file that exists is patched.
+	// git patch agree with them. Different names outside a git section do
+	// not rename: one file is patched in place (see [TraditionalTarget]);
+	// in a git section they do (see gitSection).
 	if fp.Op != Rename && fp.Op != Copy {
 		fp.OldPath, fp.NewPath = oldName, newName
 	}
@@ -748,7 +755,11 @@ func printUnified(b *strings.Builder, p *Patch, f Format) error {
 		m = wordMarkers{}
 	}
 	for _, fp := range p.Files {
-		writeGitHeader(b, fp)
+		if !differentNames(fp) || fp.Binary {
+			// A traditional diff with two names has no git header, which
+			// would make it a rename.
+			writeGitHeader(b, fp)
+		}
 		if fp.Binary {
 			writeBinary(b, fp)
 			continue
@@ -759,7 +770,7 @@ func printUnified(b *strings.Builder, p *Patch, f Format) error {
 			// empty if it is missing. A unified diff must say which.
 			return fmt.Errorf("print %s: %s: %w: an edit that creates the file only if it is missing", f, fp.Path(), ErrNotExpressible)
 		}
-		if len(hunks) == 0 {
+		if len(hunks) == 0 && !differentNames(fp) {
 			continue
 		}
 		fmt.Fprintf(b, "--- %s\n+++ %s\n", sideName("a/", fp.OldPath), sideName("b/", fp.NewPath))

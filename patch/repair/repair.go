@@ -528,6 +528,17 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		return fr, res, &Error{File: lf.newName, Reason: err.Error(), Err: ErrRefused}
 	}
 	fr.Repairs = repairs
+	if lf.op == patch.Modify && oldPath != "" && newPath != "" && oldPath != newPath {
+		if lf.git {
+			// git apply's rule: a git diff whose names differ renames.
+			lf.op = patch.Rename
+			fr.Op = lf.op.String()
+		} else {
+			// A traditional diff with two names patches one file in place.
+			oldPath = patch.TraditionalTarget(oldPath, newPath, ov.exists)
+			newPath = oldPath
+		}
+	}
 	if oldPath == "" && newPath == "" {
 		// No names and no target: find the file by its content.
 		p, err := findByContent(lf, opts, ov, width)
@@ -560,6 +571,11 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		if _, _, err := ov.read(p); err != nil {
 			return fail(0, err.Error(), ErrRefused)
 		}
+	}
+	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) {
+		// As git apply: a rename or copy does not replace a file (V4A's
+		// Move to does, as codex's apply_patch).
+		return fail(0, fmt.Sprintf("the %s target %s already exists", lf.op, newPath), ErrRefused)
 	}
 	if lf.bin != nil || lf.binErr != nil {
 		return repairBinary(lf, fr, oldPath, newPath, ov)
