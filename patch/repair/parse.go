@@ -56,7 +56,53 @@ type looseLine struct {
 	line int // patch line
 }
 
-var reHunkNums = lazyRegexp(`-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?`)
+// hunkNums finds the first "-A[,B] +C[,D]" in a hunk header (blanks
+// between the two ranges), as the regular expression
+// `-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?` would, and returns A, B, C
+// and D ("" for an absent count). It is written out because compiling the
+// expression was a tenth of a one-hunk apply's start-up.
+func hunkNums(hdr string) (m [4]string, ok bool) {
+	digits := func(i int) int { // the end of the run of digits at i
+		for i < len(hdr) && hdr[i] >= '0' && hdr[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	for i := 0; i < len(hdr); i++ {
+		if hdr[i] != '-' {
+			continue
+		}
+		j := digits(i + 1)
+		if j == i+1 {
+			continue
+		}
+		m = [4]string{hdr[i+1 : j]}
+		if j < len(hdr) && hdr[j] == ',' {
+			if k := digits(j + 1); k > j+1 {
+				m[1], j = hdr[j+1:k], k
+			}
+		}
+		k := j
+		for k < len(hdr) && strings.IndexByte(" \t\n\f\r", hdr[k]) >= 0 { // \s of package regexp
+			k++
+		}
+		if k == j || k >= len(hdr) || hdr[k] != '+' {
+			continue
+		}
+		e := digits(k + 1)
+		if e == k+1 {
+			continue
+		}
+		m[2] = hdr[k+1 : e]
+		if e < len(hdr) && hdr[e] == ',' {
+			if f := digits(e + 1); f > e+1 {
+				m[3] = hdr[e+1 : f]
+			}
+		}
+		return m, true
+	}
+	return m, false
+}
 
 // parseUnified reads udiff, udiff-h and udiff-l text tolerantly.
 func parseUnified(text string, d *diags) []*looseFile {
@@ -192,11 +238,11 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 	hdr := lines[i]
 	h := &looseHunk{line: i + 1}
 	wantOld, wantNew := -1, -1
-	if m := reHunkNums().FindStringSubmatch(hdr); m != nil {
-		h.oldStart, _ = strconv.Atoi(m[1])
-		h.newStart, _ = strconv.Atoi(m[3])
+	if m, ok := hunkNums(hdr); ok {
+		h.oldStart, _ = strconv.Atoi(m[0])
+		h.newStart, _ = strconv.Atoi(m[2])
 		h.hasPos = true
-		wantOld, wantNew = count(m[2]), count(m[4])
+		wantOld, wantNew = count(m[1]), count(m[3])
 	}
 	i++
 	blanks := 0
