@@ -214,6 +214,10 @@ func Repair(text string, opts Options) (*Result, error) {
 		}
 	}
 	res.Format = f
+	if applyStrict(text, opts, res) {
+		// What strict mode applies, tolerant mode applies the same way.
+		return res, nil
+	}
 	var d diags
 	var files []*looseFile
 	switch f {
