@@ -2,6 +2,7 @@ package repair
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -119,7 +120,13 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		r.Tier = pl.p.tier
 		r.Line = pl.p.start + 1
 		if pl.h.hasPos {
-			r.Offset = pl.p.start + 1 - pl.h.oldStart
+			// "@@ -N,M" starts at line N; with no old lines ("-N,0") it
+			// inserts after line N, git's reading of a new file's "-0,0".
+			want := pl.h.oldStart - 1
+			if len(pl.es) == 0 {
+				want = pl.h.oldStart
+			}
+			r.Offset = pl.p.start - want
 			if r.Offset != 0 {
 				r.Repairs = appendOnce(r.Repairs, "line-numbers")
 			}
@@ -340,37 +347,179 @@ func missingRemoved(t *text, es []entry) bool {
 
 // newSideAt returns where the hunk's new side (context and added lines) is
 // in the file, when the hunk changes something and is already applied
-// there with certainty: the new side is there exactly once and says enough
-// to anchor it (at the indentation tier only with a consistent
-// indentation), and no run of removed lines is in the file with the hunk
-// lines around it. Reported as a success that changes nothing, it must
-// not be a hunk whose old side was merely damaged.
+// there with certainty. Reported as a success that changes nothing, it
+// must not be a hunk whose old side was merely damaged, so the new side
+// must carry evidence beyond context:
+//
+//   - a hunk that adds a non-blank line: its new side is in the file
+//     exactly once and says enough to anchor it (at the indentation tier
+//     only with a consistent indentation), and no run of removed lines is
+//     in the file with the hunk lines around it;
+//   - a hunk that only removes lines: the context before and after each
+//     removed block is in the file, contiguous, at exactly one place (but
+//     for trailing whitespace), so the block is gone from between them.
+//
+// Either way the removed lines must not be next to that place: a hunk
+// whose context lost a line fits its new side right before the lines it
+// still has to remove.
 func newSideAt(t *text, h *looseHunk) (int, bool) {
 	var ns []entry
-	changes := false
+	var ins []int // indexes in ns of the added lines that say something
+	added, removed := false, false
 	for _, l := range h.lines {
-		if l.kind == patch.LineDelete {
-			changes = true
+		switch l.kind {
+		case patch.LineDelete:
+			removed = true
 			continue
-		}
-		if l.kind == patch.LineInsert {
-			changes = true
+		case patch.LineInsert:
+			if significant(l.texts[0]) {
+				added = true
+				ins = append(ins, len(ns))
+			}
 		}
 		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0]), elision: l.elision})
 	}
-	if !changes || !anchored(ns) {
+	if !anchored(ns) {
 		return 0, false
 	}
-	for lv := 0; lv < numLevels; lv++ {
+	levels := numLevels
+	if !added {
+		if !removed || hasInsert(h) || !blocksFramed(h) {
+			return 0, false
+		}
+		levels = levelSpace // context alone is evidence only when exact
+	}
+	for lv := 0; lv < levels; lv++ {
+		if !changesAt(h, lv) {
+			// The change is only whitespace this level ignores: the old
+			// side would fit as well as the new one.
+			return 0, false
+		}
 		cs := contiguous(t, ns, lv, true)
 		if lv == levelSpace {
 			cs = filter(cs, func(c place) bool { return indentConsistent(t, ns, c) })
 		}
 		if len(cs) > 0 {
-			return cs[0].start, len(cs) == 1 && removedGone(t, h)
+			ok := len(cs) == 1 && removedGone(t, h) && !removedNear(t, h, cs[0], !added)
+			if h.markers && h.oldNoEOL != h.newNoEOL {
+				// The change includes the final newline: the file must
+				// end there as the new side says.
+				ok = ok && cs[0].end == len(t.lines) && t.eol == !h.newNoEOL
+			}
+			return cs[0].start, ok && (!added || addedEvidence(t, h, ns, ins, cs[0], lv))
 		}
 	}
 	return 0, false
+}
+
+// addedEvidence reports whether an added line found at place c says the
+// change was made: it differs at level lv from every removed line (else the
+// old line would fit there as well), and, at a level looser than exact, one
+// such line is in the file exactly as added.
+func addedEvidence(t *text, h *looseHunk, ns []entry, ins []int, c place, lv int) bool {
+	var removed []string
+	for _, l := range h.lines {
+		if l.kind == patch.LineDelete {
+			removed = append(removed, normalize(lv, l.texts[0]))
+		}
+	}
+	found := false
+	for _, i := range ins {
+		if slices.Contains(removed, normalize(lv, ns[i].raw[0])) {
+			continue
+		}
+		if lv == levelExact || ns[i].matches(t, levelExact, c.start+i) {
+			return true
+		}
+		found = true
+	}
+	return found && lv == levelExact
+}
+
+// changesAt reports whether the hunk's old and new sides still differ
+// once normalised at level lv.
+func changesAt(h *looseHunk, lv int) bool {
+	var old, neu []string
+	for _, l := range h.lines {
+		n := normalize(lv, l.texts[0])
+		if l.kind != patch.LineInsert {
+			old = append(old, n)
+		}
+		if l.kind != patch.LineDelete {
+			neu = append(neu, n)
+		}
+	}
+	return !slices.Equal(old, neu)
+}
+
+func hasInsert(h *looseHunk) bool {
+	for _, l := range h.lines {
+		if l.kind == patch.LineInsert {
+			return true
+		}
+	}
+	return false
+}
+
+// blocksFramed reports whether every block of removed lines has a context
+// line (not an elision) right before and right after it in the hunk.
+func blocksFramed(h *looseHunk) bool {
+	for i, l := range h.lines {
+		if l.kind != patch.LineDelete {
+			continue
+		}
+		if i == 0 || (h.lines[i-1].kind != patch.LineDelete && (h.lines[i-1].kind != patch.LineContext || h.lines[i-1].elision)) {
+			return false
+		}
+		if i+1 == len(h.lines) || (h.lines[i+1].kind != patch.LineDelete && (h.lines[i+1].kind != patch.LineContext || h.lines[i+1].elision)) {
+			return false
+		}
+	}
+	return true
+}
+
+// removedNear reports whether a block of the hunk's removed lines is in
+// the file right before or right after the place c, or one line away (a
+// context line the hunk lost between them). With any, it also reports
+// whether a significant removed line is within a block's length plus
+// three lines of c: a deletion-only hunk whose removed block ends as its
+// context begins fits its new side at the end of that block, and a stale
+// line in the block hides the block as a whole.
+func removedNear(t *text, h *looseHunk, c place, any bool) bool {
+	for i := 0; i < len(h.lines); i++ {
+		if h.lines[i].kind != patch.LineDelete || (i > 0 && h.lines[i-1].kind == patch.LineDelete) {
+			continue
+		}
+		var block []entry
+		for k := i; k < len(h.lines) && h.lines[k].kind == patch.LineDelete; k++ {
+			l := h.lines[k]
+			block = append(block, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0])})
+		}
+		for _, at := range []int{c.start - len(block), c.start - len(block) - 1, c.end, c.end + 1} {
+			if at < 0 || at+len(block) > len(t.lines) {
+				continue
+			}
+			all := true
+			for bi := range block {
+				all = all && block[bi].matches(t, levelTrailing, at+bi)
+			}
+			if all {
+				return true
+			}
+		}
+		if !any {
+			continue
+		}
+		reach := len(block) + 3
+		for j := max(0, c.start-reach); j < min(len(t.lines), c.end+reach); j++ {
+			for bi := range block {
+				if block[bi].signif && block[bi].matches(t, levelTrailing, j) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // removedGone reports whether no run of the hunk's removed lines, with the
