@@ -677,27 +677,34 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	usedSpaceReading := false
 	// runBefore counts matched context entries since the last change.
 	runBefore, sawChange := 0, false
-	flushGap := func(to int, nextIsCtxRun func() (int, bool)) string {
+	runStart := 0 // the hunk line where the pending added lines start
+	flushGap := func(to, li int, nextIsCtxRun func() (int, bool)) string {
 		gap := t.lines[cursor:to]
 		if len(gap) > 0 {
 			r.ContextRestored += len(gap)
 		}
 		if len(gap) == 1 && len(pending) > 0 {
 			// The hunk skipped a file line and adds the same line back at
-			// one end of its added lines: that line is the file's, kept once.
+			// one end of its added lines: that line is the file's, kept once
+			// (unless the added lines may be a block of their own that
+			// starts, or ends, like the file's).
 			switch {
-			case sameLine(gap[0], pending[0]):
+			case sameLine(gap[0], pending[0]) && !ownBlock(pl.h.lines, runStart, li, true):
 				out = append(out, gap...)
 				emit(pending[1:])
 				pending, cursor = nil, to
 				r.Repairs = appendOnce(r.Repairs, "skipped-line")
 				return ""
-			case sameLine(gap[0], pending[len(pending)-1]):
+			case sameLine(gap[0], pending[len(pending)-1]) && !ownBlock(pl.h.lines, runStart, li, false):
 				emit(pending[:len(pending)-1])
 				out = append(out, gap...)
 				pending, cursor = nil, to
 				r.Repairs = appendOnce(r.Repairs, "skipped-line")
 				return ""
+			case sameLine(gap[0], pending[0]) || sameLine(gap[0], pending[len(pending)-1]):
+				// Kept once, or the added block's own line beside the
+				// file's: either reading adds or loses a line.
+				return fmt.Sprintf("uncertain: the hunk leaves out file line %d, which one of its added lines repeats: the file's line or a block of its own", to)
 			}
 		}
 		if len(pending) > 0 && len(gap) > 0 {
@@ -748,6 +755,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			}
 			if len(pending) == 0 {
 				repl, loose = prevDeleted, false
+				runStart = li
 			}
 			loose = loose || looseAt[li]
 			pending = append(pending, fixEOL(t, text))
@@ -759,7 +767,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		at := pl.p.at[ei]
 		ei++
 		if rg, ok := pl.p.elided[ei-1]; ok {
-			if err := flushGap(rg[0], func() (int, bool) { return 0, false }); err != "" {
+			if err := flushGap(rg[0], li, func() (int, bool) { return 0, false }); err != "" {
 				return nil, err
 			}
 			out = append(out, t.lines[rg[0]:rg[1]]...)
@@ -800,7 +808,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		}
 		lastDeleted = l.kind == patch.LineDelete
 		restLines := pl.h.lines[li+1:]
-		if err := flushGap(at, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
+		if err := flushGap(at, li, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
 			return nil, err
 		}
 		k := e.reading(t, pl.p.level, at)
@@ -865,6 +873,41 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 }
 
 func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
+
+// ownBlock reports whether the run of added lines that starts at hunk line
+// start and ends before line end may be a block of its own rather than a
+// file line written back with more lines after it (first: the file line is
+// the run's first line; else its last): the rest of the run ends (starts)
+// with a blank line, or holds a line equal to an old-side line of the hunk
+// after (before) the run. A block added before the file's own block that
+// starts the same way, such as a doc comment, would lose that line.
+func ownBlock(lines []looseLine, start, end int, first bool) bool {
+	rest := lines[start+1 : end]
+	var side []looseLine
+	if first {
+		side = lines[end:]
+	} else {
+		rest, side = lines[start:end-1], lines[:start]
+	}
+	if len(rest) == 0 {
+		return false
+	}
+	edge := rest[len(rest)-1]
+	if !first {
+		edge = rest[0]
+	}
+	if strings.TrimSpace(edge.texts[0]) == "" {
+		return true
+	}
+	for _, a := range rest {
+		for _, o := range side {
+			if o.kind != patch.LineInsert && sameLine(a.texts[0], o.texts[0]) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // sameLine compares a file line and an added line, trailing whitespace and
 // line endings aside.
