@@ -107,6 +107,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		r := &reports[pl.idx]
 		out = patch.AppendLines(out, t.lines[cursor:pl.p.start], true)
 		spliced, err := splice(t, pl, width, r)
+		if err == "" {
+			err = checkSplice(t, pl, spliced)
+		}
 		if err != "" {
 			refuse(pl.idx, err, ErrRefused)
 			return nil, reports, firstErr
@@ -145,6 +148,50 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		out = out[:len(out)-1]
 	}
 	return out, reports, nil
+}
+
+// checkSplice holds the engine to its promise for one placed hunk: every
+// file line of its span that it does not remove is in the new lines, in
+// order, and every other new line is one of its added lines (each used
+// once; whitespace and line endings aside, which re-indenting changes).
+// No file line disappears unless the hunk removes it, and nothing appears
+// that the hunk does not add.
+func checkSplice(t *text, pl *placed, out []string) string {
+	removed := map[int]bool{}
+	for i, at := range pl.p.at {
+		if at >= 0 && pl.es[i].kind == patch.LineDelete {
+			removed[at] = true
+		}
+	}
+	added := map[string]int{}
+	for _, l := range pl.h.lines {
+		if l.kind == patch.LineInsert {
+			added[collapseSpace(l.texts[0])]++
+		}
+	}
+	k := pl.p.start
+	next := func() {
+		for k < pl.p.end && removed[k] {
+			k++
+		}
+	}
+	next()
+	for _, o := range out {
+		if k < pl.p.end && o == t.lines[k] {
+			k++
+			next()
+			continue
+		}
+		n := collapseSpace(o)
+		if added[n] == 0 {
+			return fmt.Sprintf("internal check: the result would hold %q, which is neither a file line kept nor a line the hunk adds", strings.TrimSpace(o))
+		}
+		added[n]--
+	}
+	if k < pl.p.end {
+		return fmt.Sprintf("internal check: file line %d would disappear although the hunk does not remove it", k+1)
+	}
+	return ""
 }
 
 // repeated handles hunks that are the same change. If they fit as many

@@ -17,9 +17,7 @@ func applyStrict(text string, opts Options, res *Result) bool {
 	if opts.FS == nil || (opts.Format != "" && opts.Format != patch.UDiff) {
 		return false
 	}
-	if f, ok := patch.Detect(text); !ok || f != patch.UDiff || strings.Contains(text, "\r\n") {
-		// A patch with CRLF lines went through a CRLF channel, the
-		// pipeline assumes: the files decide whether a CR is content.
+	if f, ok := patch.Detect(text); !ok || f != patch.UDiff || crlfHeaders(text) {
 		return false
 	}
 	strip := 1
@@ -70,6 +68,21 @@ func Retarget(fp *patch.FilePatch, target string) {
 	default:
 		fp.OldPath, fp.NewPath, fp.Op = target, target, patch.Modify
 	}
+}
+
+// crlfHeaders reports whether the patch's own header lines end in CRLF:
+// it went through a CRLF channel, the pipeline assumes, and the files
+// decide whether a CR in a body line is content. (A diff of a CRLF file
+// has CRs only in its body lines.)
+func crlfHeaders(text string) bool {
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if strings.HasPrefix(l, "@@") || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "diff --git ") {
+			if strings.HasSuffix(l, "\r\n") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // prefixedNames reports whether every ---/+++ header pair of a unified
