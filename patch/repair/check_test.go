@@ -18,7 +18,7 @@ func TestCheckSplice(t *testing.T) {
 		{[]string{"a", "B", "c"}, ""},
 		{[]string{"a", "  B", "c"}, ""}, // re-indented
 		{[]string{"a", "B"}, "file line 3 would disappear"},
-		{[]string{"B", "c"}, "file line 1 would disappear"},
+		{[]string{"B", "c"}, `would hold "c"`}, // "a" lost
 		{[]string{"a", "b", "B", "c"}, `would hold "b"`},
 		{[]string{"a", "B", "B", "c"}, `would hold "B"`},
 		{[]string{"c", "B", "a"}, `would hold "c"`}, // reordered
