@@ -67,9 +67,7 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 			continue
 		}
 		if err != "" {
-			for _, c := range pl.cands {
-				reports[i].Candidates = append(reports[i].Candidates, c.start+1)
-			}
+			reports[i].Candidates = listPlaces(pl.cands)
 			refuse(i, err, ErrRefused)
 			continue
 		}
@@ -80,12 +78,16 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		disambiguate(t, ps)
 		for _, pl := range ps {
 			if len(pl.cands) > 1 {
+				reports[pl.idx].Candidates = listPlaces(pl.cands)
 				var lines []string
-				for _, c := range pl.cands {
-					reports[pl.idx].Candidates = append(reports[pl.idx].Candidates, c.start+1)
-					lines = append(lines, fmt.Sprint(c.start+1))
+				for _, c := range reports[pl.idx].Candidates {
+					lines = append(lines, fmt.Sprint(c))
 				}
-				refuse(pl.idx, fmt.Sprintf("ambiguous: fits at lines %s", strings.Join(lines, " and ")), ErrRefused)
+				more := ""
+				if n := len(pl.cands) - len(lines); n > 0 {
+					more = fmt.Sprintf(" and %d more places", n)
+				}
+				refuse(pl.idx, fmt.Sprintf("ambiguous: fits at lines %s%s", strings.Join(lines, " and "), more), ErrRefused)
 			}
 		}
 	}
@@ -192,6 +194,19 @@ func checkSplice(t *text, pl *placed, out []string) string {
 		return fmt.Sprintf("internal check: file line %d would disappear although the hunk does not remove it", k+1)
 	}
 	return ""
+}
+
+// maxListed is the most places a refusal lists: a hunk in a file of
+// repeated lines may fit thousands.
+const maxListed = 10
+
+// listPlaces returns the 1-based first lines of the first maxListed places.
+func listPlaces(cs []place) []int {
+	out := make([]int, 0, min(len(cs), maxListed))
+	for _, c := range cs[:min(len(cs), maxListed)] {
+		out = append(out, c.start+1)
+	}
+	return out
 }
 
 // repeated handles hunks that are the same change. If they fit as many
@@ -601,25 +616,26 @@ func removedGone(t *text, h *looseHunk) bool {
 // the order of the hunks that fit one place, by V4A anchors, then by an
 // exact line-number hint.
 func disambiguate(t *text, ps []*placed) {
+	// next[k] is the start of the first hunk after k with one place, as it
+	// stands when the pass reaches k (later hunks are not narrowed yet).
+	next := make([]int, len(ps)+1)
 	for pass := 0; pass < 2; pass++ {
+		next[len(ps)] = len(t.lines)
+		for k := len(ps) - 1; k >= 0; k-- {
+			next[k] = next[k+1]
+			if len(ps[k].cands) == 1 {
+				next[k] = ps[k].p.start
+			}
+		}
+		lo := 0 // the end of the last hunk before k with one place
 		for k, pl := range ps {
 			if len(pl.cands) < 2 {
+				if len(pl.cands) == 1 {
+					lo = pl.p.end
+				}
 				continue
 			}
-			lo, hi := 0, len(t.lines)
-			for j := k - 1; j >= 0; j-- {
-				if len(ps[j].cands) == 1 {
-					lo = ps[j].p.end
-					break
-				}
-			}
-			for j := k + 1; j < len(ps); j++ {
-				if len(ps[j].cands) == 1 {
-					hi = ps[j].p.start
-					break
-				}
-			}
-			if keep := filter(pl.cands, func(c place) bool { return c.start >= lo && c.end <= hi }); len(keep) > 0 {
+			if keep := within(pl.cands, lo, next[k+1]); len(keep) > 0 {
 				pl.cands = keep
 			}
 			if len(pl.cands) > 1 && len(pl.h.anchors) > 0 {
@@ -631,13 +647,43 @@ func disambiguate(t *text, ps []*placed) {
 				}
 			}
 			if len(pl.cands) > 1 && pl.h.hasPos {
-				if keep := filter(pl.cands, func(c place) bool { return c.start+1 == pl.h.oldStart }); len(keep) == 1 {
+				if keep := startingAt(pl.cands, pl.h.oldStart-1); len(keep) == 1 {
 					pl.cands = keep
 				}
 			}
 			pl.p = pl.cands[0]
+			if len(pl.cands) == 1 {
+				lo = pl.p.end
+			}
 		}
 	}
+}
+
+// startingAt returns the places that start at line i (0-based), by binary
+// search where within can use one.
+func startingAt(cs []place, i int) []place {
+	if cs[0].tier == TierFuzzy {
+		return filter(cs, func(c place) bool { return c.start == i })
+	}
+	k := sort.Search(len(cs), func(k int) bool { return cs[k].start >= i })
+	if k < len(cs) && cs[k].start == i {
+		return cs[k : k+1]
+	}
+	return nil
+}
+
+// within returns the places that lie in [lo, hi). Places found at an
+// exact, whitespace or indentation tier (by contiguous) have one length and
+// come in the order of their start: they give a part of cs, found by
+// binary search, not a copy. A hunk in a file of repeated lines has a place
+// on nearly every line, and every hunk of the patch narrows its own.
+func within(cs []place, lo, hi int) []place {
+	if cs[0].tier == TierFuzzy {
+		return filter(cs, func(c place) bool { return c.start >= lo && c.end <= hi })
+	}
+	i := sort.Search(len(cs), func(k int) bool { return cs[k].start >= lo })
+	j := sort.Search(len(cs), func(k int) bool { return cs[k].end > hi })
+	return cs[i:max(i, j)]
 }
 
 func bodyKey(h *looseHunk) string {
