@@ -94,8 +94,8 @@ type HunkReport struct {
 	ContextRestored int `json:"context_restored,omitempty"`
 	// Unmatched lists the dropped context lines as the hunk wrote them.
 	Unmatched []string `json:"unmatched,omitempty"`
-	// Candidates are the 1-based lines of every place that fit at the
-	// deciding tier.
+	// Candidates are the 1-based lines of the places that fit at the
+	// deciding tier (the first 10 when there are more).
 	Candidates []int  `json:"candidates,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 }
@@ -214,6 +214,10 @@ func Repair(text string, opts Options) (*Result, error) {
 		}
 	}
 	res.Format = f
+	if applyStrict(text, opts, res) {
+		// What strict mode applies, tolerant mode applies the same way.
+		return res, nil
+	}
 	var d diags
 	var files []*looseFile
 	switch f {
