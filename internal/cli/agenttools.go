@@ -439,11 +439,16 @@ func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolA
 		ans.Written = ans.Status == repair.StatusApplied
 		ans.Summary = ans.Status + ": " + writtenFiles(ans.Files)
 	}
-	text, err := json.MarshalIndent(ans, "", "  ")
-	if err != nil {
+	// The text is the structured answer's JSON, as the specification asks;
+	// "->" in a reason stays readable.
+	var text bytes.Buffer
+	enc := json.NewEncoder(&text)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(ans); err != nil {
 		return failure(err)
 	}
-	return ToolAnswer{Text: string(text), Structured: ans, Failed: r.err != nil}
+	return ToolAnswer{Text: text.String(), Structured: ans, Failed: r.err != nil}
 }
 
 // clip bounds the strings of the report, which quote the patch (paths,

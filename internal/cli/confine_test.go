@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/patchbench/patchbench/internal/confinetest"
+	"github.com/patchbench/patchbench/patch"
 )
 
 // TestEngineToolsConfined: the tools patchbench mcp serves (apply_patch
@@ -48,7 +50,9 @@ func TestEngineToolsConfined(t *testing.T) {
 		t.Run(c.Name+"/diff", func(t *testing.T) {
 			tr := confinetest.New(t)
 			text, failed := runTool(t, tr.Dir, "diff", map[string]any{"old_path": tr.RefusedPath(c), "new_text": "x\n"})
-			if want := tr.Want(c, false); !failed || !strings.Contains(text, want) {
+			// The same refusal, worded for a read.
+			want := patch.ForReading(fmt.Errorf("%s", tr.Want(c, false))).Error()
+			if !failed || !strings.Contains(text, want) {
 				t.Errorf("failed=%v, answer %.600q; want a failure containing %q", failed, text, want)
 			}
 			tr.Unchanged(t)
@@ -64,7 +68,8 @@ func runTool(t *testing.T, dir, name string, args map[string]any) (string, bool)
 	}
 	for _, tool := range EngineTools(dir) {
 		if tool.Name == name {
-			return tool.Run(context.Background(), raw)
+			ans := tool.Run(context.Background(), raw)
+			return ans.Text, ans.Failed
 		}
 	}
 	t.Fatalf("no tool %s", name)
