@@ -1,6 +1,9 @@
 package patch
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // ForReading rewords a confinement error of [CheckPath], [CheckLinks] or
 // [Root] for a tool that reads (a code search, one side of a diff): the
@@ -8,7 +11,7 @@ import "strings"
 // wraps err, so errors.Is(..., ErrUnsafePath) holds. Other errors, and
 // nil, are returned as they are.
 func ForReading(err error) error {
-	if err == nil || !strings.Contains(err.Error(), ErrUnsafePath.Error()) {
+	if !errors.Is(err, ErrUnsafePath) {
 		return err
 	}
 	return readError{err}

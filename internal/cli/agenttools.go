@@ -223,6 +223,7 @@ func (s *engineTools) tools() []AgentTool {
 var applyOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"summary":{"type":"string","description":"one line: what happened"},` +
 	`"written":{"type":"boolean","description":"whether files were changed on disk"},` +
+	`"hunks_omitted":{"type":"integer","description":"hunk reports left out to bound the answer (refused ones are kept first)"},` +
 	`"status":{"type":"string","enum":["applied","already_applied","refused"]},` +
 	`"mode":{"type":"string","enum":["tolerant","strict"]},` +
 	`"check":{"type":"boolean"},"reverse":{"type":"boolean"},` +
@@ -244,8 +245,15 @@ var applyOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
 type ApplyAnswer struct {
 	Summary string `json:"summary"`
 	Written bool   `json:"written"`
+	// HunksOmitted counts the hunk reports left out to keep the answer
+	// within maxReportHunks; the refused ones are kept first.
+	HunksOmitted int `json:"hunks_omitted,omitempty"`
 	applyReport
 }
+
+// maxReportHunks bounds the hunk reports of one apply_patch answer (a
+// 1 MiB patch can hold tens of thousands of hunks).
+const maxReportHunks = 500
 
 // decodeStrict decodes a call's arguments, refusing unknown fields, so that
 // a misspelt option is not silently ignored. Key case and duplicate keys
@@ -282,18 +290,22 @@ func CheckArgs(raw json.RawMessage, schema json.RawMessage) error {
 	// One set of keys per open object; arrays push nil.
 	var stack []map[string]bool
 	expectKey := func() bool { return len(stack) > 0 && stack[len(stack)-1] != nil }
-	inKey := false
+	inKey, started := false, false
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if err == io.EOF && started && len(stack) == 0 {
 			break
+		}
+		if err == io.EOF {
+			return errors.New("bad arguments: the JSON object ends early")
 		}
 		if err != nil {
 			return fmt.Errorf("bad arguments: %w", err)
 		}
-		if len(stack) == 0 && tok != json.Delim('{') {
+		if len(stack) == 0 && (started || tok != json.Delim('{')) {
 			return errors.New("bad arguments: want a JSON object")
 		}
+		started = true
 		switch tok {
 		case json.Delim('{'):
 			stack = append(stack, map[string]bool{})
@@ -451,9 +463,35 @@ func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolA
 	return ToolAnswer{Text: text.String(), Structured: ans, Failed: r.err != nil}
 }
 
-// clip bounds the strings of the report, which quote the patch (paths,
-// lines).
+// clip bounds the report: its strings, which quote the patch (paths,
+// lines), and the number of hunk reports, keeping the refused ones (what
+// the model has to act on) before the rest.
 func (a *ApplyAnswer) clip() {
+	total := 0
+	for _, f := range a.Files {
+		total += len(f.Hunks)
+	}
+	if total > maxReportHunks {
+		keep := maxReportHunks
+		for pass := range 2 {
+			for i := range a.Files {
+				var kept []repair.HunkReport
+				for _, h := range a.Files[i].Hunks {
+					refused := h.Status == repair.StatusRefused || h.Reason != "" || len(h.Candidates) > 0
+					switch {
+					case pass == 0 && !refused, pass == 1 && refused:
+						kept = append(kept, h) // decided in the other pass
+					case keep > 0:
+						kept = append(kept, h)
+						keep--
+					default:
+						a.HunksOmitted++
+					}
+				}
+				a.Files[i].Hunks = kept
+			}
+		}
+	}
 	c := func(s *string) { *s = Clip(*s, MaxReportString) }
 	c(&a.Error)
 	c(&a.Extracted)

@@ -70,14 +70,15 @@ func (c *lineConn) readLoop(r *bufio.Reader, max int) {
 	}
 }
 
-// readLine reads up to the next newline, keeping at most max bytes: a
-// longer line is read to its end and dropped (tooLong). err is the
-// reader's error (io.EOF after the last line).
+// readLine reads up to the next newline and returns the line without its
+// \n or \r\n, keeping at most max bytes: a longer line is read to its end
+// and dropped (tooLong). err is the reader's error (io.EOF after the last
+// line).
 func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if !tooLong {
-			if len(line)+len(chunk) > max+2 { // +2: the line's own \r\n
+			if len(line)+len(chunk) > max+2 { // +2: room for the \r\n
 				tooLong, line = true, nil
 			} else {
 				line = append(line, chunk...)
@@ -85,6 +86,10 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 		}
 		if err == bufio.ErrBufferFull {
 			continue
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if len(line) > max {
+			tooLong, line = true, nil
 		}
 		return line, tooLong, err
 	}
