@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -51,7 +50,7 @@ func TestEngineToolsConfined(t *testing.T) {
 			tr := confinetest.New(t)
 			text, failed := runTool(t, tr.Dir, "diff", map[string]any{"old_path": tr.RefusedPath(c), "new_text": "x\n"})
 			// The same refusal, worded for a read.
-			want := patch.ForReading(fmt.Errorf("%s", tr.Want(c, false))).Error()
+			want := patch.ForReading(unsafeText(tr.Want(c, false))).Error()
 			if !failed || !strings.Contains(text, want) {
 				t.Errorf("failed=%v, answer %.600q; want a failure containing %q", failed, text, want)
 			}
@@ -75,6 +74,12 @@ func runTool(t *testing.T, dir, name string, args map[string]any) (string, bool)
 	t.Fatalf("no tool %s", name)
 	return "", false
 }
+
+// unsafeText is a confinement refusal with the given text.
+type unsafeText string
+
+func (e unsafeText) Error() string { return string(e) }
+func (e unsafeText) Unwrap() error { return patch.ErrUnsafePath }
 
 func keys(m map[string]any) []string {
 	var out []string
