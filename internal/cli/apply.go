@@ -281,7 +281,7 @@ func listFiles(root *patch.Root) func() ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			if d.IsDir() && (patch.IsDotGit(d.Name()) || d.Name() == "node_modules") {
 				return filepath.SkipDir
 			}
 			if d.Type().IsRegular() {
