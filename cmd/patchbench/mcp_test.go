@@ -278,6 +278,25 @@ func TestMCP(t *testing.T) {
 	t.Run("described", func(t *testing.T) { testMCPDescribed(t, pb) })
 	t.Run("npm client", func(t *testing.T) { testMCPNodeClient(t, pb) })
 
+	t.Run("token flags", func(t *testing.T) {
+		short := filepath.Join(t.TempDir(), "token")
+		os.WriteFile(short, []byte("secret\n"), 0o600)
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--token-file", short}, "--token-file needs --http"},
+			{[]string{"--http", ":0", "--token-file", short}, "want at least 16"},
+			{[]string{"--http", ":0", "--token-file", filepath.Join(t.TempDir(), "missing")}, "--token-file"},
+			{[]string{"--call-timeout", "0s"}, "want a positive duration"},
+		} {
+			out, err := exec.Command(pb, append([]string{"mcp", "--root", t.TempDir()}, c.args...)...).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+				t.Errorf("%v: %v\n%s", c.args, err, out)
+			}
+		}
+	})
+
 	t.Run("remote refused", func(t *testing.T) {
 		out, err := exec.Command(pb, "mcp", "--root", t.TempDir(), "--http", "0.0.0.0:0").CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--allow-remote") {
