@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -76,9 +77,11 @@ func newRootCommand(sio Stdio, more Commands, only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           ProgramName,
 		Short:         "Parse, apply, repair and generate code edits; benchmark code-editing models",
+		Version:       Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetIn(sio.In)
 	root.SetOut(sio.Out)
 	root.SetErr(sio.Err)
@@ -149,6 +152,37 @@ func Run(args []string, sio Stdio, more Commands) int {
 	return code
 }
 
+// Version is the module version and the commit the binary was built from,
+// as the go command recorded them: "v1.2.3" for go install of a tagged
+// version, "(devel) commit 0123abcd (modified)" for a build in a checkout
+// (the commit is absent when built with -buildvcs=false).
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		v += " commit " + rev
+		if modified == "true" {
+			v += " (modified)"
+		}
+	}
+	return v + " " + bi.GoVersion
+}
+
 // growStack grows the goroutine's stack to 32 KiB while it is shallow. A
 // command's calls need that much; grown on demand (8, 16, 32 KiB),
 // every growth copies the stack and walks all its frames, reading the
@@ -193,14 +227,26 @@ const FullBinary = "patchbench-full"
 // FullOnly are the commands only FullBinary links (package benchcli), with
 // their one-line help.
 var FullOnly = []struct{ Name, Short string }{
-	{"swe", "SWE-bench-style evaluation of predictions: patch stage, sandboxed tests, reports"},
-	{"diffxyz", "Diff-XYZ benchmark: build, run, score"},
-	{"env", "Environment store: build, restore, verify per-commit environments"},
+	{"swe", "Evaluate SWE-bench-style predictions: repair, apply, test in a sandbox, report"},
+	{"diffxyz", "Diff-XYZ benchmark: apply, anti-apply and diff generation; build, run, score"},
+	{"env", "Per-commit environments in a content-addressed store: build, restore, stats, verify, gc, ls"},
 	{"loc", "Code localization benchmark (Loc-Bench): build, validate, run, grid, analyze"},
 	{"ape", "APE-Bench I style instructed edits: build tasks, run (compile, judge), judge again"},
-	{"merge", "Merge the shards of a benchmark run into one run directory"},
+	{"merge", "Merge the shards of a benchmark run (--shard i/n) into one run directory"},
 	{"k8s", "Kubernetes manifests: a benchmark run as an Indexed Job of N shards, and its merge"},
 	{"mcp", "Serve the patch engine and code search to agents over the Model Context Protocol"},
+}
+
+// FullShort is the one-line help of FullOnly's command name, which both
+// binaries show: patchbench for the command it hands over, patchbench-full
+// for the command itself.
+func FullShort(name string) string {
+	for _, c := range FullOnly {
+		if c.Name == name {
+			return c.Short
+		}
+	}
+	panic("cli: no FullOnly command " + name)
 }
 
 // HandOver returns a command for each of FullOnly that runs FullBinary with

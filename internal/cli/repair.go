@@ -26,6 +26,9 @@ Exit status: 0 repaired or already applied; 1 refused; 2 usage or input error.`,
 		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stripSet = cmd.Flags().Changed("strip")
+			if !o.stripSet {
+				o.strip = 1 // a hint only: the repair decides per file
+			}
 			return runRepair(o, args[0], sio)
 		},
 	}
@@ -34,7 +37,9 @@ Exit status: 0 repaired or already applied; 1 refused; 2 usage or input error.`,
 	f.StringVar(&o.target, "target", "", "the file a single-file patch, or one without file headers, applies to (relative to DIR unless absolute)")
 	f.BoolVarP(&o.reverse, "reverse", "R", false, "repair the reverse of the patch")
 	f.StringVar(&o.format, "format", "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
-	f.IntVarP(&o.strip, "strip", "p", 1, "remove `N` leading path components from file names (default: decided per file)")
+	// Registered with 0 so that cobra prints no "(default 1)" beside
+	// the help's own default.
+	f.IntVarP(&o.strip, "strip", "p", 0, "remove `N` leading path components from file names (default: decided per file)")
 	f.BoolVar(&o.json, "json", false, "print the repair report as JSON instead of the diff")
 	return cmd
 }

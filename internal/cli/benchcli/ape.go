@@ -69,7 +69,7 @@ func readApeRunRecord(dir string) (apeRunRecord, string, error) {
 func newApeCommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ape",
-		Short: "APE-Bench I style evaluation of instructed edits: build, run, judge",
+		Short: cli.FullShort("ape"),
 		Long: `APE-Bench I evaluates edits of one file made from a natural-language
 instruction: n candidates per task, applied with the tolerant patch engine,
 compiled in the environment of the task's commit, graded by a judge model by

@@ -21,7 +21,7 @@ import (
 func newDiffxyzCommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diffxyz",
-		Short: "Run the Diff-XYZ benchmark: apply, anti-apply and diff generation in every format",
+		Short: cli.FullShort("diffxyz"),
 		Long: `Diff-XYZ (arXiv 2510.12487) measures whether a model understands code diffs
 with three tasks on real commits: apply (old code + diff → new code),
 anti-apply (new code + diff → old code) and diffgen (old + new → diff), each
@@ -52,9 +52,11 @@ func newDiffxyzRunCommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --dataset PATH --model MODEL --out DIR [flags]",
 		Short: "Ask a model every case and score the answers into DIR",
-		Long: `Run every dataset row × task × format × prompt variant through a model,
-append one scored row per case to DIR/results.jsonl as each case finishes, and
-write DIR/report.json and DIR/report.md.
+		Long: `Run every dataset row × task × format × prompt variant chosen (by default
+every task and format with the with-format prompt) through a model, append one
+scored row per case to DIR/results.jsonl as each case finishes, and write
+DIR/report.json, DIR/report.md and DIR/report.html (one offline page: charts
+and a case browser).
 
 The dataset is JSONL (optionally gzipped) or Parquet in the Hugging Face
 Diff-XYZ schema, or a directory of such files. Missing format columns are

@@ -25,7 +25,7 @@ func newEnvCommand(sio cli.Stdio) *cobra.Command {
 	var o envOptions
 	cmd := &cobra.Command{
 		Use:   "env",
-		Short: "Per-commit environments in a content-addressed store: build, restore, stats, verify, gc, ls",
+		Short: cli.FullShort("env"),
 		Long: `Keep the tree a setup command leaves at each commit of a repository
 (dependencies, build outputs) in a content-addressed store (--store DIR),
 and restore one in well under a second by hard links (or reflinks, or

@@ -44,7 +44,7 @@ var shardableRuns = [][]string{{"diffxyz", "run"}, {"swe", "eval"}, {"loc", "run
 func newK8sCommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "k8s",
-		Short: "Kubernetes manifests that run a benchmark as an Indexed Job",
+		Short: cli.FullShort("k8s"),
 		Args:  cli.ArgsUsage(cobra.NoArgs),
 	}
 	cmd.AddCommand(newK8sJobCommand(sio))

@@ -19,7 +19,7 @@ import (
 func newLocCommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "loc",
-		Short: "Code localization benchmark (Loc-Bench): build, validate, run, grid, analyze",
+		Short: cli.FullShort("loc"),
 		Long: `Loc-Bench measures how well a search finds the code an issue is about: each
 case is a query (an issue text or commit message), a repository at a commit,
 and the ground truth (files, line ranges, functions) of the fixing change.

@@ -39,7 +39,7 @@ func newMCPCommand(sio cli.Stdio) *cobra.Command {
 	var o mcpOptions
 	cmd := &cobra.Command{
 		Use:   "mcp [--root DIR] [--http ADDR [--token-file FILE]]",
-		Short: "Serve the patch engine and code search to agents over the Model Context Protocol",
+		Short: cli.FullShort("mcp"),
 		Long: `Serve patchbench's tools over the Model Context Protocol, on standard input
 and output (the default) or, with --http, over the streamable HTTP transport
 at http://ADDR/mcp. ADDR without a host, or with an empty one, listens on

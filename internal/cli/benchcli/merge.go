@@ -73,7 +73,7 @@ func newMergeCommand(sio cli.Stdio) *cobra.Command {
 	var withCache bool
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR RUN_DIR...",
-		Short: "Merge the shards of a run (--shard i/n) into one run directory",
+		Short: cli.FullShort("merge"),
 		Long: `Merge the run directories of the shards of one run (each run with
 --shard i/n or --shard env/n) into DIR as if the run had not been split:
 results.jsonl with one row per case, run.json without the shard, and the

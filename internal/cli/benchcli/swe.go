@@ -17,7 +17,7 @@ import (
 func newSWECommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "swe",
-		Short: "Evaluate SWE-bench-style predictions: repair, apply, test, report",
+		Short: cli.FullShort("swe"),
 		Long: `Evaluate predictions for a SWE-bench-style dataset in one command: the edit is
 taken from each prediction, repaired and applied in memory at the instance's
 base commit, the tests run in a sandboxed worktree, and SWE-bench's reports,
