@@ -1,9 +1,8 @@
 package diff
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
+	"github.com/patchbench/patchbench/internal/testdata"
+
 	"errors"
 	"os"
 	"os/exec"
@@ -14,9 +13,6 @@ import (
 	"testing"
 )
 
-// devTriples is the Diff-XYZ development set, relative to this package.
-const devTriples = "../../shared/data/diffxyz-dev.jsonl.gz"
-
 type triple struct {
 	ID      string `json:"id"`
 	OldCode string `json:"old_code"`
@@ -25,32 +21,7 @@ type triple struct {
 
 func readTriples(t *testing.T) []triple {
 	t.Helper()
-	f, err := os.Open(devTriples)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s not found", devTriples)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []triple
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var tr triple
-		if err := json.Unmarshal(sc.Bytes(), &tr); err != nil {
-			t.Fatalf("%s: %v", devTriples, err)
-		}
-		out = append(out, tr)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testdata.Load[triple](t, "diffxyz-dev.jsonl.gz")
 }
 
 // splitText splits text into lines without their "\n". A last line

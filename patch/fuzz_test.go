@@ -1,6 +1,8 @@
 package patch
 
 import (
+	"github.com/patchbench/patchbench/internal/testdata"
+
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
@@ -326,7 +328,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		UDiff string `json:"udiff"`
 	}
 	var dev []commit
-	readJSONL(t, "../../shared/data/diffxyz-dev.jsonl.gz", func(line []byte) {
+	readJSONL(t, testdata.Path(t, "diffxyz-dev.jsonl.gz"), func(line []byte) {
 		var r commit
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
@@ -338,7 +340,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		addAll(fmt.Sprintf("dev-%d", i), r.UDiff, UDiff)
 	}
 	families := map[string]bool{}
-	readJSONL(t, "../../shared/data/malformed-dev.jsonl.gz", func(line []byte) {
+	readJSONL(t, testdata.Path(t, "malformed-dev.jsonl.gz"), func(line []byte) {
 		var r struct {
 			Family string `json:"family"`
 			Patch  string `json:"patch"`

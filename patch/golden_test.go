@@ -1,6 +1,8 @@
 package patch
 
 import (
+	"github.com/patchbench/patchbench/internal/testdata"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -387,7 +389,7 @@ func renderPatch(t *testing.T, p *Patch) string {
 // formats have none), and almost always give the commit's new file.
 func TestDevConversions(t *testing.T) {
 	total, exact := 0, 0
-	readJSONL(t, "../../shared/data/diffxyz-dev.jsonl.gz", func(line []byte) {
+	readJSONL(t, testdata.Path(t, "diffxyz-dev.jsonl.gz"), func(line []byte) {
 		var r struct {
 			ID    string `json:"id"`
 			Old   string `json:"old_code"`

@@ -515,3 +515,21 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return nil
 }
+
+// usageMetrics are what the model calls spent. Offline models (reference,
+// replay) spend nothing: a column of zeros would read as a measurement.
+var usageMetrics = map[string]bool{"latency_ms": true, "tokens": true, "cost": true}
+
+// DropUnspent removes from r's columns the usage metrics (latency_ms,
+// tokens, cost) that are zero over all rows, as they are for a run of an
+// offline model. Their stats stay in the JSON.
+func (r *Report) DropUnspent() {
+	kept := r.Metrics[:0]
+	for _, m := range r.Metrics {
+		if st, ok := r.Total.Stats[m.Name]; ok && usageMetrics[m.Name] && st.Value == 0 {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	r.Metrics = kept
+}

@@ -158,7 +158,7 @@ func agree(t *testing.T, repo, oracle string, files, atLeast int, want, got []st
 // symbols, every range lies inside the file, and a symbol's own name is
 // written on one of its first lines.
 func TestDevCorpusLanguages(t *testing.T) {
-	rows := testdata.Load[testdata.Triple](t, "diffxyz-dev.jsonl.gz")
+	rows := testdata.LoadShared[testdata.Triple](t, "diffxyz-dev.jsonl.gz")
 	p := NewParser()
 	defer p.Close()
 	type tally struct{ files, clean, withSyms, syms int }

@@ -2,7 +2,6 @@ package diffxyz
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -15,11 +14,7 @@ import (
 // when it is not beside this checkout.
 func devDataset(t testing.TB) string {
 	t.Helper()
-	path := filepath.Join(testdata.SharedDir(), "diffxyz-dev.jsonl.gz")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("%s not found: the shared corpus is not beside this checkout", path)
-	}
-	return path
+	return testdata.Path(t, "diffxyz-dev.jsonl.gz")
 }
 
 // TestReferenceDevSet is the pipeline check of the issue: the reference

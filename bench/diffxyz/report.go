@@ -128,6 +128,7 @@ func (b *reportBuilder) report(title string) (*Report, error) {
 			}
 		}
 		r.Metrics = kept
+		r.DropUnspent()
 		rep.Reports = append(rep.Reports, r)
 	}
 	return rep, nil

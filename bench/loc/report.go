@@ -105,6 +105,7 @@ func Aggregate(rows []map[string]any, title string) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loc: %w", err)
 		}
+		r.DropUnspent()
 		rep.Reports = append(rep.Reports, r)
 	}
 	return rep, nil

@@ -1,4 +1,8 @@
-// Package testdata loads the shared development corpora for tests.
+// Package testdata loads the development corpora for tests: the large ones
+// in ../shared/data beside the checkout when they are there, else the small
+// ones in the repository's testdata/corpus (scripts/make-corpus.py builds
+// them from the repository's own history), so that the tests run in a bare
+// clone.
 package testdata
 
 import (
@@ -45,15 +49,55 @@ func SharedDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data")
 }
 
-// Load reads a gzipped JSONL file from the shared data directory into rows
-// of type T, skipping the test when the file is absent.
-func Load[T any](t testing.TB, name string) []T {
+// CorpusDir returns the repository's testdata/corpus.
+func CorpusDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "corpus")
+}
+
+// Path returns the corpus file name: in the shared data directory when it
+// is there, else in the repository's testdata/corpus (always there when
+// $PATCHBENCH_CORPUS is "testdata"). It logs which one,
+// and skips the test, saying why, when neither has it.
+func Path(t testing.TB, name string) string {
+	t.Helper()
+	dirs := []string{SharedDir(), CorpusDir()}
+	if os.Getenv("PATCHBENCH_CORPUS") == "testdata" {
+		dirs = dirs[1:] // to run the tests as in a bare clone
+	}
+	for _, dir := range dirs {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			t.Logf("corpus: %s", p)
+			return p
+		}
+	}
+	t.Skipf("%s is neither in %s nor in %s", name, SharedDir(), CorpusDir())
+	return ""
+}
+
+// LoadShared is [Load] of the shared data directory alone, for a test
+// that needs what only the large corpus has (its languages, say): it skips,
+// saying so, where that is absent.
+func LoadShared[T any](t testing.TB, name string) []T {
 	t.Helper()
 	path := filepath.Join(SharedDir(), name)
-	rows, err := ReadJSONL[T](path)
-	if os.IsNotExist(err) {
-		t.Skipf("%s not found: the shared corpus is not beside this checkout", path)
+	if _, err := os.Stat(path); err != nil || os.Getenv("PATCHBENCH_CORPUS") == "testdata" {
+		t.Skipf("%s not found: this test needs the shared multi-language corpus", path)
 	}
+	rows, err := ReadJSONL[T](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// Load reads the gzipped JSONL corpus file name ([Path]) into rows of
+// type T.
+func Load[T any](t testing.TB, name string) []T {
+	t.Helper()
+	path := Path(t, name)
+	rows, err := ReadJSONL[T](path)
 	if err != nil {
 		t.Fatal(err)
 	}

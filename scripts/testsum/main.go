@@ -1,0 +1,123 @@
+// Command testsum runs go test with its arguments (go test -json ARGS) and
+// prints what go test prints, one ok/FAIL line per package and the output of
+// each failed test, then every skipped test with the reason it gave, so that
+// a test that did not run is seen. Its exit status is go test's.
+//
+//	go run ./scripts/testsum ./...
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+)
+
+// event is a line of go test -json (cmd/test2json).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+	Elapsed float64
+}
+
+func main() {
+	cmd := exec.Command("go", append([]string{"test", "-json"}, os.Args[1:]...)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testsum:", err)
+		os.Exit(2)
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "testsum:", err)
+		os.Exit(2)
+	}
+	skips := summarize(out, os.Stdout)
+	err = cmd.Wait()
+	printSkips(os.Stdout, skips)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.ExitCode())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testsum:", err)
+		os.Exit(2)
+	}
+}
+
+// summarize copies go test's package lines and failed tests' output to w
+// and returns the skipped tests with their reasons ("pkg TestX: reason").
+func summarize(r io.Reader, w io.Writer) []string {
+	outputs := map[string][]string{} // package/test -> its output lines
+	var skips []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Fprintln(w, sc.Text()) // not JSON: a build error, say
+			continue
+		}
+		key := e.Package + "\x00" + e.Test
+		switch e.Action {
+		case "output":
+			if e.Test == "" {
+				// Package-level output: keep the ok/FAIL/no test files lines
+				// and build failures, as go test prints them.
+				if !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "--- ") &&
+					e.Output != "PASS\n" && e.Output != "FAIL\n" {
+					fmt.Fprint(w, e.Output)
+				}
+				continue
+			}
+			outputs[key] = append(outputs[key], e.Output)
+		case "fail":
+			if e.Test != "" {
+				fmt.Fprint(w, strings.Join(outputs[key], ""))
+			}
+			delete(outputs, key)
+		case "skip":
+			if e.Test != "" {
+				skips = append(skips, fmt.Sprintf("%s %s: %s", e.Package, e.Test, reason(outputs[key])))
+			}
+			delete(outputs, key)
+		case "pass":
+			delete(outputs, key)
+		}
+	}
+	return skips
+}
+
+// reason is what t.Skip said: the output lines after "--- SKIP", trimmed.
+func reason(lines []string) string {
+	var rs []string
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "--- SKIP") {
+			continue
+		}
+		rs = append(rs, l)
+	}
+	if len(rs) == 0 {
+		return "(no reason given)"
+	}
+	return strings.Join(rs, " ")
+}
+
+func printSkips(w io.Writer, skips []string) {
+	if len(skips) == 0 {
+		return
+	}
+	sort.Strings(skips)
+	fmt.Fprintf(w, "\n%d tests skipped:\n", len(skips))
+	for _, s := range skips {
+		fmt.Fprintln(w, "  "+s)
+	}
+}

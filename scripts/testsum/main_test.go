@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSummarize: package lines and a failed test's output are printed, a
+// passing test's are not, and a skip keeps its reason.
+func TestSummarize(t *testing.T) {
+	in := `{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:9: quiet\n"}
+{"Action":"pass","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:3: want 1, got 2\n"}
+{"Action":"fail","Package":"p","Test":"TestB"}
+{"Action":"output","Package":"p","Test":"TestC","Output":"=== RUN   TestC\n"}
+{"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:5: corpus.gz not found\n"}
+{"Action":"output","Package":"p","Test":"TestC","Output":"--- SKIP: TestC (0.00s)\n"}
+{"Action":"skip","Package":"p","Test":"TestC"}
+{"Action":"output","Package":"p","Output":"FAIL\n"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t0.1s\n"}
+not json: a build error
+`
+	var out strings.Builder
+	skips := summarize(strings.NewReader(in), &out)
+	want := "    b_test.go:3: want 1, got 2\nFAIL\tp\t0.1s\nnot json: a build error\n"
+	if out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+	if len(skips) != 1 || skips[0] != "p TestC: c_test.go:5: corpus.gz not found" {
+		t.Errorf("skips %q", skips)
+	}
+}
