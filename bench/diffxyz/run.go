@@ -47,8 +47,9 @@ type Options struct {
 	// Out/cache.db, runner.CacheOff none). Run sets Dir and the oracle of
 	// the reference model.
 	runner.ModelOptions
-	// Sampling parameters sent with every request; nil and 0 leave the
-	// provider's defaults.
+	// Sampling parameters sent with every request. A nil Temperature
+	// means 0, greedy decoding, as the paper evaluates; MaxTokens 0 and a
+	// nil Seed leave the provider's defaults.
 	Temperature *float64
 	MaxTokens   int
 	Seed        *int64
@@ -167,6 +168,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	if o.Out == "" && !o.Runner.DryRun {
 		return sum, errors.New("diffxyz: no output directory given")
+	}
+	if o.Temperature == nil {
+		greedy := 0.0
+		o.Temperature = &greedy
 	}
 	if o.Tasks == nil {
 		o.Tasks = Tasks

@@ -85,6 +85,8 @@ error.`,
 	f.StringVar(&o.prompts, "prompt", diffxyz.WithFormat, "prompt variants, comma-separated: with-format, without-format (or all), or a variant of --prompts")
 	f.StringVar(&o.promptDir, "prompts", "", "`DIR` of .tmpl files overriding the embedded prompt templates (see diffxyz prompts --write)")
 	o.model.register(f, "openai/NAME, anthropic/NAME, replay/FILE or reference")
+	// The paper decodes greedily; diffxyz.Run sends 0 unless told otherwise.
+	f.Lookup("temperature").Usage = "sampling temperature (default 0: greedy decoding, as the Diff-XYZ paper evaluates)"
 	o.run.register(f, diffxyz.ResultsFile)
 	return cmd
 }
