@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -115,7 +116,7 @@ func fenceRows(t *testing.T) []testdata.Triple {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(testdata.SharedDir()); err == nil {
+	if _, err := os.Stat(filepath.Join(testdata.SharedDir(), "diffxyz-dev.jsonl.gz")); err == nil {
 		rows = append(rows, testdata.Load[testdata.Triple](t, "diffxyz-dev.jsonl.gz")...)
 	}
 	var out []testdata.Triple
