@@ -168,7 +168,9 @@ type candidate struct {
 // marker such as "Code generated", "DO NOT EDIT" or "@generated" in its
 // first 30 lines); taken 40/40/20 from the small (≤ 7 changed lines),
 // medium (8–24) and large (> 24) size classes, as git's numstat counts
-// them. Each row records its change kind and its number of hunks. Within a class, candidates are taken in an order
+// them, and within each class half single-hunk and half multi-hunk (a side
+// that runs short is filled from the other). Each row records its change
+// kind and its number of hunks. Within a class, candidates are taken in an order
 // that depends only on Seed and the commit, so a build is reproducible.
 // When a class has too few candidates, the dataset is smaller than N.
 // The udiff column is git's own diff; other formats are generated when
@@ -273,8 +275,14 @@ func Build(ctx context.Context, o BuildOptions) ([]*Row, BuildStats, error) {
 			}
 			return strings.Compare(a.commit, b.commit)
 		})
+		// Half the class single-hunk, half multi-hunk, as the paper
+		// stratifies; a side that runs short is filled from the other,
+		// in the same order.
+		quota := [2]int{(want[class] + 1) / 2, want[class] / 2}
+		var taken [2]int
+		var spare []*Row
 		for _, c := range cands {
-			if st.Selected[class] == want[class] {
+			if taken[0] == quota[0] && taken[1] == quota[1] {
 				break
 			}
 			row, reason, err := buildRow(ctx, r, o.Repo, name, c)
@@ -287,10 +295,24 @@ func Build(ctx context.Context, o BuildOptions) ([]*Row, BuildStats, error) {
 			}
 			row.SizeClass = class
 			row.ChangeKind = ChangeKindOf(row.NAdded, row.NRemoved)
+			side := 0
+			if row.NHunks > 1 {
+				side = 1
+			}
+			if taken[side] == quota[side] {
+				spare = append(spare, row)
+				continue
+			}
+			taken[side]++
 			rows = append(rows, row)
-			st.Selected[class]++
-			st.Kinds[row.ChangeKind]++
 		}
+		n := taken[0] + taken[1]
+		spare = spare[:min(len(spare), want[class]-n)]
+		rows = append(rows, spare...)
+		st.Selected[class] = n + len(spare)
+	}
+	for _, row := range rows {
+		st.Kinds[row.ChangeKind]++
 	}
 	return rows, st, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -314,5 +315,40 @@ func TestContentRejection(t *testing.T) {
 	}
 	if got := contentRejection([]byte(strings.Repeat("var a="+strings.Repeat("1+", 120)+"1;\n", 3))); got != RejectMinified {
 		t.Errorf("long lines: %q, want %q", got, RejectMinified)
+	}
+}
+
+// TestBuildHunkStrata: within a size class half the rows are single-hunk
+// and half multi-hunk, whatever order the seed gives the candidates; the
+// one multi-hunk small commit among six single-hunk ones is always taken.
+func TestBuildHunkStrata(t *testing.T) {
+	r := newTestRepo(t)
+	var file []string
+	for i := range 100 {
+		file = append(file, fmt.Sprintf("x%d = %d", i, i))
+	}
+	r.write("m.py", file)
+	r.commit("initial")
+	for i := range 6 {
+		file[10+12*i] = fmt.Sprintf("single%d = 1", i)
+		r.write("m.py", file)
+		r.commit(fmt.Sprintf("single %d", i))
+	}
+	file[5], file[95] = "multi_a = 1", "multi_b = 2"
+	r.write("m.py", file)
+	r.commit("multi")
+	for seed := range int64(10) {
+		rows, st, err := Build(context.Background(), BuildOptions{Repo: r.dir, N: 5, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 5 rows: 2 small (the only class with candidates).
+		var got []string
+		for _, row := range rows {
+			got = append(got, fmt.Sprintf("%s/%d", row.Message, row.NHunks))
+		}
+		if len(rows) != 2 || st.Selected[Small] != 2 || !slices.Contains(got, "multi/2") {
+			t.Errorf("seed %d: rows %v, want two small ones, multi among them", seed, got)
+		}
 	}
 }
