@@ -238,8 +238,10 @@ with the paper's filter: commits (no merges) that modify exactly one file of
 the language, 40 to 1000 lines before and after, not whitespace only, and not
 binary, vendored (vendor/, third_party/, node_modules/, ...), minified or
 generated ("Code generated", "DO NOT EDIT", "@generated" near the top), taken
-40/40/20 from small (≤ 7 changed lines), medium (8–24) and large (> 24) edits.
-Within each size class candidates are taken in an order fixed by --seed.
+40/40/20 from small (≤ 7 changed lines), medium (8–24) and large (> 24) edits,
+each class half single-hunk and half multi-hunk (a short side is filled from
+the other). Within each size class candidates are taken in an order fixed by
+--seed.
 When a class runs short the dataset is smaller than N (said on stderr). Each
 row records its size class, change kind (add+delete, add-only, delete-only)
 and hunk count; the summary on stderr counts them, and the refusals by reason.
