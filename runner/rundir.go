@@ -22,7 +22,17 @@ import (
 // user's to fix: an --out that holds something else, a run directory in
 // use by another process, a resume that differs from the run recorded, a
 // symbolic link where a run file belongs. Commands exit 2 on it.
-var ErrRunDir = errors.New("run directory")
+var ErrRunDir = errors.New("run directory cannot be used")
+
+// runDirError is an error about a run directory: its text is the message
+// alone, and it wraps ErrRunDir (and the cause, if any).
+type runDirError struct{ err error }
+
+func (e *runDirError) Error() string   { return e.err.Error() }
+func (e *runDirError) Unwrap() []error { return []error{ErrRunDir, e.err} }
+func dirErrorf(format string, args ...any) error {
+	return &runDirError{fmt.Errorf(format, args...)}
+}
 
 // LockFile is the file of a run directory its holder locks; it names the
 // holder (pid, command, start time).
@@ -67,32 +77,45 @@ func (d *Dir) Release() {
 // when missing, and locks it. It refuses, changing nothing, with an error
 // wrapping [ErrRunDir]:
 //   - dir or a run file in it that is a symbolic link, or dir a file;
-//   - a directory holding anything but a run (a run has run.json or the
-//     results file), and with New any run at all;
+//   - a directory holding anything but a run (a run has run.json, the
+//     results file or the response cache), and with New any run at all;
 //   - a run whose results file has rows, without Resume or Force;
 //   - a directory another process holds (the error names it).
 func OpenDir(dir string, o DirOptions) (*Dir, error) {
 	if dir == "" {
-		return nil, fmt.Errorf("%w: no directory given", ErrRunDir)
+		return nil, dirErrorf("no directory given")
 	}
 	created := false
+	var l *flock.Lock
+	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
+		// Another holder is the first thing to tell, whatever the
+		// directory holds while it writes.
+		if l, err = lockDir(dir, o.Command); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkDir(dir, o); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("runner: %w", err)
 		}
 		created = true
 	} else if err != nil {
+		if l != nil {
+			l.Release()
+		}
 		return nil, err
 	}
-	l, err := lockDir(dir, o.Command)
-	if err != nil {
-		return nil, err
-	}
-	// A second look once the lock is held: the holder before may have
-	// written a run into the directory meanwhile.
-	if err := checkDir(dir, o); err != nil {
-		l.Release()
-		return nil, err
+	if l == nil {
+		var err error
+		if l, err = lockDir(dir, o.Command); err != nil {
+			return nil, err
+		}
+		// A second look once the lock is held: the holder before may
+		// have written a run into the directory meanwhile.
+		if err := checkDir(dir, o); err != nil {
+			l.Release()
+			return nil, err
+		}
 	}
 	return &Dir{Path: dir, Created: created, lock: l}, nil
 }
@@ -101,10 +124,36 @@ func OpenDir(dir string, o DirOptions) (*Dir, error) {
 // for a command that validates its inputs before it takes the directory.
 // A missing dir passes.
 func CheckDir(dir string, o DirOptions) error {
+	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
+		if err := probeLock(dir); err != nil {
+			return err
+		}
+	}
 	if err := checkDir(dir, o); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
+}
+
+// probeLock fails, naming the holder, when another process holds dir.
+func probeLock(dir string) error {
+	l, err := flock.TryAcquire(filepath.Join(dir, LockFile))
+	if errors.Is(err, flock.ErrBusy) {
+		return busyError(dir)
+	}
+	if err == nil {
+		l.Release()
+	}
+	return nil
+}
+
+func busyError(dir string) error {
+	holder, _ := os.ReadFile(filepath.Join(dir, LockFile))
+	h := strings.TrimSpace(string(holder))
+	if h == "" {
+		h = "another process"
+	}
+	return dirErrorf("%s is in use by %s; wait for it to end or give another --out", dir, h)
 }
 
 // checkDir checks what dir holds against o; fs.ErrNotExist when missing.
@@ -118,9 +167,9 @@ func checkDir(dir string, o DirOptions) error {
 	}
 	switch {
 	case info.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%w: %s is a symbolic link; give the directory it points to", ErrRunDir, dir)
+		return dirErrorf("%s is a symbolic link; give the directory it points to", dir)
 	case !info.IsDir():
-		return fmt.Errorf("%w: --out %s is a file, not a run directory; give another --out", ErrRunDir, dir)
+		return dirErrorf("--out %s is a file, not a run directory; give another --out", dir)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -132,10 +181,11 @@ func checkDir(dir string, o DirOptions) error {
 		switch e.Name() {
 		case LockFile:
 			continue
-		case RunFile, o.ResultsFile:
+		case RunFile, o.ResultsFile, CacheFile:
+			// The response cache counts: a run makes it before run.json.
 			isRun = true
 			if e.Type()&fs.ModeSymlink != 0 {
-				return fmt.Errorf("%w: %s is a symbolic link; a run file is never followed", ErrRunDir, filepath.Join(dir, e.Name()))
+				return dirErrorf("%s is a symbolic link; a run file is never followed", filepath.Join(dir, e.Name()))
 			}
 		}
 		names = append(names, e.Name())
@@ -144,14 +194,14 @@ func checkDir(dir string, o DirOptions) error {
 	case len(names) == 0:
 		return nil
 	case !isRun:
-		return fmt.Errorf("%w: --out %s holds something else (%s), not a run; give a missing or empty directory", ErrRunDir, dir, listNames(names))
+		return dirErrorf("--out %s holds something else (%s), not a run; give a missing or empty directory", dir, listNames(names))
 	case o.New:
-		return fmt.Errorf("%w: --out %s already holds a run; give a missing or empty directory", ErrRunDir, dir)
+		return dirErrorf("--out %s already holds a run; give a missing or empty directory", dir)
 	case o.Resume || o.Force || o.ResultsFile == "":
 		return nil
 	}
 	if info, err := os.Lstat(filepath.Join(dir, o.ResultsFile)); err == nil && info.Size() > 0 {
-		return fmt.Errorf("%w: %s already holds a run: --resume to continue it, --force to start over, or another --out", ErrRunDir, filepath.Join(dir, o.ResultsFile))
+		return dirErrorf("%s already holds a run: --resume to continue it, --force to start over, or another --out", filepath.Join(dir, o.ResultsFile))
 	}
 	return nil
 }
@@ -170,15 +220,10 @@ func lockDir(dir, command string) (*flock.Lock, error) {
 	path := filepath.Join(dir, LockFile)
 	l, err := flock.TryAcquire(path)
 	if errors.Is(err, flock.ErrBusy) {
-		holder, _ := os.ReadFile(path)
-		h := strings.TrimSpace(string(holder))
-		if h == "" {
-			h = "another process"
-		}
-		return nil, fmt.Errorf("%w: %s is in use by %s; wait for it to end or give another --out", ErrRunDir, dir, h)
+		return nil, busyError(dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRunDir, err)
+		return nil, dirErrorf("%w", err)
 	}
 	if command == "" {
 		command = strings.Join(os.Args, " ")
@@ -202,11 +247,11 @@ func RecordRun(dir string, info any, resume bool, ignore ...string) error {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return fmt.Errorf("%w: %w", ErrRunDir, err)
+			return dirErrorf("%w", err)
 		default:
 			var prev, next map[string]any
 			if err := json.Unmarshal(b, &prev); err != nil {
-				return fmt.Errorf("%w: %s: %w", ErrRunDir, filepath.Join(dir, RunFile), err)
+				return dirErrorf("%s: %w", filepath.Join(dir, RunFile), err)
 			}
 			nb, err := json.Marshal(info)
 			if err != nil {
@@ -221,8 +266,8 @@ func RecordRun(dir string, info any, resume bool, ignore ...string) error {
 				for _, k := range diff {
 					parts = append(parts, fmt.Sprintf("%s (recorded %s, now %s)", k, shortJSON(prev[k]), shortJSON(next[k])))
 				}
-				return fmt.Errorf("%w: cannot resume the run in %s with other inputs: %s differs in %s",
-					ErrRunDir, dir, RunFile, strings.Join(parts, "; "))
+				return dirErrorf("cannot resume the run in %s with other inputs: %s differs in %s",
+					dir, RunFile, strings.Join(parts, "; "))
 			}
 		}
 	}
@@ -234,8 +279,8 @@ func shortJSON(v any) string {
 		return "nothing"
 	}
 	b, _ := json.Marshal(v)
-	if len(b) > 60 {
-		return string(b[:57]) + "..."
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
 	}
 	return string(b)
 }
@@ -293,7 +338,7 @@ func hashFile(w io.Writer, path string) error {
 func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, perm)
 	if err != nil && errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%w: %s is a symbolic link; a run file is never followed", ErrRunDir, path)
+		return nil, dirErrorf("%s is a symbolic link; a run file is never followed", path)
 	}
 	return f, err
 }

@@ -634,7 +634,7 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 			continue
 		}
 		if got, err := runner.HashFiles(f.path); err != nil || got != f.want {
-			return nil, fmt.Errorf("%w: %s changed since the run (%s records sha256 %s); rerun needs the run's inputs", runner.ErrRunDir, f.path, runner.RunFile, f.want)
+			return nil, inputErr("%s changed since the run (%s records sha256 %s); rerun needs the run's inputs", f.path, runner.RunFile, f.want)
 		}
 	}
 	ids := map[string]bool{}
