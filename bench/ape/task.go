@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/patchbench/patchbench/repo"
 	"os"
 	"os/exec"
 	"strconv"
@@ -213,7 +214,11 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // instruction is the commit message; category and difficulty follow from
 // the message and the size of the change (see Classify).
 func Build(ctx context.Context, repoDir, rng string) ([]Task, error) {
-	revs, err := git(ctx, repoDir, "rev-list", "--reverse", "--no-merges", rng)
+	rangeArgs, err := repo.RevListArgs(rng)
+	if err != nil {
+		return nil, fmt.Errorf("ape build: --commits: %w", err)
+	}
+	revs, err := git(ctx, repoDir, append([]string{"rev-list", "--reverse", "--no-merges"}, append(rangeArgs, "--")...)...)
 	if err != nil {
 		return nil, fmt.Errorf("ape build: %w", err)
 	}
