@@ -45,3 +45,28 @@ func TestPatchStageConfinement(t *testing.T) {
 	}
 	tr.Unchanged(t)
 }
+
+// TestPatchStageKeepsModes: the canonical patch the patch stage keeps
+// (predictions.repaired.jsonl) carries the modes of the prediction: a new
+// executable file and a mode change, as git apply would make them.
+func TestPatchStageKeepsModes(t *testing.T) {
+	tr := confinetest.New(t)
+	tr.Commit(t)
+	ctx := context.Background()
+	r, err := repo.Open(ctx, tr.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	text := "diff --git a/run.sh b/run.sh\nnew file mode 100755\n--- /dev/null\n+++ b/run.sh\n@@ -0,0 +1 @@\n+echo hi\n" +
+		"diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 100755\n"
+	out := swe.Patch(swe.Prediction{ModelPatch: &text}, swe.NewBaseFS(ctx, r, "HEAD"))
+	if out.Status != swe.StatusApplied {
+		t.Fatalf("status %s (%s), want %s", out.Status, out.Reason, swe.StatusApplied)
+	}
+	for _, l := range []string{"new file mode 100755", "old mode 100644", "new mode 100755"} {
+		if !strings.Contains(out.Repaired, "\n"+l+"\n") {
+			t.Errorf("repaired patch lacks %q:\n%s", l, out.Repaired)
+		}
+	}
+}
