@@ -814,11 +814,13 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	if why != "" {
 		return nil, why
 	}
-	if n := len(pl.h.lines); n > 1 && pl.h.lines[n-1].kind == patch.LineInsert && pl.p.end < len(t.lines) && pl.h.lines[0].kind == patch.LineContext {
-		// Added lines last, with context before them and none after: git
+	if pl.h.unified && endsInserting(pl.h) && pl.p.end < len(t.lines) {
+		// Added lines last, after context and with none after them: git
 		// and GNU patch read such a hunk as the end of the file. Elsewhere
 		// the file's next lines may belong before the added ones (a
-		// closing brace the diff showed as context, say).
+		// closing brace the diff showed as context, say). Added lines
+		// that replace removed ones take their place, which is certain,
+		// and a search-replace or V4A block ends where its text does.
 		return nil, fmt.Sprintf("uncertain: the hunk ends with added lines and no context after them, but its place (line %d) is not the end of the file", pl.p.start+1)
 	}
 	lastDeleted := false // the last placed old-side line is one the hunk removes
@@ -947,6 +949,19 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		r.Repairs = appendOnce(r.Repairs, "context-dropped")
 	}
 	return out, ""
+}
+
+// endsInserting reports whether the hunk ends with a run of added lines
+// that follows a context line.
+func endsInserting(h *looseHunk) bool {
+	i := len(h.lines) - 1
+	if i < 0 || h.lines[i].kind != patch.LineInsert {
+		return false
+	}
+	for i >= 0 && h.lines[i].kind == patch.LineInsert {
+		i--
+	}
+	return i >= 0 && h.lines[i].kind == patch.LineContext
 }
 
 func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
