@@ -408,10 +408,10 @@ func missingRemoved(t *text, es []entry) bool {
 // must not be a hunk whose old side was merely damaged, so the new side
 // must carry evidence beyond context:
 //
-//   - a hunk that adds a non-blank line: its new side is in the file
-//     exactly once and says enough to anchor it (at the indentation tier
-//     only with a consistent indentation), and no run of removed lines is
-//     in the file with the hunk lines around it;
+//   - a hunk that adds a significant line (see addedEvidence): its new
+//     side is in the file exactly once and says enough to anchor it (at
+//     the indentation tier only with a consistent indentation), and no run
+//     of removed lines is in the file with the hunk lines around it;
 //   - a hunk that only removes lines: the context before and after each
 //     removed block is in the file, contiguous, at exactly one place (but
 //     for trailing whitespace), so the block is gone from between them.
