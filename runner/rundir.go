@@ -40,8 +40,9 @@ const LockFile = ".lock"
 
 // DirOptions say how [OpenDir] may take a run directory.
 type DirOptions struct {
-	// Command names the holder in the lock file, for example the command
-	// line.
+	// Command names the holder in the lock file, for example the program
+	// and subcommand (never its arguments, which may hold secrets); ""
+	// means the program's name.
 	Command string
 	// ResultsFile is the name of the run's results file; a directory
 	// holding it or run.json is a run directory.
@@ -226,7 +227,9 @@ func lockDir(dir, command string) (*flock.Lock, error) {
 		return nil, dirErrorf("%w", err)
 	}
 	if command == "" {
-		command = strings.Join(os.Args, " ")
+		// The program's name only: its arguments may hold what should not
+		// be written down.
+		command = filepath.Base(os.Args[0])
 	}
 	holder := fmt.Sprintf("pid %d (%s), started %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))
 	if err := l.Rewrite([]byte(holder)); err != nil {
@@ -238,9 +241,12 @@ func lockDir(dir, command string) (*flock.Lock, error) {
 
 // RecordRun writes info (a value that marshals to a JSON object) as
 // dir/run.json, the run's identity. With resume, a run.json already there
-// must agree with info in every field but "started" and those of ignore
-// (paths that may move, worker counts): a resume that differs is refused,
+// must agree with info in every field but "started", "limit" and those of
+// ignore (paths that may move, worker counts): a resume that differs is refused,
 // writing nothing, with an error wrapping [ErrRunDir] naming the fields.
+// An input identified by its hash (a field NAME_sha256 beside its path
+// NAME, the path in ignore) is compared by its path when the recorded
+// run.json predates the hash.
 func RecordRun(dir string, info any, resume bool, ignore ...string) error {
 	if resume {
 		b, err := readNoFollow(filepath.Join(dir, RunFile))
@@ -260,7 +266,19 @@ func RecordRun(dir string, info any, resume bool, ignore ...string) error {
 			if err := json.Unmarshal(nb, &next); err != nil {
 				return fmt.Errorf("%s: %w", RunFile, err)
 			}
-			ign := append([]string{"started"}, ignore...)
+			// A larger limit extends the run with the next cases in the
+			// same order; what is recorded stays a part of it.
+			ign := append([]string{"started", "limit"}, ignore...)
+			// A run recorded before its inputs' hashes (NAME_sha256) is
+			// compared by the inputs' paths (NAME) instead.
+			for k, v := range next {
+				if name, ok := strings.CutSuffix(k, "_sha256"); ok {
+					if _, had := prev[k]; !had {
+						prev[k] = v
+						ign = slices.DeleteFunc(ign, func(s string) bool { return s == name })
+					}
+				}
+			}
 			if diff := differing(prev, next, ign); len(diff) > 0 {
 				var parts []string
 				for _, k := range diff {
