@@ -91,32 +91,33 @@ func OpenDir(dir string, o DirOptions) (*Dir, error) {
 	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
 		// Another holder is the first thing to tell, whatever the
 		// directory holds while it writes.
-		if l, err = lockDir(dir, o.Command); err != nil {
+		if l, err = lockDir(dir); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkDir(dir, o); errors.Is(err, fs.ErrNotExist) {
+	err := checkDir(dir, o)
+	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("runner: %w", err)
 		}
 		created = true
-	} else if err != nil {
+		err = nil
+	}
+	if err == nil && l == nil {
+		if l, err = lockDir(dir); err == nil {
+			// A second look once the lock is held: the holder before
+			// may have written a run into the directory meanwhile.
+			err = checkDir(dir, o)
+		}
+	}
+	if err == nil {
+		err = writeHolder(l, o.Command)
+	}
+	if err != nil {
 		if l != nil {
 			l.Release()
 		}
 		return nil, err
-	}
-	if l == nil {
-		var err error
-		if l, err = lockDir(dir, o.Command); err != nil {
-			return nil, err
-		}
-		// A second look once the lock is held: the holder before may
-		// have written a run into the directory meanwhile.
-		if err := checkDir(dir, o); err != nil {
-			l.Release()
-			return nil, err
-		}
 	}
 	return &Dir{Path: dir, Created: created, lock: l}, nil
 }
@@ -215,17 +216,22 @@ func listNames(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// lockDir takes the exclusive lock of dir without waiting and writes the
-// holder into the lock file; a held lock is refused naming its holder.
-func lockDir(dir, command string) (*flock.Lock, error) {
-	path := filepath.Join(dir, LockFile)
-	l, err := flock.TryAcquire(path)
+// lockDir takes the exclusive lock of dir without waiting; a held lock is
+// refused naming its holder.
+func lockDir(dir string) (*flock.Lock, error) {
+	l, err := flock.TryAcquire(filepath.Join(dir, LockFile))
 	if errors.Is(err, flock.ErrBusy) {
 		return nil, busyError(dir)
 	}
 	if err != nil {
 		return nil, dirErrorf("%w", err)
 	}
+	return l, nil
+}
+
+// writeHolder writes who holds l into its file, for the processes it
+// refuses.
+func writeHolder(l *flock.Lock, command string) error {
 	if command == "" {
 		// The program's name only: its arguments may hold what should not
 		// be written down.
@@ -233,10 +239,9 @@ func lockDir(dir, command string) (*flock.Lock, error) {
 	}
 	holder := fmt.Sprintf("pid %d (%s), started %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))
 	if err := l.Rewrite([]byte(holder)); err != nil {
-		l.Release()
-		return nil, fmt.Errorf("runner: %w", err)
+		return fmt.Errorf("runner: %w", err)
 	}
-	return l, nil
+	return nil
 }
 
 // RecordRun writes info (a value that marshals to a JSON object) as
