@@ -23,6 +23,7 @@ import (
 	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -92,6 +93,11 @@ func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 		}
 		if t.Path() == "" {
 			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): no file path", path, line, t.ID))
+			continue
+		}
+		if err := patch.CheckPath(t.Path()); err != nil {
+			// Its check would write there: refused as a patch's path is.
+			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): %w", path, line, t.ID, err))
 			continue
 		}
 		if t.ID == "" {
