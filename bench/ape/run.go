@@ -79,8 +79,8 @@ type Result struct {
 	ApplyError string `json:"apply_error,omitempty"`
 	// Patch is the applied candidate as a unified diff of the file (what
 	// the judge sees), so that a run can be judged again (Rejudge).
-	Patch      string   `json:"patch,omitempty"`
-	Check // compile stage
+	Patch string `json:"patch,omitempty"`
+	Check        // compile stage
 	// Status is StatusEnvironment or StatusInput for a candidate that was
 	// not evaluated, with the reason in NotEvaluated; empty otherwise.
 	Status       string `json:"status,omitempty"`
@@ -404,7 +404,7 @@ type RejudgeOptions struct {
 	// JudgeTemperature is the judge's temperature; nil means 0.
 	JudgeTemperature *float64
 	N, K             int
-	KRatio float64
+	KRatio           float64
 }
 
 // Rejudge judges again the compiled candidates of the run in opts.From with
