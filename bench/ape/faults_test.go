@@ -24,7 +24,7 @@ import (
 func TestFaults(t *testing.T) {
 	ctx := context.Background()
 	repoDir := history(t)
-	tasks, err := Build(ctx, repoDir, "HEAD")
+	tasks, _, err := Build(ctx, repoDir, "HEAD", BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

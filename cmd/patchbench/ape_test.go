@@ -42,7 +42,7 @@ func apeFixture(t *testing.T, n int) (repo, dataset string, gold ape.Task) {
 	write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n")
 	git("commit", "-qam", "add Sub")
 	git("tag", "c2")
-	tasks, err := ape.Build(t.Context(), repo, "c1..c2")
+	tasks, _, err := ape.Build(t.Context(), repo, "c1..c2", ape.BuildOptions{})
 	if err != nil || len(tasks) != 1 {
 		t.Fatalf("build: %d tasks, %v", len(tasks), err)
 	}
