@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
 )
 
@@ -41,13 +43,26 @@ type fakeKey struct {
 // cmdFakeLLM: fakellm NAME SCRIPT.json starts a fake model server (package
 // llmtest) answering the tool-calling turns of SCRIPT.json (a JSON array of
 // llmtest.Turn), or with "echo" for SCRIPT.json "echo: " and the last
-// message, and sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
+// message, or with "sample FILE" FILE's text with {n} replaced by the
+// request's number (1, 2, ...), as a model that samples gives a new answer
+// each time; it sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo")
+	if neg || !(len(args) == 2 || len(args) == 3 && args[1] == "sample") {
+		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo|sample FILE")
 	}
 	var cfg llmtest.Config
-	if args[1] != "echo" {
+	switch {
+	case args[1] == "sample":
+		text := ts.ReadFile(args[2])
+		var mu sync.Mutex
+		n := 0
+		cfg.Reply = func(_, _ string, _ []llm.Message) string {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			return strings.ReplaceAll(text, "{n}", strconv.Itoa(n))
+		}
+	case args[1] != "echo":
 		if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &cfg.Script); err != nil {
 			ts.Fatalf("fakellm: %s: %v", args[1], err)
 		}

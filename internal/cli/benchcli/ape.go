@@ -114,11 +114,12 @@ usage or input error.`,
 			if repo == "" || out == "" {
 				return cli.Usage(errors.New("ape build: --repo and --out are required"))
 			}
+			// --out may name a file in a directory not made yet.
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return cli.Failed(err)
+			}
 			var m *runner.Model
 			if instruct != "" {
-				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-					return cli.Failed(err)
-				}
 				model.model = instruct
 				mopts, _, err := model.options("ape build", filepath.Dir(out))
 				if err != nil {
