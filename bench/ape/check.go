@@ -37,6 +37,12 @@ type CheckOptions struct {
 	// task's commit_hash, with the candidate's file in place of the
 	// commit's) or EnvCommitParent (the commit before it).
 	EnvCommit string
+	// GoCache is the Go build cache the checks share; empty gives each
+	// check a fresh one. Run and Verify make one for the run: a cold
+	// cache compiles the standard library again for every candidate
+	// (a minute each for cobra on a loaded machine). Only the go tool
+	// writes it: the Go check runs no code of the candidate (no cgo).
+	GoCache string
 }
 
 // EnvCommit values.
@@ -121,7 +127,11 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
 	env = append(env, goEnv(tree, t.Path())...)
-	env = append(env, "HOME="+tmp, "GOCACHE="+filepath.Join(tmp, "gocache"), "TMPDIR="+tmp)
+	gocache, writable := filepath.Join(tmp, "gocache"), []string{tmp}
+	if opts.GoCache != "" {
+		gocache, writable = opts.GoCache, append(writable, opts.GoCache)
+	}
+	env = append(env, "HOME="+tmp, "GOCACHE="+gocache, "TMPDIR="+tmp)
 	runner := opts.Runner
 	if runner == nil {
 		runner = sandbox.Detect(ctx)
@@ -133,7 +143,7 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 	setup := time.Since(start)
 	res, err := runner.Run(ctx, sandbox.Command{
 		Dir: tree, Args: []string{"/bin/sh", "-c", script}, Env: env, Timeout: timeout,
-		ExtraWritable: []string{tmp}, ExtraReadOnly: extra, MaxOutput: 1 << 20,
+		ExtraWritable: writable, ExtraReadOnly: extra, MaxOutput: 1 << 20,
 	})
 	if err != nil && res.ExitCode == -1 {
 		return Check{}, fmt.Errorf("ape compile %s: the check did not start: %w: %w", t.ID, ErrEnvironment, err)
@@ -319,6 +329,20 @@ func goEnv(tree, file string) []string {
 		return []string{"GOFLAGS=-mod=readonly", "GOMODCACHE=" + cache}
 	}
 	return []string{"GOFLAGS=-mod=readonly", "GOMODCACHE=" + filepath.Join(filepath.Dir(tree), "gomodcache")}
+}
+
+// withGoCache returns o with a Go build cache for one run (see
+// CheckOptions.GoCache) unless it has one, and the function that removes it.
+func withGoCache(o CheckOptions) (CheckOptions, func(), error) {
+	if o.GoCache != "" {
+		return o, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "patchbench-ape-gocache-")
+	if err != nil {
+		return o, nil, fmt.Errorf("ape: go build cache: %w", err)
+	}
+	o.GoCache = dir
+	return o, func() { os.RemoveAll(dir) }, nil
 }
 
 // HasCheck reports whether file has a built-in check (by its extension);

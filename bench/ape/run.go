@@ -242,6 +242,12 @@ func Run(ctx context.Context, tasks []Task, opts RunOptions) (runner.Summary, *R
 		return runner.Summary{}, nil, err
 	}
 	defer judge.Close()
+	check, done, err := withGoCache(opts.Check)
+	if err != nil {
+		return runner.Summary{}, nil, err
+	}
+	defer done()
+	opts.Check = check
 	var cases []runner.Case
 	for i := range tasks {
 		for s := 0; s < opts.N; s++ {
@@ -687,6 +693,10 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "| group | %s | %s | semantic_drop %% | compile_judge_gap |\n| --- | ---: | ---: | ---: | ---: |\n", c, j)
 	line := func(name string, f Figures) {
+		if _, ok := f["tasks"]; !ok {
+			fmt.Fprintf(&b, "| %s | n/a | n/a | n/a | n/a |\n", name) // no candidate evaluated
+			return
+		}
 		fmt.Fprintf(&b, "| %s | %.4f | %.4f | %.2f | %.4f |\n", name, f[c], f[j], f["semantic_drop"], f["compile_judge_gap"])
 	}
 	line("overall", r.Overall)

@@ -130,7 +130,11 @@ type VerifyOptions struct {
 // for the runner (--resume --retry-failed checks it again) with status
 // StatusEnvironment.
 func Verify(ctx context.Context, rows []CodeRow, opts VerifyOptions) (runner.Summary, error) {
-	check := opts.Check
+	check, done, err := withGoCache(opts.Check)
+	if err != nil {
+		return runner.Summary{}, err
+	}
+	defer done()
 	check.EnvCommit = EnvCommitTask
 	cases := make([]runner.Case, len(rows))
 	for i := range rows {
