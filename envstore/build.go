@@ -589,7 +589,11 @@ func Revisions(ctx context.Context, r *repo.Repo, spec string) ([]string, error)
 		return out, nil
 	}
 	if strings.Contains(spec, "..") || strings.Contains(spec, "^") {
-		cmd := exec.CommandContext(ctx, "git", "--git-dir="+r.GitDir(), "rev-list", "--reverse", spec, "--")
+		args, err := repo.RevListArgs(spec)
+		if err != nil {
+			return nil, fmt.Errorf("envstore: --commits: %w", err)
+		}
+		cmd := exec.CommandContext(ctx, "git", append(append([]string{"--git-dir=" + r.GitDir(), "rev-list", "--reverse"}, args...), "--")...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

@@ -23,6 +23,7 @@ import (
 	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -231,7 +232,11 @@ type BuildOptions struct {
 // message; category and difficulty follow from the message and the size of
 // the change (see Classify).
 func Build(ctx context.Context, repoDir, rng string, opts BuildOptions) (tasks []Task, skipped []string, err error) {
-	revs, err := git(ctx, repoDir, "rev-list", "--reverse", "--no-merges", rng)
+	rangeArgs, err := repo.RevListArgs(rng)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ape build: --commits: %w", err)
+	}
+	revs, err := git(ctx, repoDir, append([]string{"rev-list", "--reverse", "--no-merges"}, append(rangeArgs, "--")...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ape build: %w", err)
 	}

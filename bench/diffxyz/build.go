@@ -131,8 +131,13 @@ func Build(ctx context.Context, o BuildOptions) ([]*Row, BuildStats, error) {
 		}
 		name = strings.TrimSuffix(filepath.Base(abs), ".git")
 	}
-	out, err := git(ctx, o.Repo, "-c", "core.quotePath=false", "log", "--no-merges", "--no-renames", "--no-color",
-		"--format=%x01%H%x1f%P%x1f%s", "--numstat", rev, "--")
+	revArgs, err := repo.RevListArgs(rev)
+	if err != nil {
+		return nil, st, fmt.Errorf("build: --rev: %w", err)
+	}
+	args := []string{"-c", "core.quotePath=false", "log", "--no-merges", "--no-renames", "--no-color",
+		"--format=%x01%H%x1f%P%x1f%s", "--numstat"}
+	out, err := git(ctx, o.Repo, append(append(args, revArgs...), "--")...)
 	if err != nil {
 		return nil, st, fmt.Errorf("build: %w", err)
 	}

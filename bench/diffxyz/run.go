@@ -69,16 +69,20 @@ type Options struct {
 // RunInfo is run.json: what a run was asked to do. It never holds
 // credentials.
 type RunInfo struct {
-	Benchmark   string   `json:"benchmark"`
-	Dataset     string   `json:"dataset"`
-	Model       string   `json:"model"`
-	Tasks       []Task   `json:"tasks"`
-	Formats     []string `json:"formats"`
-	Prompts     []string `json:"prompts"`
-	PromptDir   string   `json:"prompt_dir,omitempty"`
-	Temperature *float64 `json:"temperature,omitempty"`
-	MaxTokens   int      `json:"max_tokens,omitempty"`
-	Seed        *int64   `json:"seed,omitempty"`
+	Benchmark string `json:"benchmark"`
+	Dataset   string `json:"dataset"`
+	// DatasetSHA256 identifies the dataset by its bytes (see
+	// runner.HashFiles): a resume of another dataset is refused, one of
+	// the same dataset moved elsewhere is not.
+	DatasetSHA256 string   `json:"dataset_sha256,omitempty"`
+	Model         string   `json:"model"`
+	Tasks         []Task   `json:"tasks"`
+	Formats       []string `json:"formats"`
+	Prompts       []string `json:"prompts"`
+	PromptDir     string   `json:"prompt_dir,omitempty"`
+	Temperature   *float64 `json:"temperature,omitempty"`
+	MaxTokens     int      `json:"max_tokens,omitempty"`
+	Seed          *int64   `json:"seed,omitempty"`
 	// Limit, Shuffle and ShuffleSeed choose the run's cases; Shard is
 	// the part of them this directory holds ("" for all; see
 	// runner.Shard).
@@ -208,16 +212,17 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
-	if err := checkRunInfo(o); err != nil {
-		return sum, err
-	}
 	if o.Force && !ropts.Resume {
 		if err := os.Remove(ropts.Out); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return sum, fmt.Errorf("diffxyz: %w", err)
 		}
 	}
+	datasetHash, err := runner.HashFiles(o.Dataset)
+	if err != nil && o.Rows == nil {
+		return sum, fmt.Errorf("diffxyz: %w: %w", ErrDataset, err)
+	}
 	info := RunInfo{
-		Dataset: absPath(o.Dataset), Model: o.Model, Tasks: o.Tasks, Prompts: o.Prompts,
+		Dataset: absPath(o.Dataset), DatasetSHA256: datasetHash, Model: o.Model, Tasks: o.Tasks, Prompts: o.Prompts,
 		PromptDir: absPath(o.PromptDir), Temperature: o.Temperature, MaxTokens: o.MaxTokens, Seed: o.Seed,
 		Benchmark: "diffxyz", Limit: ropts.Limit, Shuffle: ropts.Shuffle, ShuffleSeed: ropts.Seed, Shard: ropts.Shard.String(),
 		Started: time.Now().UTC().Format(time.RFC3339),
@@ -245,8 +250,8 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	// run.json is written once the options are known to work, before the
 	// first row, so that score can always find the dataset of a results
 	// file.
-	if err := writeJSONFile(filepath.Join(o.Out, RunFile), info); err != nil {
-		return sum, err
+	if err := runner.RecordRun(o.Out, info, ropts.Resume, resumeMayChange...); err != nil {
+		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
 
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
@@ -324,24 +329,9 @@ func (l *caseList) Case(i int) runner.Case {
 	return runner.Case{ID: c.Row.ID, Key: c.Key(), Data: caseRef{c, r}}
 }
 
-// checkRunInfo refuses to resume a run of another model into the same
-// results file.
-func checkRunInfo(o Options) error {
-	if !o.Runner.Resume {
-		return nil
-	}
-	prev, err := ReadRunInfo(o.Out)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if prev.Model != o.Model {
-		return fmt.Errorf("diffxyz: %s holds a run of %s; cannot resume it with %s", o.Out, prev.Model, o.Model)
-	}
-	return nil
-}
+// resumeMayChange are the run.json fields a resume may change: paths
+// (the dataset is compared by its hash, dataset_sha256).
+var resumeMayChange = []string{"dataset", "prompt_dir"}
 
 // ReadRunInfo reads run.json of the run directory dir.
 func ReadRunInfo(dir string) (*RunInfo, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/patchbench/patchbench/internal/cli"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -122,6 +123,11 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 			return cli.Usage(fmt.Errorf("--prompt: unknown prompt variant %q (have %s)", v, strings.Join(prompts.Variants(), ", ")))
 		}
 	}
+	dir, err := o.run.openDir("diffxyz run", diffxyz.ResultsFile, &ropts)
+	if err != nil {
+		return err
+	}
+	defer dir.Release()
 	// The dataset is read by Run, a row at a time; an unreadable one is a
 	// usage error from it.
 	opts := diffxyz.Options{
@@ -202,13 +208,30 @@ func runDiffxyzScore(o diffxyzScoreOptions, sio cli.Stdio) error {
 	if o.from == "" {
 		return cli.Usage(errors.New("diffxyz score: --from is required"))
 	}
-	sum, err := diffxyz.Rescore(diffxyz.RescoreOptions{From: o.from, Dataset: o.dataset, Out: o.out})
-	if err != nil {
-		return cli.Usage(err)
-	}
 	out := o.out
 	if out == "" {
 		out = o.from
+	}
+	// The run rescored in place is held as a resume holds it; another
+	// --out must hold no run (nothing of another run is replaced).
+	if _, err := os.Stat(o.from); err != nil {
+		return cli.Usage(fmt.Errorf("diffxyz score: --from: %w", err))
+	}
+	dopts := runner.DirOptions{Command: cli.ProgramName + " diffxyz score", ResultsFile: diffxyz.ResultsFile, Resume: true}
+	if !sameDir(out, o.from) {
+		dopts = runner.DirOptions{Command: dopts.Command, ResultsFile: diffxyz.ResultsFile, New: true}
+	}
+	dir, err := runner.OpenDir(out, dopts)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	defer dir.Release()
+	sum, err := diffxyz.Rescore(diffxyz.RescoreOptions{From: o.from, Dataset: o.dataset, Out: o.out})
+	if err != nil {
+		if dir.Created {
+			os.RemoveAll(out)
+		}
+		return cli.Usage(err)
 	}
 	if err := sum.Report.Reports[0].WriteText(sio.Out); err != nil {
 		return err
@@ -376,4 +399,14 @@ func runDiffxyzPrompts(o diffxyzPromptsOptions, sio cli.Stdio) error {
 	}
 	_, err = fmt.Fprintf(sio.Out, "=== system\n%s\n=== user\n%s\n", system, user)
 	return err
+}
+
+// sameDir reports whether a and b name one directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ia, err1 := os.Stat(a)
+	ib, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
 }
