@@ -118,12 +118,12 @@ func (d *dirSource) walk(ctx context.Context, fn func(string, fs.DirEntry)) erro
 			return err
 		}
 		if e.IsDir() {
-			if e.Name() == ".git" {
+			if patch.IsDotGit(e.Name()) {
 				return fs.SkipDir
 			}
 			return ctx.Err()
 		}
-		if e.Name() != ".git" {
+		if !patch.IsDotGit(e.Name()) {
 			fn(p, e)
 		}
 		return nil

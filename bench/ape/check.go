@@ -115,15 +115,7 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 	if err := restore(ctx, commit, tree, opts); err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w: %w", t.ID, ErrEnvironment, err)
 	}
-	// Through the root: the restored file may be a hard link into the
-	// store, which the write replaces by rename, never writes through.
-	root, err := patch.OpenRoot(tree)
-	if err != nil {
-		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
-	}
-	err = root.WriteResults([]patch.FileResult{{OldPath: t.Path(), Path: t.Path(), Op: patch.Modify, Content: []byte(content)}})
-	root.Close()
-	if err != nil {
+	if err := writeCandidate(tree, t.Path(), content); err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
 	env = append(env, goEnv(tree, t.Path())...)
@@ -169,6 +161,14 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 		c.Errors = []string{strings.TrimSpace(out)}
 	}
 	return c, nil
+}
+
+// writeCandidate writes content as the file name of the tree, through the
+// confinement of every patch write (patch.Root: no .git, no link, no
+// special file, inside the tree). WriteResults replaces the file rather
+// than writing into it: a restored file may be a hard link into the store.
+func writeCandidate(tree, name, content string) error {
+	return patch.WriteResults(tree, []patch.FileResult{{OldPath: name, Path: name, Op: patch.Modify, Content: []byte(content)}})
 }
 
 // restore makes the tree of commit at dest: from the store when there is

@@ -272,7 +272,7 @@ func TestTaskPathsConfined(t *testing.T) {
 	// Read from a tasks file: named, the good task kept.
 	rel := strings.Repeat("../", strings.Count(dir, "/")) + strings.TrimPrefix(outside, "/") + "/x.py"
 	var lines strings.Builder
-	for i, p := range []string{"ok.py", "/" + strings.TrimPrefix(outside, "/") + "/x.py", rel, "../../outside/x.py", ".git/config", "a/./../../b.py"} {
+	for i, p := range []string{"ok.py", "/" + strings.TrimPrefix(outside, "/") + "/x.py", rel, "../../outside/x.py", ".GIT/config", "a/./../../b.py"} {
 		b, _ := jsonLine(task(fmt.Sprint("t", i), p))
 		lines.WriteString(b)
 	}
@@ -283,7 +283,7 @@ func TestTaskPathsConfined(t *testing.T) {
 		t.Fatalf("read %d tasks, %d bad (%v); want t0 and 5 bad", len(read), len(bad), err)
 	}
 	for i, b := range bad {
-		if !strings.Contains(b.Error(), fmt.Sprintf("tasks.jsonl:%d: ape: task t%d: unsafe path", i+2, i+1)) {
+		if !strings.Contains(b.Error(), fmt.Sprintf("tasks.jsonl:%d (id \"t%d\"): unsafe path", i+2, i+1)) {
 			t.Errorf("bad line %d: %v", i+2, b)
 		}
 	}

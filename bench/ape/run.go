@@ -330,14 +330,22 @@ func notEvaluated(r *Result, status string, err error) (*Result, error) {
 }
 
 // checkTaskPaths refuses a task whose file paths may not be written
-// inside a tree (see patch.CheckPath).
+// inside a tree.
 func checkTaskPaths(t *Task) error {
+	if err := checkPaths(t); err != nil {
+		return fmt.Errorf("ape: task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// checkPaths applies patch.CheckPath to t's file paths.
+func checkPaths(t *Task) error {
 	for _, p := range []string{t.FilePathBefore, t.FilePathAfter} {
 		if p == "" {
 			continue
 		}
 		if err := patch.CheckPath(p); err != nil {
-			return fmt.Errorf("ape: task %s: %w", t.ID, err)
+			return err
 		}
 	}
 	return nil

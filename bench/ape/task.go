@@ -97,12 +97,13 @@ func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): no file path", path, line, t.ID))
 			continue
 		}
+		// Its check would write there: refused as a patch's path is.
+		if err := checkPaths(&t); err != nil {
+			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): %w", path, line, t.ID, err))
+			continue
+		}
 		if t.ID == "" {
 			t.ID = fmt.Sprintf("%.12s:%s", t.CommitHash, t.Path())
-		}
-		if err := checkTaskPaths(&t); err != nil {
-			bad = append(bad, fmt.Errorf("%s:%d: %w", path, line, err))
-			continue
 		}
 		if first, dup := seen[t.ID]; dup {
 			bad = append(bad, fmt.Errorf("ape: %s:%d: task %q is also on line %d", path, line, t.ID, first))

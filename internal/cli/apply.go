@@ -97,7 +97,7 @@ func loadPatch(sio Stdio, name, format string, strip int, target string) (*patch
 		if len(p.Files) != 1 {
 			return nil, "", Usage(fmt.Errorf("--target needs a single-file patch; %s has %d files", name, len(p.Files)))
 		}
-		retarget(p.Files[0], target)
+		repair.Retarget(p.Files[0], target)
 	}
 	for i, fp := range p.Files {
 		if fp.Path() == "" {
@@ -114,17 +114,6 @@ func targetDir(dir, target string) (string, string) {
 		return filepath.Dir(target), filepath.Base(target)
 	}
 	return dir, target
-}
-
-func retarget(fp *patch.FilePatch, target string) {
-	switch fp.Op {
-	case patch.Create:
-		fp.NewPath = target
-	case patch.Delete:
-		fp.OldPath = target
-	default:
-		fp.OldPath, fp.NewPath, fp.Op = target, target, patch.Modify
-	}
 }
 
 // applyReport is the --json output of apply, documented in
@@ -292,7 +281,7 @@ func listFiles(root *patch.Root) func() ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			if d.IsDir() && (patch.IsDotGit(d.Name()) || d.Name() == "node_modules") {
 				return filepath.SkipDir
 			}
 			if d.Type().IsRegular() {
