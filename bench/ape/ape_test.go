@@ -53,6 +53,17 @@ func history(t *testing.T) string {
 	return dir
 }
 
+// historyTasks makes history's repository and its tasks.
+func historyTasks(t *testing.T) (string, []Task) {
+	t.Helper()
+	dir := history(t)
+	tasks, _, err := Build(context.Background(), dir, "HEAD", BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, tasks
+}
+
 func TestEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go toolchain")

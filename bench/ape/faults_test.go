@@ -23,11 +23,7 @@ import (
 // unparsed answer.
 func TestFaults(t *testing.T) {
 	ctx := context.Background()
-	repoDir := history(t)
-	tasks, _, err := Build(ctx, repoDir, "HEAD", BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	repoDir, tasks := historyTasks(t)
 	tasks = tasks[:2] // different prompts: a conversation each
 	byPrompt := map[string]*Task{}
 	for i := range tasks {

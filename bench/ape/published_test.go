@@ -3,6 +3,7 @@ package ape
 import (
 	"archive/zip"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -59,11 +60,7 @@ func sampler(t *testing.T, tasks []Task) *llmtest.Server {
 // the judge's 0 (or --judge-temperature).
 func TestSamplesWithCache(t *testing.T) {
 	ctx := context.Background()
-	repoDir := history(t)
-	tasks, _, err := Build(ctx, repoDir, "HEAD", BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	repoDir, tasks := historyTasks(t)
 	tasks = tasks[:2]
 	srv := sampler(t, tasks)
 	caches := t.TempDir()
@@ -406,5 +403,40 @@ func TestGoModulesOffline(t *testing.T) {
 	if err != nil || rep.Failed != 0 || len(rep.NotEvaluated) != 2 || len(rep.CompileErrorKinds) != 0 ||
 		!strings.Contains(rep.NotEvaluated[0], "environment-error") || !strings.Contains(rep.NotEvaluated[0], "module lookup disabled") {
 		t.Errorf("run without the modules: %+v, %v; want 2 candidates not evaluated for the environment, none failed", rep, err)
+	}
+}
+
+// brokenSandbox is a sandbox that cannot start a command, as bubblewrap
+// without user namespaces.
+type brokenSandbox struct{}
+
+func (brokenSandbox) Run(context.Context, sandbox.Command) (sandbox.Result, error) {
+	return sandbox.Result{ExitCode: -1}, errors.New("bwrap: setting up uid map: Permission denied")
+}
+
+func (brokenSandbox) Name() string { return "broken" }
+
+// TestSandboxFailure: a sandbox that does not start is an environment
+// problem: the candidates are not evaluated, named with the sandbox's
+// error, not counted as failed candidates, and pass@k has nothing to
+// average.
+func TestSandboxFailure(t *testing.T) {
+	ctx := context.Background()
+	repoDir, tasks := historyTasks(t)
+	_, rep, err := Run(ctx, tasks[:1], RunOptions{
+		Runner: runner.Options{Out: filepath.Join(t.TempDir(), ResultsFile)}, N: 2, JudgeN: 1,
+		Check: CheckOptions{Repo: repoDir, Runner: brokenSandbox{}},
+		Model: runner.ModelOptions{Model: "reference"}, Judge: runner.ModelOptions{Model: "reference"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 0 || rep.Compiled != 0 || len(rep.NotEvaluated) != 2 || len(rep.Overall) != 0 ||
+		!strings.Contains(rep.NotEvaluated[1], "sample 1: environment-error: ") || !strings.Contains(rep.NotEvaluated[1], "the check did not start") ||
+		!strings.Contains(rep.NotEvaluated[1], "uid map") {
+		t.Errorf("report %+v: want both candidates not evaluated for the sandbox, none failed, no figures", rep)
+	}
+	if md := rep.Markdown(); !strings.Contains(md, "| overall | n/a | n/a | n/a | n/a |") {
+		t.Errorf("report.md shows figures for no evaluated candidate:\n%s", md)
 	}
 }

@@ -2,8 +2,10 @@
 // task (an instruction, the file before the edit and the gold patch) n
 // candidate edits are generated, applied to the file with the tolerant patch
 // engine, checked by the compiler in the environment of the task's commit,
-// and graded by a judge model by majority of votes; compile pass@k, judge
-// pass@k and the semantic drop between them are the headline figures.
+// and graded by a judge whose votes pass a candidate when their good and
+// excellent grades outnumber their poor and unacceptable ones (see
+// Verdict); compile pass@k, judge pass@k and the semantic drop between them
+// are the headline figures.
 package ape
 
 import (

@@ -86,9 +86,10 @@ func newApeCommand(sio cli.Stdio) *cobra.Command {
 		Short: "APE-Bench I style evaluation of instructed edits: build, run, judge",
 		Long: `APE-Bench I evaluates edits of one file made from a natural-language
 instruction: n candidates per task, applied with the tolerant patch engine,
-compiled in the environment of the task's commit, graded by a judge model by
-majority of votes. The figures are compile_pass@K, judge_pass@K and the
-semantic drop between them.`,
+compiled in the environment of the task's commit, graded by a judge by
+APE-Bench's vote rule. The figures are compile_pass@K, judge_pass@K and the
+semantic drop between them. ape check verifies whole-file code rows in their
+commits' environments.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.Usage(errors.New("ape: give a subcommand: build, run, judge or check"))
