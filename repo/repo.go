@@ -365,6 +365,11 @@ func gitEnv() []string {
 
 // checkRev rejects revisions that cannot be combined with a path in a
 // cat-file request or given as a command argument.
+// CheckRevision refuses what cannot be a single revision given to git: an
+// empty one, one that begins with '-' (git would read an option), one with
+// a colon, a space or a control character.
+func CheckRevision(rev string) error { return checkRev(rev) }
+
 func checkRev(rev string) error {
 	switch {
 	case rev == "":

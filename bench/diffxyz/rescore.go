@@ -90,7 +90,7 @@ func Rescore(o RescoreOptions) (RescoreSummary, error) {
 		}
 		before, _ := json.Marshal(r.Result)
 		r.setScore(ScoreResponse(Case{Row: row, Task: r.Task, Format: f, Prompt: r.Prompt}, *r.Response))
-		r.Lang, r.SizeClass = row.Lang, row.SizeClass
+		r.Lang, r.SizeClass, r.ChangeKind = row.Lang, row.SizeClass, row.ChangeKind
 		after, _ := json.Marshal(r.Result)
 		sum.Rescored++
 		if !bytes.Equal(before, after) {

@@ -47,8 +47,9 @@ type Options struct {
 	// Out/cache.db, runner.CacheOff none). Run sets Dir and the oracle of
 	// the reference model.
 	runner.ModelOptions
-	// Sampling parameters sent with every request; nil and 0 leave the
-	// provider's defaults.
+	// Sampling parameters sent with every request. A nil Temperature
+	// means 0, greedy decoding, as the paper evaluates; MaxTokens 0 and a
+	// nil Seed leave the provider's defaults.
 	Temperature *float64
 	MaxTokens   int
 	Seed        *int64
@@ -120,17 +121,26 @@ type Result struct {
 	Model     string `json:"model"`
 	Lang      string `json:"lang"`
 	SizeClass string `json:"size_class"`
+	// ChangeKind is the row's change kind (add+delete, add-only,
+	// delete-only).
+	ChangeKind string `json:"change_kind,omitempty"`
 	// Response is the model's answer; missing when the call failed.
 	Response *string `json:"response,omitempty"`
 
-	EM            *float64 `json:"em,omitempty"`
-	IoU           *float64 `json:"iou,omitempty"`
-	Parsed        *bool    `json:"parsed,omitempty"`
-	Applied       *bool    `json:"applied,omitempty"`
-	AppliedStrict *bool    `json:"applied_strict,omitempty"`
-	F1Plus        *float64 `json:"f1_plus,omitempty"`
-	F1Minus       *float64 `json:"f1_minus,omitempty"`
-	ApplyError    string   `json:"apply_error,omitempty"`
+	// The paper's scores (see Definitions).
+	EM      *float64 `json:"em,omitempty"`
+	IoU     *float64 `json:"iou,omitempty"`
+	Parsed  *bool    `json:"parsed,omitempty"`
+	Applied *bool    `json:"applied,omitempty"`
+	F1Plus  *float64 `json:"f1_plus,omitempty"`
+	F1Minus *float64 `json:"f1_minus,omitempty"`
+	// The same diffgen response read by the tolerant engine.
+	AppliedTolerant *bool    `json:"applied_tolerant,omitempty"`
+	EMTolerant      *float64 `json:"em_tolerant,omitempty"`
+	IoUTolerant     *float64 `json:"iou_tolerant,omitempty"`
+	F1PlusTolerant  *float64 `json:"f1_plus_tolerant,omitempty"`
+	F1MinusTolerant *float64 `json:"f1_minus_tolerant,omitempty"`
+	ApplyError      string   `json:"apply_error,omitempty"`
 	// NotApplicable says why the case's format cannot express its row's
 	// edit; such a case asks no model and has no scores.
 	NotApplicable string `json:"not_applicable,omitempty"`
@@ -144,8 +154,9 @@ type Result struct {
 // setScore fills in the scores of r from s.
 func (r *Result) setScore(s Score) {
 	r.EM, r.IoU = &s.EM, &s.IoU
-	r.Parsed, r.Applied, r.AppliedStrict = s.Parsed, s.Applied, s.AppliedStrict
-	r.F1Plus, r.F1Minus = s.F1Plus, s.F1Minus
+	r.Parsed, r.Applied, r.F1Plus, r.F1Minus = s.Parsed, s.Applied, s.F1Plus, s.F1Minus
+	r.AppliedTolerant, r.EMTolerant, r.IoUTolerant = s.AppliedTolerant, s.EMTolerant, s.IoUTolerant
+	r.F1PlusTolerant, r.F1MinusTolerant = s.F1PlusTolerant, s.F1MinusTolerant
 	r.ApplyError = s.ApplyError
 }
 
@@ -161,6 +172,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	if o.Out == "" && !o.Runner.DryRun {
 		return sum, errors.New("diffxyz: no output directory given")
+	}
+	if o.Temperature == nil {
+		greedy := 0.0
+		o.Temperature = &greedy
 	}
 	if o.Tasks == nil {
 		o.Tasks = Tasks
@@ -257,7 +272,8 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
 		ci := rc.Data.(caseRef)
 		c := ci.Case
-		res := &Result{Task: c.Task, Format: string(c.Format), Prompt: c.Prompt, Model: o.Model, Lang: c.Row.Lang, SizeClass: c.Row.SizeClass}
+		res := &Result{Task: c.Task, Format: string(c.Format), Prompt: c.Prompt, Model: o.Model, Lang: c.Row.Lang, SizeClass: c.Row.SizeClass,
+			ChangeKind: c.Row.ChangeKind}
 		stored, release, err := store.get(ci.row)
 		if err != nil {
 			return res, err

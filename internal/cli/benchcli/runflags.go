@@ -64,8 +64,13 @@ func (r *runFlags) options(cmd, resultsFile string, sio cli.Stdio) (runner.Optio
 	if err != nil {
 		return runner.Options{}, fmt.Errorf("--shard: %w", err)
 	}
-	if r.workers < 1 {
+	switch {
+	case r.workers < 1:
 		return runner.Options{}, fmt.Errorf("%s: --workers %d: want at least 1", cmd, r.workers)
+	case r.limit < 0:
+		return runner.Options{}, fmt.Errorf("%s: --limit %d: want 0 (all) or more", cmd, r.limit)
+	case r.failFast < 0:
+		return runner.Options{}, fmt.Errorf("%s: --fail-fast %d: want 0 (never) or more", cmd, r.failFast)
 	}
 	if !r.dryRun && resultsFile != "" {
 		if err := runner.CheckDir(r.out, r.dirOptions(cmd, resultsFile)); err != nil {
