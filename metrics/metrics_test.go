@@ -245,14 +245,22 @@ func TestKFromRatio(t *testing.T) {
 }
 
 func TestSemanticDrop(t *testing.T) {
-	// Compile pass@16 of 20 with c = 2 against judge pass@16 with c = 1:
-	// (1 - 153/4845) - 0.8 = 4692/4845 - 0.8.
-	got := SemanticDrop(PassAtK(20, 2, 16), PassAtK(20, 1, 16))
-	if want := 4692.0/4845 - 0.8; !approxEqual(got, want) {
-		t.Errorf("SemanticDrop = %v, want %v", got, want)
+	for _, tt := range []struct{ compile, judge, want float64 }{
+		{0.5, 0.25, 50}, // the percentage, not the difference 0.25
+		{0.5, 0.5, 0},
+		{0.8, 0, 100},
+		{0, 0, 0}, // nothing compiled: nothing to drop
+		{1, 0.9, 10},
+	} {
+		if got := SemanticDrop(tt.compile, tt.judge); !approxEqual(got, tt.want) {
+			t.Errorf("SemanticDrop(%v, %v) = %v, want %v", tt.compile, tt.judge, got, tt.want)
+		}
 	}
-	if got := SemanticDrop(0.5, 0.5); got != 0 {
-		t.Errorf("SemanticDrop(0.5, 0.5) = %v, want 0", got)
+	// Compile pass@16 of 20 with c = 2 against judge pass@16 with c = 1:
+	// compile 4692/4845, judge 0.8.
+	c := PassAtK(20, 2, 16)
+	if got, want := SemanticDrop(c, PassAtK(20, 1, 16)), (4692.0/4845-0.8)/(4692.0/4845)*100; !approxEqual(got, want) {
+		t.Errorf("SemanticDrop = %v, want %v", got, want)
 	}
 }
 

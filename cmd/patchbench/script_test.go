@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
 )
 
@@ -69,11 +71,18 @@ type fakeKey struct {
 // cmdFakeLLM: fakellm NAME SCRIPT.json [LATENCY] starts a fake model server
 // (package llmtest) answering the tool-calling turns of SCRIPT.json (a JSON
 // array of llmtest.Turn), or with "echo" for SCRIPT.json "echo: " and the
-// last message, each answer after LATENCY (a time.Duration; none by
-// default), and sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
+// last message, or with "sample FILE" for SCRIPT.json FILE's text with {n}
+// replaced by the request's number (1, 2, ...), as a model that samples
+// gives a new answer each time; each answer after LATENCY (a
+// time.Duration; none by default). It sets $NAME_OPENAI and
+// $NAME_ANTHROPIC to its base URLs.
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
+	var sample string
+	if len(args) >= 3 && args[1] == "sample" {
+		sample, args = args[2], append([]string{args[0], "sample"}, args[3:]...)
+	}
 	if neg || len(args) != 2 && len(args) != 3 {
-		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo [LATENCY]")
+		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo|sample FILE [LATENCY]")
 	}
 	var cfg llmtest.Config
 	if len(args) == 3 {
@@ -83,7 +92,18 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		cfg.Latency = d
 	}
-	if args[1] != "echo" {
+	switch {
+	case sample != "":
+		text := ts.ReadFile(sample)
+		var mu sync.Mutex
+		n := 0
+		cfg.Reply = func(_, _ string, _ []llm.Message) string {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			return strings.ReplaceAll(text, "{n}", strconv.Itoa(n))
+		}
+	case args[1] != "echo":
 		if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &cfg.Script); err != nil {
 			ts.Fatalf("fakellm: %s: %v", args[1], err)
 		}

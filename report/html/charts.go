@@ -171,6 +171,9 @@ func (st *runStats) addLoc(row map[string]any) {
 
 func (st *runStats) addAPE(row map[string]any) {
 	if task, ok := row["task"].(string); ok {
+		if st, _ := row["status"].(string); st == "environment-error" || st == "input-error" {
+			return // not evaluated (bench/ape's statuses): not a candidate of pass@k
+		}
 		if _, ape := row["judge_pass"]; ape {
 			c := st.apeTasks[task]
 			if c == nil {
@@ -527,7 +530,7 @@ func apeCharts(runs []*runStats) []chart {
 	}
 	charts := []chart{
 		{"pass@k: compile and judge", lineSpec(curves, "stage", "pass@k")},
-		{"Semantic drop by k", lineSpec(drops, "", "semantic drop")},
+		{"Semantic drop by k (% of compile_pass@k)", lineSpec(drops, "", "semantic drop (%)")},
 	}
 	var judged []point
 	for _, p := range curves {
