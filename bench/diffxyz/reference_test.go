@@ -22,7 +22,7 @@ func devDataset(t testing.TB) string {
 // for diffgen parsed and applied (strictly too) with F1 = 1.
 func TestReferenceDevSet(t *testing.T) {
 	if testing.Short() {
-		t.Skip("17,520 cases")
+		t.Skip("30 cases a dataset row")
 	}
 	path := devDataset(t)
 	out := t.TempDir()
@@ -40,7 +40,13 @@ func TestReferenceDevSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 584 * 3 * 5 * 2; len(rows) != want {
+	dataset, err := testdata.ReadJSONL[testdata.Triple](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every row × 3 tasks × 5 formats × 2 prompts (584 rows of the shared
+	// corpus: 17,520 cases).
+	if want := len(dataset) * 3 * 5 * 2; len(rows) != want {
 		t.Errorf("%d rows, want %d", len(rows), want)
 	}
 	bad := 0
