@@ -1,3 +1,5 @@
+//go:build !nosdk
+
 package llm
 
 import (
