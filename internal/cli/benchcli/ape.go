@@ -218,7 +218,7 @@ interrupted (continue with --resume); 2 usage or input error.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataset, "dataset", "", "tasks `FILE` (JSONL in the APE-Bench I columns; see ape build)")
+	f.StringVar(&o.dataset, "dataset", "", "tasks `FILE` (JSONL or Parquet in the APE-Bench I columns; see ape build)"+datasetFlagHelp)
 	f.StringVar(&o.check.repo, "repo", "", "git repository `DIR` of the tasks' commits")
 	f.StringVar(&o.check.envStore, "env-store", "", "environment store `DIR` (patchbench env) to restore each commit's environment from")
 	f.StringVar(&o.check.checkCmd, "check-cmd", "", "check command `TEMPLATE` run with sh -c at the tree's root; {file}, {dir}")
@@ -274,6 +274,9 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	copts, err := o.check.options()
 	if err != nil {
 		return cli.Usage(fmt.Errorf("ape run: %w", err))
+	}
+	if o.dataset, err = datasetPath(ctx, o.dataset, sio); err != nil {
+		return err
 	}
 	// A bad task is left out, named; the others run.
 	tasks, bad, err := ape.ReadTasksLenient(o.dataset)

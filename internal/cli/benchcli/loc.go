@@ -90,7 +90,7 @@ reported with its id); 2 usage or input error.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runLocBuild(cmd.Context(), o, sio) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataset, "dataset", "", "dataset `FILE`: .jsonl, .json (.gz) or .parquet")
+	f.StringVar(&o.dataset, "dataset", "", "dataset `FILE`: .jsonl, .json (.gz) or .parquet"+datasetFlagHelp)
 	f.StringVar(&o.repoDir, "repo", "", "build from the history of the git repository `DIR`")
 	f.StringVar(&o.commits, "commits", "", "with --repo: the commits, as git rev-list takes them (e.g. v1.0..main, -n50 HEAD)")
 	f.StringVar(&o.name, "name", "", "with --repo: the repository's OWNER/NAME in the cases (default local/BASENAME)")
@@ -117,9 +117,12 @@ func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
 		if o.repos.repos == "" {
 			return cli.Usage(errors.New("loc build: --dataset needs --repos"))
 		}
+		var err error
+		if o.dataset, err = datasetPath(ctx, o.dataset, sio); err != nil {
+			return err
+		}
 		store := o.repos.store()
 		defer store.Close()
-		var err error
 		cases, problems, err = loc.BuildFromDataset(ctx, o.dataset, store)
 		if err != nil {
 			return cli.Usage(err)

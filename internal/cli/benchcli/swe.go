@@ -154,7 +154,7 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Dataset, "dataset", "", "dataset `PATH` (.jsonl, .json or .parquet)")
+	f.StringVar(&o.Dataset, "dataset", "", "dataset `PATH` (.jsonl, .json or .parquet)"+datasetFlagHelp)
 	f.StringVar(&o.Predictions, "predictions", "", "predictions `PATH` (.json or .jsonl), or gold for the dataset's gold patches")
 	f.StringVar(&o.Repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME, cloned once when missing")
 	f.StringVar(&o.CloneFrom, "clone-from", "", "clone missing repositories from `URL`/OWNER/NAME (default https://github.com)")
@@ -172,6 +172,10 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 func runSWEEval(cmd *cobra.Command, c swe.Config, sio cli.Stdio) error {
 	c.Progress = runner.ProgressTo(sio.Err)
 	c.Log = sio.Err
+	var err error
+	if c.Dataset, err = datasetPath(cmd.Context(), c.Dataset, sio); err != nil {
+		return err
+	}
 	s, err := swe.Eval(cmd.Context(), c)
 	if s != nil && s.Counts != nil {
 		printSWESummary(sio.Out, s, c.Out)

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/bench/swe/swetest"
+	"github.com/patchbench/patchbench/hfhub/hubtest"
+)
+
+// TestSWEEvalFromHub runs swe eval with --dataset naming a dataset on a
+// fake Hub (HF_ENDPOINT) that serves the fixture's dataset as Parquet, as
+// a user types it: the split is downloaded into $HF_HOME, every instance
+// gets the status it gets from the local file, a second run works offline
+// from the cache, and the errors name what exists.
+func TestSWEEvalFromHub(t *testing.T) {
+	dir := t.TempDir()
+	f := swetest.Build(t, dir)
+	jsonl, err := os.ReadFile(f.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq, err := hubtest.ParquetOfJSONL(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const commit = "5b0e1c9a0d3f4e2b8a7c6d5e4f3a2b1c0d9e8f7a"
+	srv := hubtest.NewServer(&hubtest.Repo{Name: "acme/swe-mini", Commit: commit, Files: []hubtest.File{
+		{Path: "README.md", Data: []byte("# swe-mini\n")},
+		{Path: "data/test-00000-of-00001.parquet", Data: pq, LFS: true},
+		{Path: "data/dev-00000-of-00001.parquet", Data: pq, LFS: true},
+	}})
+	defer srv.Close()
+	home := filepath.Join(dir, "hfhome")
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("HF_HOME", home)
+	t.Setenv("HF_TOKEN", "hf_test")
+	t.Setenv("HF_HUB_OFFLINE", "")
+
+	eval := func(dataset, out string) (int, string, string) {
+		return runCLI(t, "", "swe", "eval", "--no-tests", "--dataset", dataset, "--predictions", f.Predictions,
+			"--repos", f.Repos, "--run-id", "hub", "--out", filepath.Join(dir, out))
+	}
+	code, stdout, stderr := eval("acme/swe-mini", "out")
+	if code != 0 {
+		t.Fatalf("swe eval --dataset acme/swe-mini: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	cached := filepath.Join(home, "patchbench", "datasets", "acme", "swe-mini", commit, "test", "00000.parquet")
+	if !strings.Contains(stderr, "dataset acme/swe-mini@5b0e1c9a0d3f split test: "+cached) {
+		t.Errorf("stderr does not say where the dataset is:\n%s", stderr)
+	}
+	if got, _ := os.ReadFile(cached); string(got) != string(pq) {
+		t.Fatalf("cache %s does not hold the Hub's file", cached)
+	}
+	for _, r := range srv.Requests() {
+		if r.Authorization != "Bearer hf_test" {
+			t.Errorf("%s %s sent without HF_TOKEN", r.Method, r.Path)
+		}
+	}
+	checkStatuses := func(out string) {
+		t.Helper()
+		rows := swetest.RowsByID(t, filepath.Join(dir, out))
+		if len(rows) != len(f.Expected) {
+			t.Fatalf("%s: %d results, want %d", out, len(rows), len(f.Expected))
+		}
+		for id, exp := range f.Expected {
+			if rows[id].Status != exp.Status {
+				t.Errorf("%s: %s: status %q, want %q", out, id, rows[id].Status, exp.Status)
+			}
+		}
+	}
+	checkStatuses("out")
+
+	// Offline: the cache answers, the Hub is not asked.
+	srv.Reset()
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	if code, stdout, stderr := eval("acme/swe-mini:test", "offline"); code != 0 {
+		t.Fatalf("offline swe eval: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkStatuses("offline")
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("offline run made %d requests to the Hub", n)
+	}
+	t.Setenv("HF_HOME", filepath.Join(dir, "empty"))
+	code, _, stderr = eval("acme/swe-mini", "offline-empty")
+	if code != 2 || !strings.Contains(stderr, "offline (HF_HUB_OFFLINE): acme/swe-mini@main is not in the cache") {
+		t.Fatalf("offline with an empty cache: exit %d, stderr:\n%s", code, stderr)
+	}
+	t.Setenv("HF_HUB_OFFLINE", "")
+	code, _, stderr = eval("acme/swe-mini:validation", "nosplit")
+	if code != 2 || !strings.Contains(stderr, `acme/swe-mini has no split "validation"; its splits: dev, test`) {
+		t.Fatalf("missing split: exit %d, stderr:\n%s", code, stderr)
+	}
+	code, _, stderr = eval("acme/missing", "nodataset")
+	if code != 2 || !strings.Contains(stderr, "no dataset acme/missing at "+srv.URL) {
+		t.Fatalf("missing dataset: exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, out := range []string{"offline-empty", "nosplit", "nodataset"} {
+		if _, err := os.Stat(filepath.Join(dir, out)); !os.IsNotExist(err) {
+			t.Errorf("a failed run left %s: %v", out, err)
+		}
+	}
+}
