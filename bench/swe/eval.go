@@ -61,6 +61,10 @@ type Config struct {
 	// fresh worktree.
 	EnvStore string `json:"env_store,omitempty"`
 
+	// InstanceIDs, when set, are the only instances evaluated (the
+	// official harness's --instance_ids); each must be in the dataset.
+	InstanceIDs []string `json:"instance_ids,omitempty"`
+
 	// Shard is the part of the instances this run evaluates ("i/n"; ""
 	// for all; see runner.Shard).
 	Shard string `json:"shard,omitempty"`
@@ -188,6 +192,11 @@ func loadInputs(c *Config) (*inputs, error) {
 	for _, inst := range ds {
 		in.byID[inst.InstanceID] = inst
 	}
+	if len(c.InstanceIDs) > 0 {
+		if preds, err = in.selectIDs(c); err != nil {
+			return nil, err
+		}
+	}
 	var missing []string
 	kept := preds[:0]
 	for _, p := range preds {
@@ -206,6 +215,41 @@ func loadInputs(c *Config) (*inputs, error) {
 		return nil, inputErr("no prediction is for an instance of the dataset %s", c.Dataset)
 	}
 	return in, nil
+}
+
+// selectIDs keeps the predictions of c.InstanceIDs, as the official
+// harness's --instance_ids does: an id not in the dataset is an input
+// error naming every such id; an id without a prediction is a warning.
+func (in *inputs) selectIDs(c *Config) ([]Prediction, error) {
+	want := map[string]bool{}
+	var unknown []string
+	for _, id := range c.InstanceIDs {
+		if _, ok := in.byID[id]; !ok {
+			unknown = append(unknown, id)
+		}
+		want[id] = true
+	}
+	if len(unknown) > 0 {
+		return nil, inputErr("--instance-ids: %d not in the dataset %s: %s", len(unknown), c.Dataset, strings.Join(unknown, ", "))
+	}
+	var kept []Prediction
+	have := map[string]bool{}
+	for _, p := range in.preds {
+		if want[p.InstanceID] {
+			kept = append(kept, p)
+			have[p.InstanceID] = true
+		}
+	}
+	var noPred []string
+	for _, id := range c.InstanceIDs {
+		if !have[id] {
+			noPred = append(noPred, id)
+		}
+	}
+	if len(noPred) > 0 {
+		c.logf("warning: --instance-ids: %d have no prediction: %s\n", len(noPred), listSome(noPred))
+	}
+	return kept, nil
 }
 
 // cases turns predictions into runner cases, keyed by instance id.

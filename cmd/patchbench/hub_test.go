@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchbench/patchbench/bench/swe/swetest"
 	"github.com/patchbench/patchbench/hfhub/hubtest"
@@ -101,5 +105,66 @@ func TestSWEEvalFromHub(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, out)); !os.IsNotExist(err) {
 			t.Errorf("a failed run left %s: %v", out, err)
 		}
+	}
+}
+
+// TestSWEEvalInstanceIDs selects instances as the official harness's
+// --instance_ids does, from the flag and from a file, with --max-workers
+// as --workers; an id not in the dataset is a usage error naming it.
+func TestSWEEvalInstanceIDs(t *testing.T) {
+	dir := t.TempDir()
+	f := swetest.Build(t, dir)
+	var ids []string
+	for id := range f.Expected {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if len(ids) < 4 {
+		t.Fatalf("fixture has %d instances", len(ids))
+	}
+	idsFile := filepath.Join(dir, "ids.txt")
+	if err := os.WriteFile(idsFile, []byte("# chosen\n"+ids[2]+"\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI(t, "", "swe", "eval", "--no-tests", "--dataset", f.Dataset, "--predictions", f.Predictions,
+		"--repos", f.Repos, "--run-id", "ids", "--out", out, "--max-workers", "2",
+		"--instance-ids", ids[0]+","+ids[1], "--instance-ids-file", idsFile)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	rows := swetest.RowsByID(t, out)
+	var got []string
+	for id, r := range rows {
+		got = append(got, id)
+		if r.Status != f.Expected[id].Status {
+			t.Errorf("%s: status %q, want %q", id, r.Status, f.Expected[id].Status)
+		}
+	}
+	sort.Strings(got)
+	if diff := cmp.Diff(ids[:3], got); diff != "" {
+		t.Errorf("instances evaluated (-want +got):\n%s", diff)
+	}
+	var run struct {
+		Workers     int      `json:"workers"`
+		InstanceIDs []string `json:"instance_ids"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "run.json"))), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Workers != 2 || !cmp.Equal(run.InstanceIDs, ids[:3]) {
+		t.Errorf("run.json: workers %d, instance_ids %q", run.Workers, run.InstanceIDs)
+	}
+
+	code, _, stderr = runCLI(t, "", "swe", "eval", "--no-tests", "--dataset", f.Dataset, "--predictions", f.Predictions,
+		"--repos", f.Repos, "--run-id", "ids", "--out", filepath.Join(dir, "bad"),
+		"--instance-ids", ids[0]+",nope__x-1", "--instance-ids", "nope__y-2")
+	if code != 2 || !strings.Contains(stderr, "--instance-ids: 2 not in the dataset") || !strings.Contains(stderr, "nope__x-1, nope__y-2") {
+		t.Fatalf("unknown ids: exit %d, stderr:\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "", "swe", "eval", "--no-tests", "--dataset", f.Dataset, "--predictions", f.Predictions,
+		"--repos", f.Repos, "--run-id", "ids", "--out", filepath.Join(dir, "bad2"), "--workers", "3", "--max-workers", "2")
+	if code != 2 || !strings.Contains(stderr, "--workers 3 and --max-workers 2") {
+		t.Fatalf("--workers and --max-workers differing: exit %d, stderr:\n%s", code, stderr)
 	}
 }

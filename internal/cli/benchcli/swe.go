@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"github.com/patchbench/patchbench/internal/cli"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +48,9 @@ type sweTestFlags struct {
 	memory   uint64
 	workDir  string
 	workers  int
-	envStore string
+	// maxWorkers is --max-workers, the official harness's name of --workers.
+	maxWorkers int
+	envStore   string
 }
 
 func (t *sweTestFlags) register(f *pflag.FlagSet) {
@@ -64,6 +68,20 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.workDir, "work-dir", "", "`DIR` where worktrees are made (default: the system's temporary directory)")
 	f.StringVar(&t.envStore, "env-store", "", "environment store `DIR` (patchbench env): tests run in the base commit's restored environment instead of a fresh worktree")
 	f.IntVar(&t.workers, "workers", 0, "instances evaluated at once (0: 32 with --no-tests, else the number of CPUs)")
+	f.IntVar(&t.maxWorkers, "max-workers", 0, "another name of --workers, as the official harness calls it")
+}
+
+// checkWorkers makes --max-workers the value of --workers, refusing both
+// given with different values.
+func (t *sweTestFlags) checkWorkers(f *pflag.FlagSet) error {
+	if !f.Changed("max-workers") {
+		return nil
+	}
+	if f.Changed("workers") && t.workers != t.maxWorkers {
+		return cli.Usage(fmt.Errorf("--workers %d and --max-workers %d: give one (they are the same setting)", t.workers, t.maxWorkers))
+	}
+	t.workers = t.maxWorkers
+	return nil
 }
 
 // apply copies the flags the user set (all of them with all) into c.
@@ -105,7 +123,7 @@ func (t *sweTestFlags) apply(f *pflag.FlagSet, c *swe.Config, all bool) {
 	if set("work-dir") {
 		c.WorkDir = t.workDir
 	}
-	if set("workers") {
+	if set("workers") || f.Changed("max-workers") {
 		c.Workers = t.workers
 	}
 	if set("env-store") {
@@ -115,7 +133,8 @@ func (t *sweTestFlags) apply(f *pflag.FlagSet, c *swe.Config, all bool) {
 
 type sweEvalOptions struct {
 	swe.Config
-	tests sweTestFlags
+	tests           sweTestFlags
+	instanceIDsFile string
 }
 
 func newSWEEvalCommand(sio cli.Stdio) *cobra.Command {
@@ -149,7 +168,17 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 "swe rerun --type infra"); 2 usage or input error.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.tests.checkWorkers(cmd.Flags()); err != nil {
+				return err
+			}
 			o.tests.apply(cmd.Flags(), &o.Config, true)
+			if o.instanceIDsFile != "" {
+				ids, err := readIDsFile(o.instanceIDsFile)
+				if err != nil {
+					return cli.Usage(err)
+				}
+				o.InstanceIDs = append(o.InstanceIDs, ids...)
+			}
 			return runSWEEval(cmd, o.Config, sio)
 		},
 	}
@@ -161,12 +190,34 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 	f.StringVar(&o.RunID, "run-id", "", "`ID` naming the run in the reports")
 	f.StringVar(&o.Out, "out", "", "run `DIR` for results and reports")
 	f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run in --out")
+	f.StringSliceVar(&o.InstanceIDs, "instance-ids", nil, "evaluate only these instance `ID`s (comma-separated or repeated; the official harness's --instance_ids); an id not in the dataset is an error")
+	f.StringVar(&o.instanceIDsFile, "instance-ids-file", "", "`FILE` of instance ids to evaluate, one a line (blank lines and # comments ignored), added to --instance-ids")
 	f.StringVar(&o.Shard, "shard", "", "evaluate part `i/n` of the instances (env/n: i from $JOB_COMPLETION_INDEX); see patchbench merge")
 	o.tests.register(f)
 	for _, name := range []string{"dataset", "predictions", "repos", "run-id", "out"} {
 		cmd.MarkFlagRequired(name)
 	}
 	return cmd
+}
+
+// readIDsFile reads instance ids, one a line; blank lines and lines
+// starting with # are skipped.
+func readIDsFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--instance-ids-file: %w", err)
+	}
+	var ids []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			ids = append(ids, line)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("--instance-ids-file %s: no instance id", path)
+	}
+	return ids, nil
 }
 
 func runSWEEval(cmd *cobra.Command, c swe.Config, sio cli.Stdio) error {
@@ -260,6 +311,9 @@ func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio cli.Stdio) error {
 		return nil
 	}
 	flags := cmd.Flags()
+	if err := o.tests.checkWorkers(flags); err != nil {
+		return err
+	}
 	s, err := swe.Rerun(cmd.Context(), swe.RerunOptions{
 		From: o.from, Type: o.typ,
 		Override: func(c *swe.Config) { o.tests.apply(flags, c, false) },
