@@ -115,6 +115,9 @@ type Summary struct {
 	// Infra is the number of instances whose status is an infrastructure
 	// failure.
 	Infra int
+	// RerunReport is the rerun's comparison file (rerun-TIME.json, with
+	// its .md beside it) in the run directory.
+	RerunReport string
 }
 
 // abs makes the run's paths absolute, so run.json works from anywhere.
@@ -678,6 +681,9 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 		return s, err
 	}
 	s.Counts, _, s.Infra = countStatuses(rows)
+	if s.RerunReport, err = newRerunReport(o.Type, time.Now(), s, sel, rows).write(c.Out); err != nil {
+		return s, err
+	}
 	if runErr != nil {
 		return s, fmt.Errorf("swe: %w", runErr)
 	}

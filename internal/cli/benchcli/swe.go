@@ -328,6 +328,9 @@ func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio cli.Stdio) error {
 				fmt.Fprintf(sio.Out, "  %-17s %6d %6d\n", st, s.Before[st], s.Counts[st])
 			}
 		}
+		if s.RerunReport != "" {
+			fmt.Fprintf(sio.Out, "comparison: %s, %s.md\n", s.RerunReport, strings.TrimSuffix(s.RerunReport, ".json"))
+		}
 	}
 	return sweExit(s, err)
 }
