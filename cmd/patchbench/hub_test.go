@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/bench/swe/swetest"
 	"github.com/patchbench/patchbench/hfhub/hubtest"
 )
@@ -166,5 +168,93 @@ func TestSWEEvalInstanceIDs(t *testing.T) {
 		"--repos", f.Repos, "--run-id", "ids", "--out", filepath.Join(dir, "bad2"), "--workers", "3", "--max-workers", "2")
 	if code != 2 || !strings.Contains(stderr, "--workers 3 and --max-workers 2") {
 		t.Fatalf("--workers and --max-workers differing: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestSWEErrorsHarnessClasses checks the official harness's and SWE4CC's
+// class beside each status in errors.json and errors.md, and that the
+// patches classed as git refusals are refused by git apply itself with
+// the words those classes come from.
+func TestSWEErrorsHarnessClasses(t *testing.T) {
+	dir := t.TempDir()
+	f := swetest.Build(t, dir)
+	out := filepath.Join(dir, "out")
+	if code, stdout, stderr := runCLI(t, "", "swe", "eval", "--no-tests", "--dataset", f.Dataset, "--predictions", f.Predictions,
+		"--repos", f.Repos, "--run-id", "classes", "--out", out); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var ea swe.ErrorAnalysis
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "errors.json"))), &ea); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]swe.HarnessClass{
+		"malformed":        {Report: "error_ids", Log: ">>>>> Patch Apply Failed", SWE4CC: "Malformed Patch"},
+		"apply_failed":     {Report: "error_ids", Log: ">>>>> Patch Apply Failed", SWE4CC: "Patch Apply Failed"},
+		"empty_patch":      {Report: "empty_patch_ids", SWE4CC: "Empty Patch"},
+		"applied":          {Report: "incomplete_ids", Log: ">>>>> Applied Patch", SWE4CC: "Patch Applied (not tested)"},
+		"applied_repaired": {Report: "incomplete_ids", Log: ">>>>> Applied Patch", SWE4CC: "Patch Applied (not tested)"},
+	}
+	for st, hc := range ea.Harness {
+		if w, ok := want[st]; ok && w != hc {
+			t.Errorf("errors.json harness[%s] = %+v, want %+v", st, hc, w)
+		}
+	}
+	byID := map[string]swe.FailedEntry{}
+	for _, fe := range ea.Failed {
+		byID[fe.InstanceID] = fe
+	}
+	preds := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, f.Predictions)), "\n") {
+		var p struct {
+			ID    string `json:"instance_id"`
+			Patch string `json:"model_patch"`
+		}
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatal(err)
+		}
+		preds[p.ID] = p.Patch
+	}
+	counts := map[string]int{}
+	seen := map[string]bool{}
+	for id, exp := range f.Expected {
+		counts[swe.HarnessClassOf(exp.Status).SWE4CC]++
+		if !swe.IsFailure(exp.Status) {
+			continue
+		}
+		fe, ok := byID[id]
+		if !ok || fe.Harness != swe.HarnessClassOf(exp.Status) {
+			t.Errorf("%s (%s): failed entry %+v", id, exp.Status, fe)
+		}
+		var p swetest.Project
+		for _, pr := range f.Projects {
+			if strings.HasPrefix(id, strings.ReplaceAll(pr.Repo, "/", "__")+"-") {
+				p = pr
+			}
+		}
+		gitSays := map[string]string{"malformed": "No valid patches in input", "apply_failed": "patch does not apply"}[exp.Status]
+		if gitSays == "" {
+			continue
+		}
+		seen[exp.Status] = true
+		err := swetest.GitApplyCheck(t, p.Dir, p.Base, preds[id])
+		if err == nil || !strings.Contains(err.Error(), gitSays) {
+			t.Errorf("%s (%s, %s): git apply --check: %v; want %q", id, exp.Status, fe.Harness.SWE4CC, err, gitSays)
+		}
+	}
+	if !seen["malformed"] || !seen["apply_failed"] {
+		t.Fatalf("fixture lacks malformed or apply_failed instances: %v", seen)
+	}
+	if diff := cmp.Diff(counts, ea.BySWE4CC); diff != "" {
+		t.Errorf("errors.json by_swe4cc (-want +got):\n%s", diff)
+	}
+	md := readFile(t, filepath.Join(out, "errors.md"))
+	for _, line := range []string{
+		"| malformed | " + strconv.Itoa(ea.ByStatus["malformed"]) + " | Malformed Patch | error_ids | `>>>>> Patch Apply Failed` |",
+		"| apply_failed | " + strconv.Itoa(ea.ByStatus["apply_failed"]) + " | Patch Apply Failed | error_ids | `>>>>> Patch Apply Failed` |",
+		"| empty_patch | " + strconv.Itoa(ea.ByStatus["empty_patch"]) + " | Empty Patch | empty_patch_ids | `(not run)` |",
+	} {
+		if !strings.Contains(md, line) {
+			t.Errorf("errors.md lacks %q:\n%s", line, md)
+		}
 	}
 }
