@@ -274,6 +274,9 @@ func (in *inputs) cases(ids map[string]bool) []runner.Case {
 func NewSandbox(ctx context.Context, kind, image string) (sandbox.Runner, error) {
 	switch kind {
 	case "bwrap":
+		if image == OfficialImage {
+			return nil, inputErr("--image %s runs the tests in the official images: it needs --sandbox docker (or auto)", OfficialImage)
+		}
 		return sandbox.NewBwrap(ctx)
 	case "docker":
 		if image == "" {
@@ -281,8 +284,15 @@ func NewSandbox(ctx context.Context, kind, image string) (sandbox.Runner, error)
 		}
 		return sandbox.NewDocker(ctx)
 	case "none":
+		if image == OfficialImage {
+			return nil, inputErr("--image %s runs the tests in the official images: it needs --sandbox docker (or auto)", OfficialImage)
+		}
 		return sandbox.Plain{}, nil
 	case "auto", "":
+		if image == OfficialImage {
+			// The official images hold the environment: nothing else will do.
+			return sandbox.NewDocker(ctx)
+		}
 		if b, err := sandbox.NewBwrap(ctx); err == nil {
 			return b, nil
 		}
@@ -427,7 +437,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 	if e.test == nil {
 		return res
 	}
-	to := runTests(ctx, r, commit, inst, po.Results, e.test)
+	to := runTests(ctx, r, commit, inst, po.Results, po.Repaired, e.test)
 	res.Status, res.Reason, res.Test = to.status, to.reason, to.run
 	if to.log != nil {
 		if err := os.MkdirAll(dir, 0o755); err == nil {

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -256,5 +258,113 @@ func TestSWEErrorsHarnessClasses(t *testing.T) {
 		if !strings.Contains(md, line) {
 			t.Errorf("errors.md lacks %q:\n%s", line, md)
 		}
+	}
+}
+
+// TestSWEEvalOfficialImages runs the Go project's instances with --sandbox
+// docker --image swebench against a fake docker client (testdata/fakedocker:
+// there is no Docker engine here) whose images hold the repository at
+// /testbed: each instance runs in its official image, named as the
+// harness names it, with the eval script's steps; the verdicts are the
+// ones the tests give, and an instance whose image cannot be pulled is a
+// test_error naming the image.
+func TestSWEEvalOfficialImages(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go in PATH")
+	}
+	dir := t.TempDir()
+	f := swetest.Build(t, dir)
+	goProj := f.Projects[1]
+	images := filepath.Join(dir, "images")
+	var ids []string
+	for id, exp := range f.Expected {
+		if !strings.HasPrefix(id, "acme__gocalc-") || exp.PatchStatus == "" {
+			continue
+		}
+		ids = append(ids, id)
+		if strings.HasSuffix(id, "-wrong") {
+			continue // no image: its pull fails
+		}
+		tb := filepath.Join(images, strings.NewReplacer("/", "_", ":", "_").Replace(swe.OfficialImageName(id)))
+		swetest.Git(t, dir, "clone", "--quiet", goProj.Dir, tb)
+		swetest.Git(t, tb, "checkout", "--quiet", goProj.Base)
+	}
+	sort.Strings(ids)
+	if len(ids) < 4 {
+		t.Fatalf("fixture has %d applied Go instances", len(ids))
+	}
+	fake, err := filepath.Abs("testdata/fakedocker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "docker.log")
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKEDOCKER_LOG", log)
+	t.Setenv("FAKEDOCKER_IMAGES", images)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI(t, "", "swe", "eval", "--sandbox", "docker", "--image", "swebench",
+		"--dataset", f.Dataset, "--predictions", f.Predictions, "--repos", f.Repos, "--run-id", "official", "--out", out,
+		"--test-cmd", f.GoTestCmd, "--instance-ids", strings.Join(ids, ","), "--workers", "2")
+	if code != 1 { // the instance without an image is an infrastructure failure
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "tests in docker") {
+		t.Errorf("stdout does not name docker:\n%s", stdout)
+	}
+	rows := swetest.RowsByID(t, out)
+	for _, id := range ids {
+		r := rows[id]
+		want := f.Expected[id].WithTests
+		if strings.HasSuffix(id, "-wrong") {
+			want = "test_error"
+			if !strings.Contains(r.Reason, "pull access denied for swebench/sweb.eval.x86_64.acme_1776_gocalc-wrong") {
+				t.Errorf("%s: reason %q does not name the image that could not be pulled", id, r.Reason)
+			}
+		}
+		if r.Status != want {
+			t.Errorf("%s: status %q, want %q (reason %q)", id, r.Status, want, r.Reason)
+		}
+		if want != "test_error" && (r.Test == nil || r.Test.Image != swe.OfficialImageName(id)) {
+			t.Errorf("%s: test run %+v does not name its image", id, r.Test)
+		}
+	}
+	// What docker was asked: each instance in its own image, without a
+	// network, the eval script's steps inside.
+	var runs [][]string
+	for _, inv := range strings.Split(readFile(t, log), "\x1e") {
+		args := strings.Split(strings.TrimSuffix(inv, "\x00"), "\x00")
+		if len(args) > 0 && args[0] == "run" {
+			runs = append(runs, args)
+		}
+	}
+	if len(runs) != len(ids)-1 {
+		t.Fatalf("docker run %d times, want %d", len(runs), len(ids)-1)
+	}
+	var ran []string
+	for _, args := range runs {
+		i := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "swebench/sweb.eval.x86_64.") })
+		if i < 0 || len(args) != i+4 || args[i+1] != "/bin/bash" || args[i+2] != "-c" {
+			t.Fatalf("docker run %q", args)
+		}
+		ran = append(ran, args[i])
+		if !slices.Contains(args[:i], "none") {
+			t.Errorf("docker run without --network none: %q", args[:i])
+		}
+		script := args[i+3]
+		for _, step := range []string{"source /opt/miniconda3/bin/activate\nconda activate testbed\ncd /testbed\n", "git apply -v ", "git checkout " + goProj.Base + " ", "echo '>>>>> Start Test Output'\ngo test -v -count=1 -run "} {
+			if !strings.Contains(script, step) {
+				t.Errorf("script lacks %q:\n%s", step, script)
+			}
+		}
+	}
+	var want []string
+	for _, id := range ids {
+		if !strings.HasSuffix(id, "-wrong") {
+			want = append(want, "swebench/sweb.eval.x86_64."+strings.ReplaceAll(id, "__", "_1776_")+":latest")
+		}
+	}
+	sort.Strings(ran)
+	if diff := cmp.Diff(want, ran); diff != "" {
+		t.Errorf("images run (-want +got):\n%s", diff)
 	}
 }
