@@ -59,7 +59,7 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.testCmd, "test-cmd", "", "test command `TEMPLATE` for rows without test_cmd, run with sh -c in the worktree; {tests}, {tests_regex}, {instance_id}, {repo}, {base_commit}, {version} are filled in")
 	f.StringVar(&t.spec, "spec", "", "test specs `FILE` (YAML or JSON: per repository and version, test_cmd, parser, directives, env), tried before --test-cmd and the built-in specs")
 	f.BoolVar(&t.noSpecs, "no-builtin-specs", false, "do not use the built-in specs of SWE-bench's repositories")
-	f.StringVar(&t.image, "image", "", "container image `TEMPLATE` for --sandbox docker, with the same placeholders")
+	f.StringVar(&t.image, "image", "", "container image `TEMPLATE` for --sandbox docker, with the same placeholders; swebench: the official harness's image of each instance (swebench/sweb.eval.x86_64.ID), tests run at /testbed as its eval script does")
 	f.DurationVar(&t.timeout, "timeout", swe.DefaultTimeout, "time limit of each test command; its whole process tree is killed")
 	f.StringArrayVar(&t.env, "env", nil, "`KEY=VALUE` for the test command (repeatable)")
 	f.StringArrayVar(&t.writable, "writable", nil, "another `DIR` the test command may write to (repeatable)")
