@@ -26,6 +26,12 @@ type applyOptions struct {
 	json     bool
 	strict   bool
 	stripSet bool
+	// guard, when set, is called after the new contents are computed and
+	// before the first write; its error stops the apply with nothing
+	// written, and the function it returns is called when the writes are
+	// done. The command sets it to hold interrupts off the writes; the MCP
+	// server, to refuse the writes of a call it has given up on.
+	guard func() (done func(), err error)
 }
 
 func newApplyCommand(sio Stdio) *cobra.Command {
@@ -56,6 +62,7 @@ Exit status: 0 applied or already applied; 1 refused (nothing written);
 		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stripSet = cmd.Flags().Changed("strip")
+			o.guard = holdSignals
 			return runApply(o, args[0], sio)
 		},
 	}
@@ -143,10 +150,8 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 	defer root.Close()
 	results, status, err := applyPatch(o, root, name, sio, &rep)
 	if err == nil && !o.check {
-		// An interrupt must not land between the files of a multi-file
-		// apply; the command is quick, so it waits for the writes.
-		signal.Ignore(os.Interrupt, syscall.SIGTERM)
-		if err = root.WriteResults(results); err != nil {
+		err = writeGuarded(root, results, o.guard)
+		if err != nil {
 			rep.Status = repair.StatusRefused
 			err = Failed(err)
 		}
@@ -169,6 +174,40 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 		}
 	}
 	return err
+}
+
+// writeGuarded writes the results, inside guard's window when there is one.
+func writeGuarded(root *patch.Root, results []patch.FileResult, guard func() (func(), error)) error {
+	if guard != nil {
+		done, err := guard()
+		if err != nil {
+			return err
+		}
+		defer done()
+	}
+	return root.WriteResults(results)
+}
+
+// holdSignals keeps SIGINT and SIGTERM from ending the process between the
+// files of a multi-file write: they are caught for the length of the
+// writes only, then the default handling is back and a signal that came
+// meanwhile is raised again, so the command ends as it would have, with
+// every file written. Caught, not ignored: an ignored signal stays ignored
+// in every child the process starts later, and for the rest of a
+// long-lived process.
+func holdSignals() (func(), error) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return func() {
+		signal.Stop(ch)
+		select {
+		case s := <-ch:
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				p.Signal(s)
+			}
+		default:
+		}
+	}, nil
 }
 
 // writeAlready lists the files and hunks whose change was already there.

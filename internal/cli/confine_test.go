@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/patchbench/patchbench/internal/confinetest"
+	"github.com/patchbench/patchbench/patch"
 )
 
 // TestEngineToolsConfined: the tools patchbench mcp serves (apply_patch
@@ -48,7 +49,9 @@ func TestEngineToolsConfined(t *testing.T) {
 		t.Run(c.Name+"/diff", func(t *testing.T) {
 			tr := confinetest.New(t)
 			text, failed := runTool(t, tr.Dir, "diff", map[string]any{"old_path": tr.RefusedPath(c), "new_text": "x\n"})
-			if want := tr.Want(c, false); !failed || !strings.Contains(text, want) {
+			// The same refusal, worded for a read.
+			want := patch.ForReading(unsafeText(tr.Want(c, false))).Error()
+			if !failed || !strings.Contains(text, want) {
 				t.Errorf("failed=%v, answer %.600q; want a failure containing %q", failed, text, want)
 			}
 			tr.Unchanged(t)
@@ -64,12 +67,19 @@ func runTool(t *testing.T, dir, name string, args map[string]any) (string, bool)
 	}
 	for _, tool := range EngineTools(dir) {
 		if tool.Name == name {
-			return tool.Run(context.Background(), raw)
+			ans := tool.Run(context.Background(), raw)
+			return ans.Text, ans.Failed
 		}
 	}
 	t.Fatalf("no tool %s", name)
 	return "", false
 }
+
+// unsafeText is a confinement refusal with the given text.
+type unsafeText string
+
+func (e unsafeText) Error() string { return string(e) }
+func (e unsafeText) Unwrap() error { return patch.ErrUnsafePath }
 
 func keys(m map[string]any) []string {
 	var out []string
