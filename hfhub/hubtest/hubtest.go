@@ -260,9 +260,10 @@ func BlobID(data []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Parquet writes rows as a Parquet file with one optional string column
-// per key; a value that is not a string is written as its JSON (as the
-// Hub's SWE-bench files hold FAIL_TO_PASS).
+// Parquet writes rows as a Parquet file with one optional column per key:
+// int64 when every value of the key is a whole number (as the Hub's
+// Diff-XYZ n_added), else string, a value that is not a string written as
+// its JSON (as the Hub's SWE-bench files hold FAIL_TO_PASS).
 func Parquet(rows []map[string]any) ([]byte, error) {
 	keys := map[string]bool{}
 	for _, r := range rows {
@@ -275,9 +276,19 @@ func Parquet(rows []map[string]any) ([]byte, error) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	isInt := map[string]bool{}
 	group := parquet.Group{}
 	for _, k := range names {
+		isInt[k] = true
+		for _, r := range rows {
+			if f, ok := r[k].(float64); r[k] != nil && (!ok || f != float64(int64(f))) {
+				isInt[k] = false
+			}
+		}
 		group[k] = parquet.Optional(parquet.String())
+		if isInt[k] {
+			group[k] = parquet.Optional(parquet.Int(64))
+		}
 	}
 	schema := parquet.NewSchema("row", group)
 	var buf bytes.Buffer
@@ -289,6 +300,10 @@ func Parquet(rows []map[string]any) ([]byte, error) {
 			v, ok := r[k]
 			if !ok || v == nil {
 				row[i] = parquet.NullValue().Level(0, 0, i)
+				continue
+			}
+			if isInt[k] {
+				row[i] = parquet.Int64Value(int64(v.(float64))).Level(0, 1, i)
 				continue
 			}
 			s, isStr := v.(string)
