@@ -114,18 +114,30 @@ type Store struct {
 }
 
 // Open opens the store in dir, making it if dir does not exist or is empty.
-func Open(dir string) (*Store, error) {
+func Open(dir string) (*Store, error) { return open(dir, true) }
+
+// OpenExisting opens the store in dir and makes nothing: if dir holds no
+// store, the error wraps fs.ErrNotExist. Commands that only read a store
+// (restore, verify, ls) use it, so that a mistyped path is an error rather
+// than a new empty store.
+func OpenExisting(dir string) (*Store, error) { return open(dir, false) }
+
+func open(dir string, create bool) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("envstore: open %s: %w", dir, err)
 	}
 	fail := func(err error) (*Store, error) { return nil, fmt.Errorf("envstore: open %s: %w", abs, err) }
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return fail(err)
+	if create {
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return fail(err)
+		}
 	}
 	format := filepath.Join(abs, "format")
 	b, err := os.ReadFile(format)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && !create:
+		return fail(fmt.Errorf("no environment store here (env build makes one): %w", fs.ErrNotExist))
 	case errors.Is(err, fs.ErrNotExist):
 		ents, err := os.ReadDir(abs)
 		if err != nil {
