@@ -367,7 +367,7 @@ func (s *Store) restoreFile(e *Entry, dst string, method RestoreMethod, verify b
 		// fs.protected_hardlinks refuses a link to another user's file
 		// this user cannot write: copy it.
 	case method == RestoreReflink:
-		if err := reflinkObject(obj, dst, fileMode(e.Mode)); err == nil {
+		if err := reflinkObject(obj, dst, e.Mode); err == nil {
 			return RestoreReflink, nil
 		}
 		os.Remove(dst)
@@ -376,33 +376,85 @@ func (s *Store) restoreFile(e *Entry, dst string, method RestoreMethod, verify b
 }
 
 // makeFrom opens obj, creates dst (which must not exist) and runs fill on
-// the two, then gives dst its mode (after writing: the mode may lack the
-// owner's write bit).
-func makeFrom(obj, dst string, mode fs.FileMode, fill func(out, src *os.File) error) error {
-	src, err := os.Open(obj)
+// the two descriptors, then gives dst mode (a manifest mode; after writing,
+// as it may lack the owner's write bit). Raw descriptors, not os.File: a
+// restore makes thousands of small files, and os.File's poller registration
+// and Fd's switch back to blocking mode cost more system calls than the
+// copy itself.
+func makeFrom(obj, dst string, mode uint32, fill func(out, src int) error) error {
+	src, err := openRead(obj)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	defer unix.Close(src)
+	out, err := retry(func() (int, error) {
+		return unix.Open(dst, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	})
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: dst, Err: err}
 	}
 	err = fill(out, src)
 	if err == nil {
-		err = out.Chmod(mode)
+		if err = unix.Fchmod(out, mode&0o7777); err != nil {
+			err = &os.PathError{Op: "chmod", Path: dst, Err: err}
+		}
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	if cerr := unix.Close(out); err == nil && cerr != nil {
+		err = &os.PathError{Op: "close", Path: dst, Err: cerr}
 	}
 	return err
 }
 
+// openRead opens p for reading.
+func openRead(p string) (int, error) {
+	fd, err := retry(func() (int, error) { return unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0) })
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	return fd, nil
+}
+
+// retry calls f again while it fails with EINTR.
+func retry(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+// fd reads and writes a raw file descriptor.
+type fd int
+
+func (f fd) Read(b []byte) (int, error) {
+	n, err := retry(func() (int, error) { return unix.Read(int(f), b) })
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0 && len(b) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (f fd) Write(b []byte) (int, error) {
+	written := 0
+	for written < len(b) {
+		n, err := retry(func() (int, error) { return unix.Write(int(f), b[written:]) })
+		if err != nil {
+			return written, err
+		}
+		written += n
+	}
+	return written, nil
+}
+
 // reflinkObject makes dst a reflink of obj (ioctl FICLONE): its own inode,
 // sharing obj's blocks until either is written.
-func reflinkObject(obj, dst string, mode fs.FileMode) error {
-	return makeFrom(obj, dst, mode, func(out, src *os.File) error {
-		return unix.IoctlFileClone(int(out.Fd()), int(src.Fd()))
+func reflinkObject(obj, dst string, mode uint32) error {
+	return makeFrom(obj, dst, mode, func(out, src int) error {
+		return unix.IoctlFileClone(out, src)
 	})
 }
 
@@ -410,8 +462,8 @@ func reflinkObject(obj, dst string, mode fs.FileMode) error {
 // on the way: a copy reads them anyway, so a damaged object (right size,
 // other bytes) fails the restore instead of being copied.
 func copyObject(obj, dst string, e *Entry, buf []byte) error {
-	return makeFrom(obj, dst, fileMode(e.Mode), func(out, src *os.File) error {
-		h, n, err := hashCopy(out, src, buf)
+	return makeFrom(obj, dst, e.Mode, func(out, src int) error {
+		h, n, err := hashCopy(fd(out), fd(src), buf)
 		if err != nil {
 			return err
 		}
@@ -432,12 +484,12 @@ func checkContent(obj string, e *Entry, hash string, n int64) error {
 
 // hashObject re-hashes an object file.
 func hashObject(p string, buf []byte) (string, int64, error) {
-	f, err := os.Open(p)
+	src, err := openRead(p)
 	if err != nil {
 		return "", 0, err
 	}
-	defer f.Close()
-	return hashCopy(nil, f, buf)
+	defer unix.Close(src)
+	return hashCopy(nil, fd(src), buf)
 }
 
 // hashCopy reads r to its end through buf, writing its bytes to w if w is
@@ -448,8 +500,7 @@ func hashCopy(w io.Writer, r io.Reader, buf []byte) (string, int64, error) {
 	if w != nil {
 		dst = io.MultiWriter(h, w)
 	}
-	// Hide r's WriteTo, which would copy through a buffer of its own.
-	n, err := io.CopyBuffer(dst, struct{ io.Reader }{r}, buf)
+	n, err := io.CopyBuffer(dst, r, buf)
 	if err != nil {
 		return "", n, err
 	}
