@@ -275,7 +275,8 @@ func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args 
 		}
 	}
 	res, err := s.Restore(cmd.Context(), o.commit, args[0], o.RestoreOptions)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, envstore.ErrDestination) || errors.Is(err, envstore.ErrMethod) {
+	// A missing object is a damaged store (1), not a missing commit (2).
+	if !errors.Is(err, envstore.ErrCorrupt) && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, envstore.ErrDestination) || errors.Is(err, envstore.ErrMethod)) {
 		return cli.Usage(err)
 	}
 	if err != nil {
