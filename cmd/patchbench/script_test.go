@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -27,16 +26,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"fakellm":     cmdFakeLLM,
 		"llmrequests": cmdLLMRequests,
-	}, Condition: scriptCondition})
-}
-
-// scriptCondition adds [root]: the script runs as root (which writes
-// read-only files, so the environment store restores by copies or reflinks).
-func scriptCondition(cond string) (bool, error) {
-	if cond == "root" {
-		return os.Geteuid() == 0, nil
-	}
-	return false, fmt.Errorf("unknown condition %q", cond)
+	}})
 }
 
 // fakeServers are the scripted model servers of running scripts, by
