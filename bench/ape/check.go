@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/sandbox"
 )
 
@@ -67,14 +68,7 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 	if err := restore(ctx, commit, tree, opts); err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
-	file := filepath.Join(tree, filepath.FromSlash(t.Path()))
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
-	}
-	// A restored file may be a hard link into the store: replace it, never
-	// write through it.
-	_ = os.Remove(file)
-	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+	if err := writeCandidate(tree, t.Path(), content); err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
 	script, env, extra, err := checkScript(t.Path(), opts.Command)
@@ -119,6 +113,14 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 		c.Errors = []string{strings.TrimSpace(out)}
 	}
 	return c, nil
+}
+
+// writeCandidate writes content as the file name of the tree, through the
+// confinement of every patch write (patch.Root: no .git, no link, no
+// special file, inside the tree). WriteResults replaces the file rather
+// than writing into it: a restored file may be a hard link into the store.
+func writeCandidate(tree, name, content string) error {
+	return patch.WriteResults(tree, []patch.FileResult{{OldPath: name, Path: name, Op: patch.Modify, Content: []byte(content)}})
 }
 
 // restore makes the tree of commit at dest: from the store when there is

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/patchbench/patchbench/repo"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -91,6 +93,11 @@ func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 		}
 		if t.Path() == "" {
 			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): no file path", path, line, t.ID))
+			continue
+		}
+		if err := patch.CheckPath(t.Path()); err != nil {
+			// Its check would write there: refused as a patch's path is.
+			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): %w", path, line, t.ID, err))
 			continue
 		}
 		if t.ID == "" {
@@ -207,7 +214,11 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // instruction is the commit message; category and difficulty follow from
 // the message and the size of the change (see Classify).
 func Build(ctx context.Context, repoDir, rng string) ([]Task, error) {
-	revs, err := git(ctx, repoDir, "rev-list", "--reverse", "--no-merges", rng)
+	rangeArgs, err := repo.RevListArgs(rng)
+	if err != nil {
+		return nil, fmt.Errorf("ape build: --commits: %w", err)
+	}
+	revs, err := git(ctx, repoDir, append([]string{"rev-list", "--reverse", "--no-merges"}, append(rangeArgs, "--")...)...)
 	if err != nil {
 		return nil, fmt.Errorf("ape build: %w", err)
 	}

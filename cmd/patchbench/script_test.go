@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -26,7 +29,32 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"fakellm":     cmdFakeLLM,
 		"llmrequests": cmdLLMRequests,
+		"exitcode":    cmdExitCode,
 	}})
+}
+
+// cmdExitCode: exitcode N COMMAND ARGS... runs COMMAND as exec does and
+// checks that it exits with status N (exec only tells zero from non-zero,
+// and 1 and 2 mean different things here).
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N COMMAND ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d; want %d", args[1], got, want)
+	}
 }
 
 // fakeServers are the scripted model servers of running scripts, by
@@ -38,15 +66,23 @@ type fakeKey struct {
 	name string
 }
 
-// cmdFakeLLM: fakellm NAME SCRIPT.json starts a fake model server (package
-// llmtest) answering the tool-calling turns of SCRIPT.json (a JSON array of
-// llmtest.Turn), or with "echo" for SCRIPT.json "echo: " and the last
-// message, and sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
+// cmdFakeLLM: fakellm NAME SCRIPT.json [LATENCY] starts a fake model server
+// (package llmtest) answering the tool-calling turns of SCRIPT.json (a JSON
+// array of llmtest.Turn), or with "echo" for SCRIPT.json "echo: " and the
+// last message, each answer after LATENCY (a time.Duration; none by
+// default), and sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo")
+	if neg || len(args) != 2 && len(args) != 3 {
+		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo [LATENCY]")
 	}
 	var cfg llmtest.Config
+	if len(args) == 3 {
+		d, err := time.ParseDuration(args[2])
+		if err != nil {
+			ts.Fatalf("fakellm: %v", err)
+		}
+		cfg.Latency = d
+	}
 	if args[1] != "echo" {
 		if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &cfg.Script); err != nil {
 			ts.Fatalf("fakellm: %s: %v", args[1], err)

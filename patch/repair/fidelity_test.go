@@ -325,3 +325,34 @@ func TestStillRefused(t *testing.T) {
 		}
 	})
 }
+
+// Issue 29: a hunk adds a doc-commented method just before the file's own
+// doc comment, and its context lost the file's "  /**". Reading the added
+// "  /**" as that file line (the skipped-line repair) would leave one doc
+// comment where there must be two; the added block may be a block of its
+// own, so the hunk is applied as written or refused, never read that way.
+func TestSkippedLineNotWhenAddedBlockRepeatsFile(t *testing.T) {
+	file := "public class Counter {\n  private int n;\n\n  /**\n   * Returns the count.\n   */\n  public int get() {\n    return n;\n  }\n}\n"
+	want := "public class Counter {\n  private int n;\n\n  /**\n   * Sets the count.\n   */\n  public void set(int v) {\n    n = v;\n  }\n\n  /**\n   * Returns the count.\n   */\n  public int get() {\n    return n;\n  }\n}\n"
+	edit := "--- a/Counter.java\n+++ b/Counter.java\n@@ -2,7 +2,14 @@\n   private int n;\n \n+  /**\n+   * Sets the count.\n+   */\n+  public void set(int v) {\n+    n = v;\n+  }\n+\n    * Returns the count.\n    */\n   public int get() {\n     return n;\n"
+	got, hunks, err := repairOne(t, "Counter.java", file, edit)
+	if err == nil && got != want {
+		t.Fatalf("misapplied (hunks %+v):\n%s", hunks, got)
+	}
+}
+
+// Issue 29: the first context line has the wrong indentation and the last
+// two are invented, while the removed line is exact and in the file once.
+// Placed by trimming both ends; the file keeps its own lines there.
+func TestEdgeContextBothEnds(t *testing.T) {
+	want := strings.Replace(visitor, `        return f"{node.func}({args})"`, `        return f"{self.visit(node.func)}({args})"`, 1)
+	edit := "--- a/printer.py\n+++ b/printer.py\n@@ -5,6 +5,6 @@\n   def visit_call(self, node):\n         args = \", \".join(self.visit(a) for a in node.args)\n-        return f\"{node.func}({args})\"\n+        return f\"{self.visit(node.func)}({args})\"\n \n     def visit_name(self, node):\n         return node.id\n"
+	hunks := applies(t, "printer.py", visitor, edit, want, repair.TierFuzzy)
+	if h := hunks[0]; !contains(h.Repairs, "edge-context-dropped") || h.ContextDropped != 3 {
+		t.Errorf("repairs %v, context dropped %d; want edge-context-dropped and 3", h.Repairs, h.ContextDropped)
+	}
+	// The same with the removed line in the file twice: which one is meant
+	// rests on the trimmed context alone, so it is refused.
+	twice := visitor + "\n    def visit_apply(self, node, args):\n        return f\"{node.func}({args})\"\n"
+	refuses(t, "printer.py", twice, edit, "context not found")
+}

@@ -25,30 +25,42 @@ import (
 // told again, and merge knows the shards of one run. (Runs made before it
 // was run.json have it as ape.json.)
 type apeRunRecord struct {
-	Benchmark   string  `json:"benchmark"` // "ape"
-	Dataset     string  `json:"dataset"`
-	Repo        string  `json:"repo"`
-	Model       string  `json:"model,omitempty"`
-	Judge       string  `json:"judge,omitempty"`
-	N           int     `json:"n"`
-	JudgeN      int     `json:"judge_n,omitempty"`
-	K           int     `json:"k,omitempty"`
-	KRatio      float64 `json:"k_ratio,omitempty"`
-	Format      string  `json:"format"`
-	Limit       int     `json:"limit,omitempty"`
-	Shuffle     bool    `json:"shuffle,omitempty"`
-	ShuffleSeed int64   `json:"shuffle_seed,omitempty"`
-	Shard       string  `json:"shard,omitempty"`
+	Benchmark string `json:"benchmark"` // "ape"
+	Dataset   string `json:"dataset"`
+	// DatasetSHA256 is the hash of the dataset's bytes (runner.HashFiles).
+	DatasetSHA256 string  `json:"dataset_sha256,omitempty"`
+	Repo          string  `json:"repo"`
+	Model         string  `json:"model,omitempty"`
+	Judge         string  `json:"judge,omitempty"`
+	N             int     `json:"n"`
+	JudgeN        int     `json:"judge_n,omitempty"`
+	K             int     `json:"k,omitempty"`
+	KRatio        float64 `json:"k_ratio,omitempty"`
+	Format        string  `json:"format"`
+	Limit         int     `json:"limit,omitempty"`
+	Shuffle       bool    `json:"shuffle,omitempty"`
+	ShuffleSeed   int64   `json:"shuffle_seed,omitempty"`
+	Shard         string  `json:"shard,omitempty"`
 }
 
 // apeOldRunFile is where runs before run.json recorded themselves.
 const apeOldRunFile = "ape.json"
 
-func (r apeRunRecord) write(dir string) error {
+// write records the run in dir; a resume must be of the same run (the
+// dataset compared by its bytes, not its path).
+func (r apeRunRecord) write(dir string, resume bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return cli.Failed(err)
 	}
-	return runner.WriteRunInfo(dir, r)
+	h, err := runner.HashFiles(r.Dataset)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	r.DatasetSHA256 = h
+	if err := runner.RecordRun(dir, r, resume, "dataset", "repo"); err != nil {
+		return exitFor(err)
+	}
+	return nil
 }
 
 // readApeRunRecord reads the record of the run in dir.
@@ -286,6 +298,11 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if len(tasks) == 0 {
 		return cli.Usage(fmt.Errorf("ape run: %s: no usable task", o.dataset))
 	}
+	dir, err := o.run.openDir("ape run", ape.ResultsFile, &ropts)
+	if err != nil {
+		return err
+	}
+	defer dir.Release()
 	if o.run.out != "" {
 		ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
 		if o.run.force {
@@ -301,8 +318,8 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 		if ropts.Shuffle {
 			rec.ShuffleSeed = ropts.Seed
 		}
-		if err := rec.write(o.run.out); err != nil {
-			return cli.Failed(err)
+		if err := rec.write(o.run.out, o.run.resume); err != nil {
+			return err
 		}
 	}
 	sum, rep, err := ape.Run(ctx, tasks, ape.RunOptions{
@@ -412,13 +429,18 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
-	if o.run.force {
-		_ = os.Remove(ropts.Out)
-	}
 	tasks, err := ape.ReadTasks(o.dataset)
 	if err != nil {
 		return cli.Usage(err)
+	}
+	dir, err := o.run.openDir("ape judge", ape.ResultsFile, &ropts)
+	if err != nil {
+		return err
+	}
+	defer dir.Release()
+	ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
+	if o.run.force {
+		_ = os.Remove(ropts.Out)
 	}
 	k, ratio := rec.K, rec.KRatio
 	if o.k != 0 || o.kRatio != 0 {
@@ -431,8 +453,8 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 		if ropts.Shuffle {
 			rec.ShuffleSeed = ropts.Seed
 		}
-		if err := rec.write(o.run.out); err != nil {
-			return cli.Failed(err)
+		if err := rec.write(o.run.out, o.run.resume); err != nil {
+			return err
 		}
 	}
 	sum, rep, err := ape.Rejudge(ctx, tasks, ape.RejudgeOptions{

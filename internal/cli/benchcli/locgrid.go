@@ -33,7 +33,9 @@ Exit status: 0 every run succeeded; 1 some cases or runs failed; 2 usage or
 input error.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ro, err := o.options("loc grid", sio)
+			// The grid's directory is not a run but holds one per
+			// configuration; the runner locks each as it runs it.
+			ro, err := o.options("loc grid", "", sio)
 			if err != nil {
 				return err
 			}
