@@ -40,8 +40,9 @@ const LockFile = ".lock"
 
 // DirOptions say how [OpenDir] may take a run directory.
 type DirOptions struct {
-	// Command names the holder in the lock file, for example the command
-	// line.
+	// Command names the holder in the lock file, for example the program
+	// and subcommand (never its arguments, which may hold secrets); ""
+	// means the program's name.
 	Command string
 	// ResultsFile is the name of the run's results file; a directory
 	// holding it or run.json is a run directory.
@@ -90,32 +91,33 @@ func OpenDir(dir string, o DirOptions) (*Dir, error) {
 	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
 		// Another holder is the first thing to tell, whatever the
 		// directory holds while it writes.
-		if l, err = lockDir(dir, o.Command); err != nil {
+		if l, err = lockDir(dir); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkDir(dir, o); errors.Is(err, fs.ErrNotExist) {
+	err := checkDir(dir, o)
+	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("runner: %w", err)
 		}
 		created = true
-	} else if err != nil {
+		err = nil
+	}
+	if err == nil && l == nil {
+		if l, err = lockDir(dir); err == nil {
+			// A second look once the lock is held: the holder before
+			// may have written a run into the directory meanwhile.
+			err = checkDir(dir, o)
+		}
+	}
+	if err == nil {
+		err = writeHolder(l, o.Command)
+	}
+	if err != nil {
 		if l != nil {
 			l.Release()
 		}
 		return nil, err
-	}
-	if l == nil {
-		var err error
-		if l, err = lockDir(dir, o.Command); err != nil {
-			return nil, err
-		}
-		// A second look once the lock is held: the holder before may
-		// have written a run into the directory meanwhile.
-		if err := checkDir(dir, o); err != nil {
-			l.Release()
-			return nil, err
-		}
 	}
 	return &Dir{Path: dir, Created: created, lock: l}, nil
 }
@@ -214,33 +216,42 @@ func listNames(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// lockDir takes the exclusive lock of dir without waiting and writes the
-// holder into the lock file; a held lock is refused naming its holder.
-func lockDir(dir, command string) (*flock.Lock, error) {
-	path := filepath.Join(dir, LockFile)
-	l, err := flock.TryAcquire(path)
+// lockDir takes the exclusive lock of dir without waiting; a held lock is
+// refused naming its holder.
+func lockDir(dir string) (*flock.Lock, error) {
+	l, err := flock.TryAcquire(filepath.Join(dir, LockFile))
 	if errors.Is(err, flock.ErrBusy) {
 		return nil, busyError(dir)
 	}
 	if err != nil {
 		return nil, dirErrorf("%w", err)
 	}
+	return l, nil
+}
+
+// writeHolder writes who holds l into its file, for the processes it
+// refuses.
+func writeHolder(l *flock.Lock, command string) error {
 	if command == "" {
-		command = strings.Join(os.Args, " ")
+		// The program's name only: its arguments may hold what should not
+		// be written down.
+		command = filepath.Base(os.Args[0])
 	}
 	holder := fmt.Sprintf("pid %d (%s), started %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))
 	if err := l.Rewrite([]byte(holder)); err != nil {
-		l.Release()
-		return nil, fmt.Errorf("runner: %w", err)
+		return fmt.Errorf("runner: %w", err)
 	}
-	return l, nil
+	return nil
 }
 
 // RecordRun writes info (a value that marshals to a JSON object) as
 // dir/run.json, the run's identity. With resume, a run.json already there
-// must agree with info in every field but "started" and those of ignore
-// (paths that may move, worker counts): a resume that differs is refused,
+// must agree with info in every field but "started", "limit" and those of
+// ignore (paths that may move, worker counts): a resume that differs is refused,
 // writing nothing, with an error wrapping [ErrRunDir] naming the fields.
+// An input identified by its hash (a field NAME_sha256 beside its path
+// NAME, the path in ignore) is compared by its path when the recorded
+// run.json predates the hash.
 func RecordRun(dir string, info any, resume bool, ignore ...string) error {
 	if resume {
 		b, err := readNoFollow(filepath.Join(dir, RunFile))
@@ -260,7 +271,19 @@ func RecordRun(dir string, info any, resume bool, ignore ...string) error {
 			if err := json.Unmarshal(nb, &next); err != nil {
 				return fmt.Errorf("%s: %w", RunFile, err)
 			}
-			ign := append([]string{"started"}, ignore...)
+			// A larger limit extends the run with the next cases in the
+			// same order; what is recorded stays a part of it.
+			ign := append([]string{"started", "limit"}, ignore...)
+			// A run recorded before its inputs' hashes (NAME_sha256) is
+			// compared by the inputs' paths (NAME) instead.
+			for k, v := range next {
+				if name, ok := strings.CutSuffix(k, "_sha256"); ok {
+					if _, had := prev[k]; !had {
+						prev[k] = v
+						ign = slices.DeleteFunc(ign, func(s string) bool { return s == name })
+					}
+				}
+			}
 			if diff := differing(prev, next, ign); len(diff) > 0 {
 				var parts []string
 				for _, k := range diff {

@@ -294,6 +294,20 @@ func TestRecordRun(t *testing.T) {
 			t.Errorf("a refused resume rewrote %s", RunFile)
 		}
 	}
+	// A run recorded before the hash is compared by the dataset's path.
+	old := t.TempDir()
+	WriteRunInfo(old, map[string]any{"dataset": "/a/data.jsonl", "tasks": []string{"apply"}, "n": 2, "workers": 4})
+	same.Dataset = "/a/data.jsonl"
+	if err := RecordRun(old, same, true, "dataset", "workers"); err != nil {
+		t.Errorf("a run recorded without its hash, same path: %v", err)
+	}
+	WriteRunInfo(old, map[string]any{"dataset": "/a/data.jsonl", "tasks": []string{"apply"}, "n": 2, "workers": 4})
+	moved := same
+	moved.Dataset = "/b/other.jsonl"
+	if err := RecordRun(old, moved, true, "dataset", "workers"); !errors.Is(err, ErrRunDir) || !strings.Contains(err.Error(), "differs in dataset (") {
+		t.Errorf("a run recorded without its hash, other path: %v; want it refused", err)
+	}
+
 	// Without resume (a new run, or --force), run.json is replaced.
 	other := same
 	other.Hash = "h3"

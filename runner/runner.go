@@ -314,11 +314,14 @@ func RunList(ctx context.Context, cases CaseList, fn Func, opts Options) (Summar
 		return Summary{}, fmt.Errorf("runner: %w", err)
 	}
 	if opts.Dir == nil {
-		l, err := lockDir(filepath.Dir(opts.Out), "")
+		l, err := lockDir(filepath.Dir(opts.Out))
+		if err == nil {
+			err = writeHolder(l, "")
+			defer l.Release()
+		}
 		if err != nil {
 			return Summary{}, err
 		}
-		defer l.Release()
 	}
 	rf, err := openResults(opts.Out, opts.Resume)
 	if err != nil {

@@ -41,6 +41,9 @@ type looseHunk struct {
 	appends bool
 	line    int // patch line of the header
 	diags   []string
+	// unified: read from a unified diff, whose hunks end where their
+	// context ends (a search-replace block ends where its search text does).
+	unified bool
 }
 
 type looseLine struct {
@@ -236,7 +239,7 @@ func usesWordMarkers(lines []string) bool {
 
 func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bool, d *diags) (*looseHunk, int) {
 	hdr := lines[i]
-	h := &looseHunk{line: i + 1}
+	h := &looseHunk{line: i + 1, unified: true}
 	wantOld, wantNew := -1, -1
 	if m, ok := hunkNums(hdr); ok {
 		h.oldStart, _ = strconv.Atoi(m[0])

@@ -347,11 +347,6 @@ func locate(t *text, pl *placed) string {
 	if missingRemoved(t, es) {
 		return "a line the hunk removes is not in the file"
 	}
-	if h, hes, p, ok := skippedLine(t, pl.h); ok {
-		pl.h, pl.es, pl.p, pl.cands = h, hes, p, []place{p}
-		pl.repairs = append(pl.repairs, "skipped-line")
-		return ""
-	}
 	budget := max(1, len(es)/6)
 	// Fuzzy matching keeps indentation first; ignoring it, a place counts
 	// only where the indentation differs consistently.
@@ -413,10 +408,10 @@ func missingRemoved(t *text, es []entry) bool {
 // must not be a hunk whose old side was merely damaged, so the new side
 // must carry evidence beyond context:
 //
-//   - a hunk that adds a non-blank line: its new side is in the file
-//     exactly once and says enough to anchor it (at the indentation tier
-//     only with a consistent indentation), and no run of removed lines is
-//     in the file with the hunk lines around it;
+//   - a hunk that adds a significant line (see addedEvidence): its new
+//     side is in the file exactly once and says enough to anchor it (at
+//     the indentation tier only with a consistent indentation), and no run
+//     of removed lines is in the file with the hunk lines around it;
 //   - a hunk that only removes lines: the context before and after each
 //     removed block is in the file, contiguous, at exactly one place (but
 //     for trailing whitespace), so the block is gone from between them.
@@ -770,35 +765,18 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	usedSpaceReading := false
 	// runBefore counts matched context entries since the last change.
 	runBefore, sawChange := 0, false
-	runStart := 0 // the hunk line where the pending added lines start
-	flushGap := func(to, li int, nextIsCtxRun func() (int, bool)) string {
+	flushGap := func(to int, nextIsCtxRun func() (int, bool)) string {
 		gap := t.lines[cursor:to]
 		if len(gap) > 0 {
 			r.ContextRestored += len(gap)
 		}
-		if len(gap) == 1 && len(pending) > 0 {
-			// The hunk skipped a file line and adds the same line back at
-			// one end of its added lines: that line is the file's, kept once
-			// (unless the added lines may be a block of their own that
-			// starts, or ends, like the file's).
-			switch {
-			case sameLine(gap[0], pending[0]) && !ownBlock(pl.h.lines, runStart, li, true):
-				out = append(out, gap...)
-				emit(pending[1:])
-				pending, cursor = nil, to
-				r.Repairs = appendOnce(r.Repairs, "skipped-line")
-				return ""
-			case sameLine(gap[0], pending[len(pending)-1]) && !ownBlock(pl.h.lines, runStart, li, false):
-				emit(pending[:len(pending)-1])
-				out = append(out, gap...)
-				pending, cursor = nil, to
-				r.Repairs = appendOnce(r.Repairs, "skipped-line")
-				return ""
-			case sameLine(gap[0], pending[0]) || sameLine(gap[0], pending[len(pending)-1]):
-				// Kept once, or the added block's own line beside the
-				// file's: either reading adds or loses a line.
-				return fmt.Sprintf("uncertain: the hunk leaves out file line %d, which one of its added lines repeats: the file's line or a block of its own", to)
-			}
+		if len(gap) == 1 && len(pending) > 0 && (sameLine(gap[0], pending[0]) || sameLine(gap[0], pending[len(pending)-1])) {
+			// The hunk skipped a file line that one end of its added lines
+			// repeats: the model wrote the file's line back (keep it once),
+			// or adds a block that starts or ends like the file's own, as a
+			// doc comment before the file's doc comment (keep both). Real
+			// commits show both; either guess can lose or add a line.
+			return fmt.Sprintf("uncertain: the hunk leaves out file line %d, which one of its added lines repeats: the file's line written back, or a block of its own", to)
 		}
 		if len(pending) > 0 && len(gap) > 0 {
 			// The hunk lacks file lines right next to its added lines: did
@@ -836,6 +814,15 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	if why != "" {
 		return nil, why
 	}
+	if pl.h.unified && endsInserting(pl.h) && pl.p.end < len(t.lines) {
+		// Added lines last, after context and with none after them: git
+		// and GNU patch read such a hunk as the end of the file. Elsewhere
+		// the file's next lines may belong before the added ones (a
+		// closing brace the diff showed as context, say). Added lines
+		// that replace removed ones take their place, which is certain,
+		// and a search-replace or V4A block ends where its text does.
+		return nil, fmt.Sprintf("uncertain: the hunk ends with added lines and no context after them, but its place (line %d) is not the end of the file", pl.p.start+1)
+	}
 	lastDeleted := false // the last placed old-side line is one the hunk removes
 	for li, l := range pl.h.lines {
 		if l.kind == patch.LineInsert {
@@ -848,7 +835,6 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			}
 			if len(pending) == 0 {
 				repl, loose = prevDeleted, false
-				runStart = li
 			}
 			loose = loose || looseAt[li]
 			pending = append(pending, fixEOL(t, text))
@@ -860,7 +846,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		at := pl.p.at[ei]
 		ei++
 		if rg, ok := pl.p.elided[ei-1]; ok {
-			if err := flushGap(rg[0], li, func() (int, bool) { return 0, false }); err != "" {
+			if err := flushGap(rg[0], func() (int, bool) { return 0, false }); err != "" {
 				return nil, err
 			}
 			out = append(out, t.lines[rg[0]:rg[1]]...)
@@ -901,7 +887,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		}
 		lastDeleted = l.kind == patch.LineDelete
 		restLines := pl.h.lines[li+1:]
-		if err := flushGap(at, li, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
+		if err := flushGap(at, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
 			return nil, err
 		}
 		k := e.reading(t, pl.p.level, at)
@@ -965,42 +951,20 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	return out, ""
 }
 
-func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
-
-// ownBlock reports whether the run of added lines that starts at hunk line
-// start and ends before line end may be a block of its own rather than a
-// file line written back with more lines after it (first: the file line is
-// the run's first line; else its last): the rest of the run ends (starts)
-// with a blank line, or holds a line equal to an old-side line of the hunk
-// after (before) the run. A block added before the file's own block that
-// starts the same way, such as a doc comment, would lose that line.
-func ownBlock(lines []looseLine, start, end int, first bool) bool {
-	rest := lines[start+1 : end]
-	var side []looseLine
-	if first {
-		side = lines[end:]
-	} else {
-		rest, side = lines[start:end-1], lines[:start]
-	}
-	if len(rest) == 0 {
+// endsInserting reports whether the hunk ends with a run of added lines
+// that follows a context line.
+func endsInserting(h *looseHunk) bool {
+	i := len(h.lines) - 1
+	if i < 0 || h.lines[i].kind != patch.LineInsert {
 		return false
 	}
-	edge := rest[len(rest)-1]
-	if !first {
-		edge = rest[0]
+	for i >= 0 && h.lines[i].kind == patch.LineInsert {
+		i--
 	}
-	if strings.TrimSpace(edge.texts[0]) == "" {
-		return true
-	}
-	for _, a := range rest {
-		for _, o := range side {
-			if o.kind != patch.LineInsert && sameLine(a.texts[0], o.texts[0]) {
-				return true
-			}
-		}
-	}
-	return false
+	return i >= 0 && h.lines[i].kind == patch.LineContext
 }
+
+func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
 
 // sameLine compares a file line and an added line, trailing whitespace and
 // line endings aside.

@@ -52,7 +52,7 @@ func loadRealCommits(t testing.TB) []commitDiff {
 		}
 		defer os.RemoveAll(tmp)
 		for _, name := range []string{"click", "cobra"} {
-			cs, err := commitsOf(filepath.Join(dir, name+".bundle"), filepath.Join(tmp, name), name)
+			cs, err := commitsOf(filepath.Join(dir, name+".bundle"), filepath.Join(tmp, name), name, 20)
 			if err != nil {
 				realErr = err
 				return
@@ -76,7 +76,9 @@ func git(dir string, args ...string) (string, error) {
 	return string(out), nil
 }
 
-func commitsOf(bundle, repo, name string) ([]commitDiff, error) {
+// commitsOf clones bundle to repo and returns git's diffs of every step-th
+// first-parent commit and of the first ten that create, and delete, a file.
+func commitsOf(bundle, repo, name string, step int) ([]commitDiff, error) {
 	if out, err := exec.Command("git", "clone", "-q", "--bare", bundle, repo).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("clone %s: %v: %s", bundle, err, out)
 	}
@@ -84,11 +86,9 @@ func commitsOf(bundle, repo, name string) ([]commitDiff, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Every 20th commit, and the first ten that create a file and the
-	// first ten that delete one.
 	pick := map[string]bool{}
 	for i, c := range strings.Fields(list) {
-		pick[c] = pick[c] || i%20 == 0
+		pick[c] = pick[c] || i%step == 0
 	}
 	for _, filter := range []string{"A", "D"} {
 		some, err := git(repo, "log", "--first-parent", "--no-merges", "--diff-filter="+filter, "--format=%H", "-n", "10")

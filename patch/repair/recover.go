@@ -2,47 +2,9 @@ package repair
 
 import "github.com/patchbench/patchbench/patch"
 
-// Two readings of a hunk that fits nowhere as written, each tried only at
-// the exact tiers and kept only where it fits exactly once: what they
-// assume is then the only way the hunk fits the file.
-
-// skippedLine reads the first (or last) line of a run of added lines as
-// context: a model that skipped a file line and then wrote it back as an
-// added line meant to keep it. It returns the reading that fits, when
-// exactly one of them does.
-func skippedLine(t *text, h *looseHunk) (*looseHunk, []entry, place, bool) {
-	var (
-		found *looseHunk
-		fes   []entry
-		fp    place
-		n     int
-	)
-	tried := map[int]bool{}
-	for i := 0; i < len(h.lines); i++ {
-		if h.lines[i].kind != patch.LineInsert || (i > 0 && h.lines[i-1].kind == patch.LineInsert) {
-			continue
-		}
-		j := i
-		for j+1 < len(h.lines) && h.lines[j+1].kind == patch.LineInsert {
-			j++
-		}
-		for _, k := range []int{i, j} {
-			if tried[k] || ownBlock(h.lines, i, j+1, k == i) {
-				continue
-			}
-			tried[k] = true
-			c := *h
-			c.lines = append([]looseLine(nil), h.lines...)
-			c.lines[k].kind = patch.LineContext
-			es := entries(&c)
-			if p, ok := exactlyOnce(t, es); ok {
-				found, fes, fp = &c, es, p
-				n++
-			}
-		}
-	}
-	return found, fes, fp, n == 1
-}
+// A reading of a hunk that fits nowhere as written, tried only at the
+// exact tiers and kept only where it fits exactly once: what it assumes is
+// then the only way the hunk fits the file.
 
 // exactlyOnce returns the one place where the entries match consecutive
 // file lines exactly or but for trailing whitespace; false when they fit

@@ -7,6 +7,13 @@
 // returns the new file contents with a canonical unified diff that git apply
 // accepts.
 //
+// # What git accepts
+//
+// A unified diff that strict mode (patch.Parse and patch.Apply, git apply's
+// rules) applies is applied that way first: the default mode accepts all
+// that strict mode does, with the same bytes, and reports no repair for
+// it.
+//
 // # Placing a hunk
 //
 // A hunk is placed in tiers, from exact, to trailing-whitespace-insensitive,
@@ -17,8 +24,13 @@
 // two places fit, the patch's own hunk order and, failing that, an exact
 // line-number hint may decide; otherwise the hunk is refused as ambiguous
 // and the places are listed. A hunk that fits nowhere but whose new side is
-// in the file exactly once, with its removed lines gone, is already applied:
-// a success that changes nothing, reported with its place, never reversed.
+// in the file exactly once, with its removed lines gone, is already applied
+// (a success that changes nothing, reported with its place, never reversed)
+// when the new side says more than its context: an added line that differs
+// from the removed ones, or, for a hunk that only removes, exact context on
+// both sides of each removed block. A hunk with a removed line that is
+// nowhere in the file is stale and refused. Every placed hunk is checked:
+// no file line of its span disappears unless it removes it.
 //
 // Context and removed lines are always taken from the file, so its
 // whitespace, line endings and final newline survive. Added lines take the
