@@ -201,7 +201,7 @@ func (c *apeCheckFlags) options() (ape.CheckOptions, error) {
 		return o, fmt.Errorf("--env-commit %q: want %s or %s", c.envCommit, ape.EnvCommitTask, ape.EnvCommitParent)
 	}
 	if c.envStore != "" {
-		s, err := envstore.Open(c.envStore)
+		s, err := envstore.OpenExisting(c.envStore)
 		if err != nil {
 			return o, err
 		}
