@@ -24,6 +24,7 @@ import (
 //	version, files, avg-len (float64 bits), chunks
 //	per chunk: same-path flag (0: a new path follows), [path], name, start, end
 //	per chunk: doc length
+//	classes; per class: path, name, start, end
 //	terms; per term: term, postings; per posting: chunk id delta, tf
 const indexMagic = "patchbench loc index\n"
 
@@ -56,6 +57,13 @@ func writeIndex(path string, ix *Index) error {
 		}
 		for _, n := range ix.DocLen {
 			num(uint64(n))
+		}
+		num(uint64(len(ix.Classes)))
+		for _, c := range ix.Classes {
+			str(c.Path)
+			str(c.Name)
+			num(uint64(c.Start))
+			num(uint64(c.End))
 		}
 		terms := make([]string, 0, len(ix.Terms))
 		for t := range ix.Terms {
@@ -157,6 +165,13 @@ func decodeIndex(r *bufio.Reader) (*Index, error) {
 	ix.DocLen = make([]int32, 0, len(ix.Chunks))
 	for i := uint64(0); i < nChunks && bad == nil; i++ {
 		ix.DocLen = append(ix.DocLen, int32(num(math.MaxInt32)))
+	}
+	nClasses := num(maxCount)
+	ix.Classes = make([]Chunk, 0, min(nClasses, 1<<20))
+	for i := uint64(0); i < nClasses && bad == nil; i++ {
+		c := Chunk{Path: str(), Name: str()}
+		c.Start, c.End = int(num(math.MaxInt32)), int(num(math.MaxInt32))
+		ix.Classes = append(ix.Classes, c)
 	}
 	nTerms := num(maxCount)
 	ix.Terms = make(map[string][]posting, min(nTerms, 1<<20))

@@ -31,6 +31,9 @@ type RunOptions struct {
 	Model string
 	// IndexDir caches the indexed mode's indexes (see [Indexed]).
 	IndexDir string
+	// Signals are the indexed mode's signals (see [ParseSignals]); empty
+	// means all.
+	Signals string
 	// MaxTurns and Temperature configure the agentic search (loc grid
 	// varies them); ModelOptions is its model-call path.
 	MaxTurns     int
@@ -67,7 +70,15 @@ func (o RunOptions) searcher(ctx context.Context) (Searcher, func() error, error
 		if o.Model != "" {
 			return nil, nil, fmt.Errorf("indexed mode asks no model; got --model %s", o.Model)
 		}
-		return NewIndexed(o.IndexDir), nop, nil
+		ix := NewIndexed(o.IndexDir)
+		if o.Signals != "" {
+			on, err := ParseSignals(o.Signals)
+			if err != nil {
+				return nil, nil, err
+			}
+			ix.Signals = on
+		}
+		return ix, nop, nil
 	case o.Mode == ModeAgentic:
 		if o.Agentic == nil {
 			return nil, nil, errors.New("agentic mode is not available in this build")
@@ -84,6 +95,7 @@ type RunInfo struct {
 	Dataset     string   `json:"dataset"`
 	Mode        string   `json:"mode"`
 	Model       string   `json:"model,omitempty"`
+	Signals     string   `json:"signals,omitempty"`
 	MaxTurns    int      `json:"max_turns,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
 	Limit       int      `json:"limit,omitempty"`
@@ -117,6 +129,9 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 	}
 	info := RunInfo{Benchmark: "loc", Dataset: o.Dataset, Mode: o.Mode, Model: o.Model,
 		Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}
+	if o.Mode == ModeIndexed && o.Signals != "all" {
+		info.Signals = o.Signals
+	}
 	if o.Mode == ModeAgentic {
 		info.MaxTurns, info.Temperature = o.MaxTurns, o.Temperature
 	}

@@ -201,6 +201,7 @@ Exit status: 0 every case is valid; 1 some are not; 2 usage or input error.`,
 
 type locRunOptions struct {
 	dataset, mode, indexDir string
+	signals                 string
 	repos                   locRepoFlags
 	run                     runFlags
 	model                   modelFlags
@@ -215,6 +216,7 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes)")
 	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools)")
+	f.StringVar(&o.signals, "signals", "all", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(loc.Signals, ", ")+"; all, none, or all,-NAME to leave one out")
 	f.StringVar(&o.indexDir, "index-cache", "", "`DIR` caching the indexed mode's indexes (default REPOS/.loc-index)")
 	o.repos.register(cmd)
 	o.model.register(f, "reference (the ground truth), replay/FILE (LocAgent loc_outputs.jsonl or relace-style answers), openai/NAME, anthropic/NAME (agentic)")
@@ -280,13 +282,16 @@ func (o *locRunOptions) options(cmd string, sio cli.Stdio) (loc.RunOptions, erro
 	if len(cases) == 0 {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: no usable case", o.dataset))
 	}
+	if _, err := loc.ParseSignals(o.signals); err != nil {
+		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --signals: %w", cmd, err))
+	}
 	idx := o.indexDir
 	if idx == "" {
 		idx = filepath.Join(o.repos.repos, ".loc-index")
 	}
 	ro := loc.RunOptions{
 		Cases: cases, Dataset: o.dataset, Repos: o.repos.repos, CloneFrom: o.repos.cloneFrom,
-		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Runner: ropts, Force: o.run.force,
+		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force,
 	}
 	if o.mode == loc.ModeAgentic && o.model.model != "reference" && !strings.HasPrefix(o.model.model, "replay/") {
 		mopts, samp, err := o.model.options(cmd, o.run.out)
