@@ -30,6 +30,9 @@ type issue struct {
 	words map[string]bool
 	// aboutTests says the query's title is about tests.
 	aboutTests bool
+	// title is what the first line names: an issue's title names what
+	// it is about, its body also the code around it (logs, examples).
+	title *issue
 }
 
 // frame is one traceback frame: File "path", line N, in fn.
@@ -54,6 +57,14 @@ var (
 // parseIssue reads the code a query names. clean leaves template lines
 // out of the BM25 text.
 func parseIssue(q string, clean bool) issue {
+	is := readIssue(q, clean)
+	title, _, _ := strings.Cut(strings.TrimSpace(q), "\n")
+	t := readIssue(title, clean)
+	is.title = &t
+	return is
+}
+
+func readIssue(q string, clean bool) issue {
 	is := issue{text: q, words: map[string]bool{}}
 	if clean {
 		is.text = checkboxRe.ReplaceAllString(commentRe.ReplaceAllString(q, " "), " ")

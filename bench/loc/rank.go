@@ -287,51 +287,24 @@ func (ix *Index) rank(query string, on map[string]bool) ranking {
 		fuse(funcScore, funcs)
 	}
 
-	if on[SignalNames] {
-		files, funcs := ranked{}, ranked{}
-		names := is.names
-		for _, m := range is.modules {
-			// Class.method names a method more precisely than its name.
-			parts := strings.Split(m, ".")
-			names = append(names, strings.Join(parts[len(parts)-2:], "."), parts[len(parts)-1])
+	// Names and file names count twice from the title: once as a part
+	// of the whole query, once as what the title is about.
+	for _, src := range []*issue{&is, is.title} {
+		if on[SignalNames] {
+			files, funcs := t.named(ix, src, chunkOf)
+			fuse(fileScore, files)
+			fuse(funcScore, funcs)
 		}
-		done := map[string]bool{}
-		for _, n := range names {
-			ids := t.defs[n]
-			if done[n] || len(ids) == 0 {
-				continue
-			}
-			done[n] = true
-			defFiles := map[string]bool{}
-			for _, id := range ids {
-				defFiles[t.defList[id].path] = true
-			}
-			w := 1 / float64(len(defFiles))
-			for f := range defFiles {
-				files[f] += w
-			}
-			for _, id := range ids {
-				d := t.defList[id]
-				if d.chunk >= 0 {
-					fid := d.path + ":" + d.name
-					funcs[fid] += w
-					chunkOf[fid] = ix.Chunks[d.chunk]
+		if on[SignalStems] {
+			files := ranked{}
+			for w := range src.words {
+				fs := t.stems[w]
+				for _, f := range fs {
+					files[f] += 1 / float64(len(fs))
 				}
 			}
+			fuse(fileScore, files)
 		}
-		fuse(fileScore, files)
-		fuse(funcScore, funcs)
-	}
-
-	if on[SignalStems] {
-		files := ranked{}
-		for w := range is.words {
-			fs := t.stems[w]
-			for _, f := range fs {
-				files[f] += 1 / float64(len(fs))
-			}
-		}
-		fuse(fileScore, files)
 	}
 
 	// A function also gets its file's fused score: the functions of the
@@ -349,6 +322,43 @@ func (ix *Index) rank(query string, on map[string]bool) ranking {
 		r.functions = demote(r.functions, func(c Chunk) bool { return isTestPath(c.Path) })
 	}
 	return r
+}
+
+// named ranks the files and functions that define the names of is: a
+// name defined in n files weighs 1/n in each.
+func (t *repoTables) named(ix *Index, is *issue, chunkOf map[string]Chunk) (files, funcs ranked) {
+	files, funcs = ranked{}, ranked{}
+	names := is.names
+	for _, m := range is.modules {
+		// Class.method names a method more precisely than its name.
+		parts := strings.Split(m, ".")
+		names = append(names, strings.Join(parts[len(parts)-2:], "."), parts[len(parts)-1])
+	}
+	done := map[string]bool{}
+	for _, n := range names {
+		ids := t.defs[n]
+		if done[n] || len(ids) == 0 {
+			continue
+		}
+		done[n] = true
+		defFiles := map[string]bool{}
+		for _, id := range ids {
+			defFiles[t.defList[id].path] = true
+		}
+		w := 1 / float64(len(defFiles))
+		for f := range defFiles {
+			files[f] += w
+		}
+		for _, id := range ids {
+			d := t.defList[id]
+			if d.chunk >= 0 {
+				fid := d.path + ":" + d.name
+				funcs[fid] += w
+				chunkOf[fid] = ix.Chunks[d.chunk]
+			}
+		}
+	}
+	return files, funcs
 }
 
 // demote moves the items bad reports to the end, keeping both parts' order.
