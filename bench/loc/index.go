@@ -525,14 +525,26 @@ type Indexed struct {
 	// means all.
 	Signals map[string]bool
 
+	// MaxMemory bounds the memory of the indexes kept between searches
+	// (see [DefaultIndexMemory]); 0 keeps every index.
+	MaxMemory int64
+
 	mu      sync.Mutex
 	indexes map[string]*indexEntry
+	tick    int
 	stats   IndexStats
+	// builds bounds the indexes built at once to the CPUs: a build
+	// already chunks on every CPU, and each one in flight holds its
+	// files' terms (8 workers building at once peaked at 1.4 GB).
+	builds chan struct{}
 }
 
 // IndexStats counts what the indexed searcher did with its indexes.
 type IndexStats struct {
 	Built, Loaded int
+	// Dropped counts the indexes dropped from memory to stay within
+	// MaxMemory.
+	Dropped int
 	// BuildTime and LoadTime total the time spent building (and writing)
 	// and loading indexes; QueryTime the time of the Queries searches.
 	BuildTime, LoadTime, QueryTime time.Duration
@@ -543,11 +555,22 @@ type indexEntry struct {
 	once sync.Once
 	ix   *Index
 	err  error
+	// size is the index's estimated memory; refs the searches using it;
+	// used the tick of its last use (guarded by Indexed.mu).
+	size       int64
+	refs, used int
 }
+
+// DefaultIndexMemory is the memory the indexes kept between searches may
+// take: beyond it the least recently used are dropped (and read again from
+// the disk cache when a later case needs them), so that a run over many
+// commits stays in bounded memory.
+const DefaultIndexMemory = 128 << 20
 
 // NewIndexed returns an indexed searcher caching under dir.
 func NewIndexed(dir string) *Indexed {
-	return &Indexed{Dir: dir, TopFiles: 10, TopFunctions: 10, TopRanges: 5, indexes: map[string]*indexEntry{}}
+	return &Indexed{Dir: dir, TopFiles: 10, TopFunctions: 10, TopRanges: 5, MaxMemory: DefaultIndexMemory,
+		indexes: map[string]*indexEntry{}, builds: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
 // Stats reports how many indexes were built and loaded from disk.
@@ -560,9 +583,17 @@ func (s *Indexed) Stats() IndexStats {
 // Index returns the index of rp at commit: from memory, from the disk
 // cache, or built (and then cached).
 func (s *Indexed) Index(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
+	ix, release, err := s.acquire(ctx, rp, commit)
+	release()
+	return ix, err
+}
+
+// acquire is Index for one search: the index stays in memory until
+// release is called.
+func (s *Indexed) acquire(ctx context.Context, rp *repo.Repo, commit string) (*Index, func(), error) {
 	full, err := rp.ResolveCommit(ctx, commit)
 	if err != nil {
-		return nil, err
+		return nil, func() {}, err
 	}
 	key := rp.GitDir() + "\x00" + full
 	s.mu.Lock()
@@ -574,9 +605,61 @@ func (s *Indexed) Index(ctx context.Context, rp *repo.Repo, commit string) (*Ind
 		e = &indexEntry{}
 		s.indexes[key] = e
 	}
+	e.refs++
 	s.mu.Unlock()
-	e.once.Do(func() { e.ix, e.err = s.load(ctx, rp, full) })
-	return e.ix, e.err
+	e.once.Do(func() {
+		e.ix, e.err = s.load(ctx, rp, full)
+		if e.ix != nil {
+			s.mu.Lock()
+			e.size = e.ix.memSize()
+			s.mu.Unlock()
+		}
+	})
+	release := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		e.refs--
+		s.tick++
+		e.used = s.tick
+		s.evict()
+	}
+	return e.ix, release, e.err
+}
+
+// evict drops the least recently used indexes no search holds until the
+// others fit in MaxMemory (s.mu held).
+func (s *Indexed) evict() {
+	if s.MaxMemory <= 0 {
+		return
+	}
+	for {
+		var total int64
+		var oldest string
+		for k, e := range s.indexes {
+			total += e.size
+			if e.refs == 0 && e.size > 0 && (oldest == "" || e.used < s.indexes[oldest].used) {
+				oldest = k
+			}
+		}
+		if total <= s.MaxMemory || oldest == "" {
+			return
+		}
+		delete(s.indexes, oldest)
+		s.stats.Dropped++
+	}
+}
+
+// memSize estimates the memory an index takes: its postings, terms,
+// chunks and lengths, and the signals' tables.
+func (ix *Index) memSize() int64 {
+	n := int64(len(ix.Chunks)+len(ix.Classes))*(2*16+16+16) + int64(len(ix.DocLen))*4
+	for t, ps := range ix.Terms {
+		// The string and slice headers, the map's slot and its slack.
+		n += int64(len(t)) + 16 + 24 + 24 + int64(cap(ps))*8
+	}
+	// The tables hold about one entry of a few words per chunk and path
+	// suffix.
+	return n + int64(len(ix.Chunks)+len(ix.Classes))*160
 }
 
 func (s *Indexed) cachePath(rp *repo.Repo, commit string) string {
@@ -600,6 +683,14 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 			_ = os.Remove(path)
 		}
 	}
+	if s.builds != nil {
+		select {
+		case s.builds <- struct{}{}:
+			defer func() { <-s.builds }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	ix, err := BuildIndex(ctx, rp, commit)
 	if err != nil {
 		return nil, fmt.Errorf("index %s at %s: %w", rp.Name(), commit, err)
@@ -620,7 +711,8 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 // give the ranked files and functions, and the top chunks' lines the
 // ranges.
 func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.ModelCalls) (Answer, error) {
-	ix, err := s.Index(ctx, rp, c.BaseCommit)
+	ix, release, err := s.acquire(ctx, rp, c.BaseCommit)
+	defer release()
 	if err != nil {
 		return Answer{}, err
 	}

@@ -51,6 +51,7 @@ var (
 	spanRe     = regexp.MustCompile("(?s)```.*?```|`[^`\n]+`")
 	commentRe  = regexp.MustCompile(`(?s)<!--.*?-->`)
 	checkboxRe = regexp.MustCompile(`(?m)^\s*[-*] \[[ xX]\].*$`)
+	fenceTagRe = regexp.MustCompile("```[\\w+-]+")
 	testWordRe = regexp.MustCompile(`(?i)\b(tests?|testing|pytest|unittest|test_\w+|\w+_test)\b`)
 )
 
@@ -72,6 +73,8 @@ func readIssue(q string, clean bool) issue {
 	// Names and paths are read from the cleaned text either way: a
 	// template's links and comments name no code of the repository.
 	body := checkboxRe.ReplaceAllString(commentRe.ReplaceAllString(q, " "), " ")
+	// A fence's language tag (```python) names no code of the repository.
+	body = fenceTagRe.ReplaceAllString(body, "```")
 	title, _, _ := strings.Cut(strings.TrimSpace(q), "\n")
 	is.aboutTests = testWordRe.MatchString(title)
 

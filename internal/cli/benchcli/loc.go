@@ -368,8 +368,8 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, filepath.Join(r.out, "report.md"))
 		if sum.Index != nil {
 			ix := sum.Index
-			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache (build %s, load %s; %d queries in %s)\n",
-				cli.ProgramName, ix.Built, ix.Loaded, ix.BuildTime.Round(time.Millisecond), ix.LoadTime.Round(time.Millisecond),
+			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache, %d dropped from memory (build %s, load %s; %d queries in %s)\n",
+				cli.ProgramName, ix.Built, ix.Loaded, ix.Dropped, ix.BuildTime.Round(time.Millisecond), ix.LoadTime.Round(time.Millisecond),
 				ix.Queries, ix.QueryTime.Round(time.Microsecond))
 		}
 	}
