@@ -109,6 +109,13 @@ type RunInfo struct {
 // whose repository or base_commit is missing, or whose search fails, is
 // a failed row naming the case; the others go on.
 func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
+	if !o.Runner.DryRun {
+		// The searcher may open files in the run directory (the agentic
+		// mode's response cache, DIR/cache.db by default).
+		if err := os.MkdirAll(o.Out, 0o777); err != nil {
+			return RunSummary{}, fmt.Errorf("loc run: %w", err)
+		}
+	}
 	s, release, err := o.searcher(ctx)
 	if err != nil {
 		return RunSummary{}, fmt.Errorf("loc run: %w", err)
@@ -123,9 +130,6 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 	if ropts.DryRun {
 		sum, err := runner.Plan(cases, ropts)
 		return RunSummary{Summary: sum}, err
-	}
-	if err := os.MkdirAll(o.Out, 0o777); err != nil {
-		return RunSummary{}, fmt.Errorf("loc run: %w", err)
 	}
 	info := RunInfo{Benchmark: "loc", Dataset: o.Dataset, Mode: o.Mode, Model: o.Model,
 		Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}

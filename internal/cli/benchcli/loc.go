@@ -350,6 +350,9 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 		if err != nil {
 			return cli.Usage(err)
 		}
+		for _, c := range sum.Pending {
+			fmt.Fprintln(sio.Out, c.ID)
+		}
 		fmt.Fprintf(sio.Err, "%s: dry run: %d cases selected, %d already done, %d to run\n",
 			cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
 		return nil

@@ -53,8 +53,8 @@ input error.`,
 			grid, err := loc.RunGrid(cmd.Context(), ro, o.run.out, o.turns, temps)
 			if grid != nil {
 				for _, r := range grid.Runs {
-					fmt.Fprintf(sio.Out, "%-24s cases %d failed %d quality_score %.4f file_acc@5 %.4f\n",
-						r.Name, r.Cases, r.Failed, r.Metrics["quality_score"], r.Metrics["file_acc@5"])
+					fmt.Fprintf(sio.Out, "%-24s cases %d failed %d quality_score %s file_acc@5 %s\n",
+						r.Name, r.Cases, r.Failed, gridMetric(r, "quality_score"), gridMetric(r, "file_acc@5"))
 				}
 				fmt.Fprintf(sio.Out, "best: %s (%s)\n", grid.Best, filepath.Join(o.run.out, loc.GridFile))
 			}
@@ -111,4 +111,14 @@ Exit status: 0 printed; 2 usage or input error.`,
 			return nil
 		},
 	}
+}
+
+// gridMetric prints a grid point's metric, or "failed" when none of its
+// cases was scored (a mean of no case is not 0).
+func gridMetric(r loc.GridRun, name string) string {
+	v, ok := r.Metrics[name]
+	if !ok || r.Failed >= r.Cases {
+		return "failed"
+	}
+	return fmt.Sprintf("%.4f", v)
 }
