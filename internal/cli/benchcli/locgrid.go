@@ -33,6 +33,7 @@ Exit status: 0 every run succeeded; 1 some cases or runs failed; 2 usage or
 input error.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.modeGiven = cmd.Flags().Changed("mode")
 			ro, err := o.options("loc grid", sio)
 			if err != nil {
 				return err
@@ -78,6 +79,7 @@ input error.`,
 	// The grid's --temperature is a list; the run's single value is
 	// replaced.
 	f.Lookup("temperature").Value = newStringsValue(&o.temps)
+	f.Var(newStringsValue(&o.temps), "temperatures", "another name of --temperature (relace-mcp)")
 	return cmd
 }
 
