@@ -217,8 +217,11 @@ func machineMade(text string) bool {
 			return true
 		}
 	}
-	lines := strings.Count(text, "\n") + 1
-	if len(text)/lines > maxMeanLine {
+	lines := strings.Count(text, "\n")
+	if !strings.HasSuffix(text, "\n") {
+		lines++
+	}
+	if len(text)/max(lines, 1) > maxMeanLine {
 		return true
 	}
 	for rest := text; len(rest) > maxLineMinified; {

@@ -88,7 +88,7 @@ func readIssue(q string, clean bool) issue {
 	for _, m := range frameRe.FindAllStringSubmatch(body, -1) {
 		n, _ := strconv.Atoi(m[2])
 		is.frames = append(is.frames, frame{m[1], n, m[3]})
-		seen["p"+m[1]] = true
+		seen["p"+strings.Trim(m[1], "./")] = true
 	}
 	for _, m := range pathRe.FindAllString(body, -1) {
 		m = strings.Trim(m, "./")
