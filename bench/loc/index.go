@@ -56,8 +56,8 @@ type Index struct {
 // BuildIndex indexes every file of rp at commit whose language package
 // symbols knows: one chunk per function or method and one per file for
 // the code outside functions (with the file's path, so a query naming a
-// file finds it). The files are streamed by one "git archive" and chunked
-// on all CPUs.
+// file finds it). The files are read by one "git cat-file --batch" (see
+// treeFiles) and chunked on all CPUs.
 func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
 	// A slot is one file: the workers chunk it, the merger takes it in
 	// file order once done is closed.

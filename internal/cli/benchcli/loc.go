@@ -260,8 +260,14 @@ ranked answer as "found", the scores as "metrics") and write DIR/report.json
 and DIR/report.md: means overall, per category and per repository.
 
 --mode indexed: BM25 over function-level chunks (plus one chunk per file for
-the code outside functions), code-aware tokens; the index of a repository
-commit is built once and cached in --index-cache. --model reference answers
+the code outside functions), code-aware tokens, fused (reciprocal rank
+fusion) with what the issue names: paths, module paths and traceback frames;
+identifiers resolved to the files defining them; words naming files; test
+files last unless the title is about tests (--signals turns each on or off;
+see docs/loc.md). The index of a repository commit is built once and cached
+in --index-cache; indexes past 128 MB in memory are dropped and read again.
+-o/--output PREFIX, --search-mode, -q, -v and --timeout SECONDS are
+relace-mcp's spellings. --model reference answers
 with the ground truth (a pipeline check); --model replay/FILE scores recorded
 answers (LocAgent's loc_outputs.jsonl, or {"id", "files": {path: [[s, e]]}}).
 
