@@ -56,7 +56,7 @@ for ds in locbench47 lite5; do
       --signals "$sig" --out "$out" --force --quiet >/dev/null 2>"$out.err" || { cat "$out.err" >&2; exit 1; }
     echo "| $ds | $sig | $(metrics "$out/report.json") |"
   done
-  printf "| %s | plain whole-file BM25 (Python) | %s | | | | | | | |\n" "$ds" \
+  printf "| %s | plain whole-file BM25 (Python) | %s | | | | |\n" "$ds" \
     "$(python3 "$root/scripts/lib/bm25_files.py" "$work/$ds.jsonl" "$repos" | sed 's/file_acc@[0-9]*=//g; s/ / | /g')"
 done
 
