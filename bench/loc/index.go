@@ -59,10 +59,18 @@ type Index struct {
 // file finds it). The files are read by one "git cat-file --batch" (see
 // treeFiles) and chunked on all CPUs.
 func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
+	return buildIndex(ctx, rp, commit, nil)
+}
+
+// buildIndex is BuildIndex taking the blobs blobs knows from it, and
+// putting the others there.
+func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCache) (*Index, error) {
 	// A slot is one file: the workers chunk it, the merger takes it in
 	// file order once done is closed.
 	type slot struct {
 		path, src string
+		id        string
+		known     *blobEntry
 		done      chan struct{}
 		chunks    []Chunk
 		classes   []Chunk
@@ -85,7 +93,14 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 			// each vocabulary's new terms in the order of their ids.
 			for f := range work {
 				known := len(v.terms)
-				f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
+				if f.known != nil {
+					f.chunks, f.terms, f.classes = f.known.replay(v, blobs.termsNow(), f.path)
+				} else {
+					f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
+					if f.err == nil {
+						blobs.put(f.id, f.chunks, f.classes, f.terms, v)
+					}
+				}
 				f.vocab, f.newTerms, f.src = v, v.terms[known:len(v.terms):len(v.terms)], ""
 				close(f.done)
 			}
@@ -143,8 +158,12 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 	}()
 
 	n := 0
-	err := treeFiles(ctx, rp.GitDir(), commit, func(path string, src string) {
-		f := &slot{path: path, src: src, done: make(chan struct{})}
+	var known func(string) *blobEntry
+	if blobs != nil {
+		known = blobs.get
+	}
+	err := treeFiles(ctx, rp.GitDir(), commit, known, func(path, src string, b *blobEntry, id string) {
+		f := &slot{path: path, src: src, id: id, known: b, done: make(chan struct{})}
 		order <- f
 		work <- f
 		n++
@@ -314,6 +333,9 @@ type vocab struct {
 	terms   []string           // an id → its term
 	counts  []int32            // an id → its count in the current chunk
 	touched []int32            // the ids counted in the current chunk
+	// fromInterned maps the blob cache's term ids to this vocab's (-1:
+	// not met yet).
+	fromInterned []int32
 }
 
 func newVocab() *vocab {
@@ -345,6 +367,31 @@ func (v *vocab) add(text string) {
 			v.counts[id]++
 		}
 	})
+}
+
+// addInterned counts the blob cache's term g (a string of interned) tf
+// times in the current chunk. The vocab keeps each interned id's own id,
+// so a term is looked up by its string once per build.
+func (v *vocab) addInterned(interned []string, g, tf int32) {
+	for int(g) >= len(v.fromInterned) {
+		v.fromInterned = append(v.fromInterned, -1)
+	}
+	id := v.fromInterned[g]
+	if id < 0 {
+		t := interned[g]
+		var ok bool
+		if id, ok = v.ids[t]; !ok {
+			id = int32(len(v.terms))
+			v.ids[t] = id
+			v.terms = append(v.terms, t)
+			v.counts = append(v.counts, 0)
+		}
+		v.fromInterned[g] = id
+	}
+	if v.counts[id] == 0 {
+		v.touched = append(v.touched, id)
+	}
+	v.counts[id] += tf
 }
 
 // take returns the current chunk's term counts and starts a new chunk.
@@ -540,6 +587,10 @@ type Indexed struct {
 	// already chunks on every CPU, and each one in flight holds its
 	// files' terms (8 workers building at once peaked at 1.4 GB).
 	builds chan struct{}
+	// blobs keeps what chunking made of each blob, within a budget the
+	// size of MaxMemory's default: the commits of one repository share
+	// most of their files.
+	blobs *blobCache
 }
 
 // IndexStats counts what the indexed searcher did with its indexes.
@@ -573,7 +624,8 @@ const DefaultIndexMemory = 128 << 20
 // NewIndexed returns an indexed searcher caching under dir.
 func NewIndexed(dir string) *Indexed {
 	return &Indexed{Dir: dir, TopFiles: 10, TopFunctions: 10, TopRanges: 5, MaxMemory: DefaultIndexMemory,
-		indexes: map[string]*indexEntry{}, builds: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		indexes: map[string]*indexEntry{}, builds: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		blobs: newBlobCache(DefaultIndexMemory)}
 }
 
 // Stats reports how many indexes were built and loaded from disk.
@@ -694,7 +746,7 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 			return nil, ctx.Err()
 		}
 	}
-	ix, err := BuildIndex(ctx, rp, commit)
+	ix, err := buildIndex(ctx, rp, commit, s.blobs)
 	if err != nil {
 		return nil, fmt.Errorf("index %s at %s: %w", rp.Name(), commit, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
 )
@@ -65,14 +66,20 @@ func writeIndex(path string, ix *Index) error {
 			num(uint64(c.Start))
 			num(uint64(c.End))
 		}
-		terms := make([]string, 0, len(ix.Terms))
-		for t := range ix.Terms {
-			terms = append(terms, t)
+		// The pairs sorted, rather than the terms sorted and looked up
+		// each looked up again.
+		type termPostings struct {
+			t  string
+			ps []posting
 		}
-		slices.Sort(terms)
+		terms := make([]termPostings, 0, len(ix.Terms))
+		for t, ps := range ix.Terms {
+			terms = append(terms, termPostings{t, ps})
+		}
+		slices.SortFunc(terms, func(a, b termPostings) int { return strings.Compare(a.t, b.t) })
 		num(uint64(len(terms)))
-		for _, t := range terms {
-			ps := ix.Terms[t]
+		for _, tp := range terms {
+			t, ps := tp.t, tp.ps
 			str(t)
 			num(uint64(len(ps)))
 			last := int32(0)

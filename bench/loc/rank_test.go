@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/patchbench/patchbench/internal/gittest"
 	"github.com/patchbench/patchbench/repo"
@@ -287,5 +288,44 @@ func TestIndexedMemoryBudget(t *testing.T) {
 	}
 	if st := s.Stats(); st.Built != 1 || st.Loaded != 0 || st.Dropped != 0 {
 		t.Errorf("no budget: stats %+v", st)
+	}
+}
+
+// TestBlobCacheSameIndex: an index built from blobs an earlier build
+// chunked is the index built from scratch, and the unchanged blobs are not
+// read again.
+func TestBlobCacheSameIndex(t *testing.T) {
+	r, dir, first := rankRepo(t)
+	ctx := context.Background()
+	os.WriteFile(filepath.Join(dir, "pkg/array/core.py"), []byte("def compute(x):\n    return x * 2\n\n\ndef spill(y):\n    return y\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "pkg/array/new.py"), []byte("class New:\n    def make(self):\n        return compute(1)\n"), 0o644)
+	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "two"}} {
+		if _, err := gittest.Run(t, dir, "", args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, err := r.ResolveCommit(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := newBlobCache(1 << 30)
+	if _, err := buildIndex(ctx, r, first, blobs); err != nil {
+		t.Fatal(err)
+	}
+	hits := blobs.hits
+	got, err := buildIndex(ctx, r, second, blobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := BuildIndex(ctx, r, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(posting{}), cmpopts.IgnoreUnexported(Index{})); diff != "" {
+		t.Fatalf("index from cached blobs (-scratch +cached):\n%s", diff)
+	}
+	// 8 code files now, 6 of them unchanged.
+	if n := blobs.hits - hits; n != 6 {
+		t.Errorf("%d blobs reused, want 6", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/patchbench/patchbench/symbols"
 )
@@ -24,8 +25,14 @@ const maxIndexedFile = 1 << 20
 // non-code file is never read, and a blob the repository lacks (a
 // partial clone) is skipped rather than failing the tree, as "git
 // archive" did.
-func treeFiles(ctx context.Context, gitDir, commit string, fn func(path string, src string)) error {
-	type entry struct{ id, path string }
+//
+// known returns what an earlier build made of a blob (nil if nothing): such
+// a blob is not read, and fn gets it with an empty src.
+func treeFiles(ctx context.Context, gitDir, commit string, known func(id string) *blobEntry, fn func(path string, src string, b *blobEntry, id string)) error {
+	type entry struct {
+		id, path string
+		known    *blobEntry
+	}
 	var entries []entry
 	ls, err := gitOut(ctx, gitDir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
 	if err != nil {
@@ -45,9 +52,22 @@ func treeFiles(ctx context.Context, gitDir, commit string, fn func(path string, 
 		if err != nil || size > maxIndexedFile || symbols.LanguageOf(string(path)) == "" {
 			continue
 		}
-		entries = append(entries, entry{f[2], string(path)})
+		e := entry{id: f[2], path: string(path)}
+		if known != nil {
+			e.known = known(e.id)
+		}
+		entries = append(entries, e)
 	}
-	if len(entries) == 0 {
+	toRead := 0
+	for _, e := range entries {
+		if e.known == nil {
+			toRead++
+		}
+	}
+	if toRead == 0 {
+		for _, e := range entries {
+			fn(e.path, "", e.known, e.id)
+		}
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", "--batch")
@@ -70,8 +90,10 @@ func treeFiles(ctx context.Context, gitDir, commit string, fn func(path string, 
 	go func() {
 		bw := bufio.NewWriter(in)
 		for _, e := range entries {
-			bw.WriteString(e.id)
-			bw.WriteByte('\n')
+			if e.known == nil {
+				bw.WriteString(e.id)
+				bw.WriteByte('\n')
+			}
 		}
 		bw.Flush()
 		in.Close()
@@ -79,6 +101,11 @@ func treeFiles(ctx context.Context, gitDir, commit string, fn func(path string, 
 	br := bufio.NewReaderSize(out, 1<<20)
 	var readErr error
 	for _, e := range entries {
+		if e.known != nil {
+			// In tree order with the others: chunk ids follow it.
+			fn(e.path, "", e.known, e.id)
+			continue
+		}
 		head, err := br.ReadString('\n')
 		if err != nil {
 			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
@@ -109,7 +136,7 @@ func treeFiles(ctx context.Context, gitDir, commit string, fn func(path string, 
 			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
 			break
 		}
-		fn(e.path, b.String())
+		fn(e.path, b.String(), nil, e.id)
 	}
 	_, _ = io.Copy(io.Discard, out)
 	if err := cmd.Wait(); err != nil && readErr == nil {
@@ -127,4 +154,137 @@ func gitOut(ctx context.Context, gitDir string, args ...string) ([]byte, error) 
 		return nil, fmt.Errorf("git %s: %s: %w", args[0], strings.TrimSpace(stderr.String()), err)
 	}
 	return out, nil
+}
+
+// blobEntry is what chunking made of one blob: its chunks and classes
+// (without the path, which another tree may give the same blob) and each
+// chunk's terms. Consecutive commits of a repository share most blobs, so a
+// run over many commits chunks and tokenizes each blob once.
+type blobEntry struct {
+	chunks, classes []Chunk
+	terms           [][]termCount // in the ids of the cache's interned terms
+	size            int64
+}
+
+// blobCache keeps blobEntries within a byte budget, the oldest dropped
+// first. Safe for concurrent use.
+type blobCache struct {
+	mu     sync.Mutex
+	max    int64
+	size   int64
+	byID   map[string]*blobEntry
+	queue  []string
+	hits   int
+	misses int
+	// The terms of the entries, interned: an entry's terms are ids, which
+	// a vocab translates through a slice, without hashing a string.
+	ids   map[string]int32
+	terms []string
+}
+
+func newBlobCache(max int64) *blobCache {
+	return &blobCache{max: max, byID: map[string]*blobEntry{}, ids: map[string]int32{}}
+}
+
+// termsNow returns the interned terms so far (ids only grow).
+func (c *blobCache) termsNow() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.terms
+}
+
+func (c *blobCache) get(id string) *blobEntry {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.byID[id]
+	if b != nil {
+		c.hits++
+	} else {
+		c.misses++
+	}
+	return b
+}
+
+func (c *blobCache) put(id string, chunks, classes []Chunk, terms [][]termCount, v *vocab) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byID[id]; ok {
+		return
+	}
+	b := c.newBlobEntry(chunks, classes, terms, v)
+	if b.size > c.max {
+		return
+	}
+	c.byID[id] = b
+	c.queue = append(c.queue, id)
+	c.size += b.size
+	for c.size > c.max && len(c.queue) > 0 {
+		old := c.queue[0]
+		c.queue = c.queue[1:]
+		c.size -= c.byID[old].size
+		delete(c.byID, old)
+	}
+}
+
+// newBlobEntry keeps what chunkFile made of a blob, its terms interned
+// (c.mu held).
+func (c *blobCache) newBlobEntry(chunks, classes []Chunk, terms [][]termCount, v *vocab) *blobEntry {
+	b := &blobEntry{chunks: make([]Chunk, len(chunks)), classes: make([]Chunk, len(classes)), terms: make([][]termCount, len(terms))}
+	for i, c := range chunks {
+		c.Path = ""
+		b.chunks[i] = c
+		b.size += int64(len(c.Name)) + 48
+	}
+	for i, c := range classes {
+		c.Path = ""
+		b.classes[i] = c
+		b.size += int64(len(c.Name)) + 48
+	}
+	for i, tcs := range terms {
+		ts := make([]termCount, len(tcs))
+		for j, tc := range tcs {
+			t := v.terms[tc.term]
+			g, ok := c.ids[t]
+			if !ok {
+				g = int32(len(c.terms))
+				c.ids[t] = g
+				c.terms = append(c.terms, t)
+				b.size += int64(len(t)) + 40
+			}
+			ts[j] = termCount{g, tc.tf}
+		}
+		b.terms[i] = ts
+		b.size += int64(len(ts))*8 + 24
+	}
+	return b
+}
+
+// replay gives path's chunks and terms from b, in the ids of v, as
+// chunkFile would have: the same terms met in the same order. interned
+// are the cache's terms (see termsNow).
+func (b *blobEntry) replay(v *vocab, interned []string, path string) (chunks []Chunk, terms [][]termCount, classes []Chunk) {
+	chunks = make([]Chunk, len(b.chunks))
+	for i, c := range b.chunks {
+		c.Path = path
+		chunks[i] = c
+	}
+	classes = make([]Chunk, len(b.classes))
+	for i, c := range b.classes {
+		c.Path = path
+		classes[i] = c
+	}
+	terms = make([][]termCount, len(b.terms))
+	for i, ts := range b.terms {
+		for _, t := range ts {
+			v.addInterned(interned, t.term, t.tf)
+		}
+		terms[i] = v.take()
+	}
+	return chunks, terms, classes
 }
