@@ -30,7 +30,9 @@ type Report struct {
 
 // RelaceSummary holds relace-mcp's summary fields: means over the scored
 // (not failed) cases; the function hit rate over the cases whose ground
-// truth has functions; latency is each case's wall time.
+// truth has functions. Latency is the time of a case's model calls (0
+// without a model), not its wall time: report.json is a function of the
+// results' rows, the same for a run and for its shards merged.
 type RelaceSummary struct {
 	TotalCases              int     `json:"total_cases"`
 	SuccessRate             float64 `json:"success_rate"`
@@ -72,7 +74,7 @@ func relaceSummary(rows []map[string]any) RelaceSummary {
 		}
 		t, _ := r["turns"].(float64)
 		s.AvgTurns += t
-		ms, _ := r["elapsed_ms"].(float64)
+		ms, _ := r["latency_ms"].(float64)
 		s.AvgLatencyMS += ms
 	}
 	if scored == 0 {
