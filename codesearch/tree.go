@@ -118,12 +118,12 @@ func (d *dirSource) walk(ctx context.Context, fn func(string, fs.DirEntry)) erro
 			return err
 		}
 		if e.IsDir() {
-			if e.Name() == ".git" {
+			if patch.IsDotGit(e.Name()) {
 				return fs.SkipDir
 			}
 			return ctx.Err()
 		}
-		if e.Name() != ".git" {
+		if !patch.IsDotGit(e.Name()) {
 			fn(p, e)
 		}
 		return nil
@@ -180,13 +180,13 @@ func checkName(ctx context.Context, src source, name string) (string, error) {
 		return "", nil
 	}
 	if err := patch.CheckPath(name); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrOutside, err)
+		return "", fmt.Errorf("%w: %w", ErrOutside, patch.ForReading(err))
 	}
 	clean := path.Clean(name)
 	err := patch.CheckLinks(clean, func(p string) (fs.FileMode, string, error) { return src.lstat(ctx, p) })
 	if err != nil {
 		if errors.Is(err, patch.ErrUnsafePath) {
-			return "", fmt.Errorf("%w: %w", ErrOutside, err)
+			return "", fmt.Errorf("%w: %w", ErrOutside, patch.ForReading(err))
 		}
 		return "", err
 	}

@@ -578,18 +578,28 @@ func (s *Store) learnBlobs(lines []string) error {
 // file if spec names one (blank lines and # comments skipped), the commits
 // of a git rev-list range, oldest first, if spec has ".." or "^", or else
 // comma-separated revisions.
+//
+// A revision that begins with '-' is refused in every form, so that none
+// reaches git as an option (see repo.RevListArgs).
 func Revisions(ctx context.Context, r *repo.Repo, spec string) ([]string, error) {
 	if b, err := os.ReadFile(spec); err == nil {
 		var out []string
-		for _, line := range strings.Split(string(b), "\n") {
+		for i, line := range strings.Split(string(b), "\n") {
 			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				if err := repo.CheckRevision(line); err != nil {
+					return nil, fmt.Errorf("envstore: --commits %s line %d: %w", spec, i+1, err)
+				}
 				out = append(out, line)
 			}
 		}
 		return out, nil
 	}
 	if strings.Contains(spec, "..") || strings.Contains(spec, "^") {
-		cmd := exec.CommandContext(ctx, "git", "--git-dir="+r.GitDir(), "rev-list", "--reverse", spec, "--")
+		args, err := repo.RevListArgs(spec)
+		if err != nil {
+			return nil, fmt.Errorf("envstore: --commits: %w", err)
+		}
+		cmd := exec.CommandContext(ctx, "git", append(append([]string{"--git-dir=" + r.GitDir(), "rev-list", "--reverse"}, args...), "--")...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -601,6 +611,9 @@ func Revisions(ctx context.Context, r *repo.Repo, spec string) ([]string, error)
 	var out []string
 	for _, rev := range strings.Split(spec, ",") {
 		if rev = strings.TrimSpace(rev); rev != "" {
+			if err := repo.CheckRevision(rev); err != nil {
+				return nil, fmt.Errorf("envstore: --commits: %w", err)
+			}
 			out = append(out, rev)
 		}
 	}

@@ -103,6 +103,13 @@ type Request struct {
 	Seed *int64
 	// Tools are the functions the model may call; nil offers none.
 	Tools []Tool
+	// Sample names one draw among requests that are otherwise the same:
+	// the n samples of one prompt carry n different values (APE: "3" for
+	// a task's fourth candidate, "3/1" for the second judge vote on it).
+	// It is part of the response cache key, so that n samples are n
+	// requests the first time and none on a rerun; it is not sent to the
+	// provider. Empty for a request that is made once.
+	Sample string
 	// Meta describes the case a request belongs to (for example id, task,
 	// format, prompt). Only the replay and reference clients read it, and it
 	// is not part of the cache key.

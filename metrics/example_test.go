@@ -53,12 +53,3 @@ func ExampleMean() {
 	fmt.Println(metrics.Mean([]float64{1, 0, 1, 1}))
 	// Output: 0.75
 }
-
-func ExampleExtractAnswer() {
-	response := "Here is the updated file:\n\n```python\nprint('hi')\n```\n\nLet me know!"
-	fmt.Printf("%q\n", metrics.ExtractAnswer(response))
-	fmt.Printf("%q\n", metrics.ExtractAnswer("print('hi')\n"))
-	// Output:
-	// "print('hi')\n"
-	// "print('hi')\n"
-}

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -246,14 +245,22 @@ func TestKFromRatio(t *testing.T) {
 }
 
 func TestSemanticDrop(t *testing.T) {
-	// Compile pass@16 of 20 with c = 2 against judge pass@16 with c = 1:
-	// (1 - 153/4845) - 0.8 = 4692/4845 - 0.8.
-	got := SemanticDrop(PassAtK(20, 2, 16), PassAtK(20, 1, 16))
-	if want := 4692.0/4845 - 0.8; !approxEqual(got, want) {
-		t.Errorf("SemanticDrop = %v, want %v", got, want)
+	for _, tt := range []struct{ compile, judge, want float64 }{
+		{0.5, 0.25, 50}, // the percentage, not the difference 0.25
+		{0.5, 0.5, 0},
+		{0.8, 0, 100},
+		{0, 0, 0}, // nothing compiled: nothing to drop
+		{1, 0.9, 10},
+	} {
+		if got := SemanticDrop(tt.compile, tt.judge); !approxEqual(got, tt.want) {
+			t.Errorf("SemanticDrop(%v, %v) = %v, want %v", tt.compile, tt.judge, got, tt.want)
+		}
 	}
-	if got := SemanticDrop(0.5, 0.5); got != 0 {
-		t.Errorf("SemanticDrop(0.5, 0.5) = %v, want 0", got)
+	// Compile pass@16 of 20 with c = 2 against judge pass@16 with c = 1:
+	// compile 4692/4845, judge 0.8.
+	c := PassAtK(20, 2, 16)
+	if got, want := SemanticDrop(c, PassAtK(20, 1, 16)), (4692.0/4845-0.8)/(4692.0/4845)*100; !approxEqual(got, want) {
+		t.Errorf("SemanticDrop = %v, want %v", got, want)
 	}
 }
 
@@ -277,53 +284,4 @@ func TestMean(t *testing.T) {
 	}
 }
 
-func TestExtractAnswer(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{"no fence", "just code\nhere", "just code\nhere"},
-		{"no fence crlf", "a\r\nb\r\n", "a\nb\n"},
-		{"empty", "", ""},
-		{"plain fence", "Here:\n```\nx = 1\n```\nDone.", "x = 1\n"},
-		{"language tag", "```python\ndef f():\n    pass\n```\n", "def f():\n    pass\n"},
-		{"tilde fence", "~~~go\npackage p\n~~~\n", "package p\n"},
-		{"first block wins", "```\none\n```\ntext\n```\ntwo\n```\n", "one\n"},
-		{"unterminated", "Sure:\n```js\nlet a;\nlet b;", "let a;\nlet b;"},
-		{"unterminated at end of fence line", "```", ""},
-		{"empty block", "```\n```\n", ""},
-		{"crlf", "Answer:\r\n```c\r\nint x;\r\n\r\n```\r\n", "int x;\n\n"},
-		{"blank lines kept", "```\n\na\n\n```", "\na\n\n"},
-		{"closing fence may be longer", "```\na\n`````\nb", "a\n"},
-		{"shorter run does not close", "````\n```\ninner\n```\n````\n", "```\ninner\n```\n"},
-		{"tildes do not close backticks", "```\n~~~\na\n```\n", "~~~\na\n"},
-		{"closing fence with info does not close", "```\na\n```go\nb\n```\n", "a\n```go\nb\n"},
-		{"indented fence", "1. Do this:\n   ```\n   x\n     y\n   ```\n", "x\n  y\n"},
-		{"inline triple backticks are not a fence", "use ```x``` here\n```\ncode\n```", "code\n"},
-		{"two backticks are not a fence", "``\nx\n``", "``\nx\n``"},
-		{"closing fence with trailing space", "```\na\n```  \nb", "a\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ExtractAnswer(tt.in); got != tt.want {
-				t.Errorf("ExtractAnswer(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
 func approxEqual(a, b float64) bool { return math.Abs(a-b) <= 1e-12 }
-
-func FuzzExtractAnswer(f *testing.F) {
-	for _, s := range []string{"", "```\nx\n```", "~~~~\r\n~~~\r\n", "a\n```go\nb", "  ```\n  c\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := ExtractAnswer(s)
-		if !strings.ContainsAny(s, "`~") && got != strings.ReplaceAll(s, "\r\n", "\n") {
-			t.Errorf("ExtractAnswer(%q) = %q, want the whole response", s, got)
-		}
-		if len(got) > len(s) {
-			t.Errorf("ExtractAnswer(%q) = %q is longer than the response", s, got)
-		}
-	})
-}

@@ -47,10 +47,14 @@ func KFromRatio(n int, ratio float64) int {
 	return min(max(k, 1), max(n, 1))
 }
 
-// SemanticDrop returns how much of the compile pass rate the judge takes
-// away: compile − judge, in the same unit as its arguments (APE-Bench's gap
-// between syntactic and semantic success). A judge pass implies a compile
-// pass, so for figures from one run the result lies in [0, compile].
+// SemanticDrop returns the percentage of the compile pass rate the judge
+// takes away, (compile − judge) / compile × 100: APE-Bench's relative gap
+// between syntactic and semantic success (compile 0.5 and judge 0.25 give
+// 50). It is 0 when compile is 0 (nothing to drop). The absolute
+// difference is compile − judge.
 func SemanticDrop(compile, judge float64) float64 {
-	return compile - judge
+	if compile == 0 {
+		return 0
+	}
+	return (compile - judge) / compile * 100
 }

@@ -367,9 +367,10 @@ type FileResult struct {
 	Op            Operation
 	// Content is the new content; nil for a deletion.
 	Content []byte
-	// Mode is the new file mode from the patch, 0 when unchanged or unknown.
-	Mode       uint32
-	Placements []Placement
+	// Mode is the new file mode from the patch, 0 when unchanged or unknown;
+	// OldMode is the old one when the patch changes the mode of a file.
+	Mode, OldMode uint32
+	Placements    []Placement
 	// Binary: the content came from a binary patch.
 	Binary bool
 	// Replaced: a file existed at Path before a Create or Rename with
@@ -425,15 +426,13 @@ func (ov *overlay) read(name string) (string, bool, error) {
 
 func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	res := FileResult{OldPath: fp.OldPath, Path: fp.NewPath, Op: fp.Op}
-	if fp.Op == Create || (fp.NewMode != 0 && fp.OldMode != 0 && fp.NewMode != fp.OldMode) {
-		res.Mode = fp.NewMode
-	}
+	res.OldMode, res.Mode = ResultModes(fp.Op, fp.OldMode, fp.NewMode)
 	if fp.Path() == "" {
 		return res, fmt.Errorf("apply: %w", ErrNoPath)
 	}
 	res.Binary = fp.Binary
-	if fp.OldMode&0o170000 == 0o120000 || fp.NewMode&0o170000 == 0o120000 {
-		return res, fmt.Errorf("apply: %w %q: the patch edits a symbolic link (mode 120000); symbolic links are not edited", ErrUnsafePath, fp.Path())
+	if err := CheckModes(fp.Path(), fp.OldMode, fp.NewMode); err != nil {
+		return res, fmt.Errorf("apply: %w", err)
 	}
 	var old string
 	switch fp.Op {
@@ -447,11 +446,12 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		}
 	default:
 		if fp.Op == Modify && fp.OldPath != fp.NewPath {
-			// "--- a/x.orig" / "+++ b/x": patch whichever file exists, in place.
-			name := fp.OldPath
-			if _, ok, _ := ov.read(name); !ok || name == "" {
-				name = fp.NewPath
-			}
+			// A traditional diff with two names ("--- a/x.orig" / "+++ b/x"):
+			// one file is patched in place.
+			name := TraditionalTarget(fp.OldPath, fp.NewPath, func(n string) bool {
+				_, ok, _ := ov.read(n)
+				return ok
+			})
 			res.OldPath, res.Path = name, name
 			c := *fp
 			c.OldPath, c.NewPath = name, name
@@ -505,6 +505,55 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	c := bytesString(content)
 	ov.files[fp.NewPath] = &c
 	return res, nil
+}
+
+// TraditionalTarget returns the file that a traditional diff (no "diff
+// --git" line) naming two different files patches in place: the one that
+// exists; when both or neither do, the shorter name ("x.c" of "x.c" and
+// "x.c.orig", as GNU patch and git apply choose), and of two names as long
+// the old one (as GNU patch does; git apply takes the new one). An empty
+// name gives the other. A "diff --git" section with two names is a rename,
+// not this (see [ParseUDiff]).
+func TraditionalTarget(oldPath, newPath string, exists func(string) bool) string {
+	switch {
+	case oldPath == "" || oldPath == newPath:
+		return newPath
+	case newPath == "":
+		return oldPath
+	}
+	if o, n := exists(oldPath), exists(newPath); o != n {
+		if o {
+			return oldPath
+		}
+		return newPath
+	}
+	if len(newPath) < len(oldPath) {
+		return newPath
+	}
+	return oldPath
+}
+
+// CheckModes refuses a file patch that makes or edits a symbolic link
+// (mode 120000): patchbench neither follows, edits nor creates links.
+func CheckModes(name string, oldMode, newMode uint32) error {
+	if oldMode&0o170000 == 0o120000 || newMode&0o170000 == 0o120000 {
+		return fmt.Errorf("%w %q: the patch edits a symbolic link (mode 120000); symbolic links are not edited", ErrUnsafePath, name)
+	}
+	return nil
+}
+
+// ResultModes returns the modes of a [FileResult] for a file patch with
+// operation op and modes oldMode and newMode: the new file's mode for a
+// creation, both when the patch changes the mode ("old mode" / "new mode"),
+// zeros otherwise (the file keeps its mode).
+func ResultModes(op Operation, oldMode, newMode uint32) (resOld, resNew uint32) {
+	switch {
+	case op == Create:
+		return 0, newMode
+	case op != Delete && oldMode != 0 && newMode != 0 && oldMode != newMode:
+		return oldMode, newMode
+	}
+	return 0, 0
 }
 
 // onlyAppends reports whether every hunk of fp is a position-less insertion.

@@ -3,6 +3,7 @@ package patch
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -13,29 +14,110 @@ import (
 )
 
 // ErrUnsafePath is wrapped by the errors of paths a patch may not read or
-// write: absolute, leaving the directory with "..", inside .git, through a
-// symbolic link, or a symbolic link themselves.
+// write: absolute, leaving the directory with "..", with a .git component,
+// too long or too deep, through a symbolic link, a symbolic link
+// themselves, or not a regular file (a named pipe, a device, a socket).
 var ErrUnsafePath = errors.New("unsafe path")
 
+// Bounds of a patch path. Creating a file n directories deep costs time in
+// n squared (each directory is reached from the root), and no source tree
+// needs more: git's own PATH_MAX is 4096.
+const (
+	MaxPathBytes = 4096
+	MaxPathDepth = 256
+)
+
 // CheckPath refuses a patch path that is empty, absolute, leaves the
-// directory with "..", or lies inside .git. It looks at the name only; see
-// [CheckLinks] for symbolic links.
+// directory with "..", is longer than [MaxPathBytes] or deeper than
+// [MaxPathDepth] components, or has a component that git's verify_path
+// refuses as .git (see [IsDotGit]). It looks at the name only; see
+// [CheckLinks] for symbolic links and file types.
 func CheckPath(name string) error {
+	if len(name) > MaxPathBytes {
+		return fmt.Errorf("%w %q: %d bytes, over the bound of %d (MaxPathBytes)", ErrUnsafePath, abbrev(name), len(name), MaxPathBytes)
+	}
 	clean := path.Clean(name)
 	if name == "" || strings.HasPrefix(name, "/") || filepath.IsAbs(filepath.FromSlash(name)) ||
 		strings.ContainsRune(name, 0) || !fs.ValidPath(clean) || clean == "." {
 		return fmt.Errorf("%w %q: patch paths must be relative and stay inside the directory", ErrUnsafePath, name)
 	}
-	if clean == ".git" || strings.HasPrefix(clean, ".git/") {
-		return fmt.Errorf("%w %q: patches may not touch .git", ErrUnsafePath, name)
+	if d := strings.Count(clean, "/") + 1; d > MaxPathDepth {
+		return fmt.Errorf("%w %q: %d components deep, over the bound of %d (MaxPathDepth)", ErrUnsafePath, abbrev(name), d, MaxPathDepth)
+	}
+	// A backslash separates components on Windows, where git checks the
+	// parts it separates too.
+	for c := range strings.FieldsFuncSeq(clean, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if IsDotGit(c) {
+			return fmt.Errorf("%w %q: patches may not touch .git (component %q)", ErrUnsafePath, abbrev(name), c)
+		}
 	}
 	return nil
 }
 
+// abbrev shortens a long name for an error message.
+func abbrev(name string) string {
+	if len(name) <= 200 {
+		return name
+	}
+	return name[:100] + "..." + name[len(name)-60:]
+}
+
+// IsDotGit reports whether a path component names the repository directory
+// .git on some file system, as git's verify_path decides: ".git" in any
+// letter case; on NTFS also followed by dots or spaces (".git.", ".git ")
+// or an alternate stream (".git::$INDEX_ALLOCATION"), and its short name
+// "git~1"; on HFS+ also with the Unicode code points HFS+ ignores
+// (zero-width joiners and the like) anywhere in it. git's other refusal,
+// .gitmodules and the like as symbolic links, is covered by refusing
+// every link.
+func IsDotGit(c string) bool {
+	if len(c) < 4 {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if c[i] >= 0x80 {
+			c = strings.Map(func(r rune) rune {
+				if hfsIgnorable(r) {
+					return -1
+				}
+				return r
+			}, c)
+			break
+		}
+	}
+	var rest string
+	switch {
+	case len(c) >= 4 && strings.EqualFold(c[:4], ".git"):
+		rest = c[4:]
+	case len(c) >= 5 && strings.EqualFold(c[:5], "git~1"):
+		rest = c[5:]
+	default:
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case '.', ' ':
+		case ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// hfsIgnorable reports the code points HFS+ leaves out of a name when it
+// compares names (git's utf8.c, next_hfs_char).
+func hfsIgnorable(r rune) bool {
+	return r >= 0x200c && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x206a && r <= 0x206f || r == 0xfeff
+}
+
 // CheckLinks refuses name when it, or a directory on the way to it, is a
-// symbolic link. lstat describes a path relative to the directory without
-// following its last component (mode, and the link's target for links); a
-// missing component ends the walk, as a file may be created there.
+// symbolic link, and when it exists but is neither a regular file nor a
+// directory (a named pipe hangs a read, a device never ends one). lstat
+// describes a path relative to the directory without following its last
+// component (mode, and the link's target for links); a missing component
+// ends the walk, as a file may be created there.
 //
 // Every link is refused, not only those leading out: git apply refuses paths
 // "beyond a symbolic link" wherever the link points, and patchbench does not
@@ -55,7 +137,10 @@ func CheckLinks(name string, lstat func(string) (fs.FileMode, string, error)) er
 			return err
 		}
 		if mode&fs.ModeSymlink == 0 {
-			if i < len(clean) && !mode.IsDir() {
+			if i == len(clean) {
+				return checkType(name, mode)
+			}
+			if !mode.IsDir() {
 				return nil // a file in the way: reading or writing fails on its own
 			}
 			continue
@@ -66,6 +151,25 @@ func CheckLinks(name string, lstat func(string) (fs.FileMode, string, error)) er
 		return fmt.Errorf("%w %q: a symbolic link (-> %s); symbolic links are not edited", ErrUnsafePath, name, target)
 	}
 	return nil
+}
+
+// checkType refuses what is neither a regular file nor a directory.
+func checkType(name string, mode fs.FileMode) error {
+	if mode.IsRegular() || mode.IsDir() {
+		return nil
+	}
+	kind := "special file"
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		kind = "named pipe"
+	case mode&fs.ModeSocket != 0:
+		kind = "socket"
+	case mode&fs.ModeCharDevice != 0:
+		kind = "character device"
+	case mode&fs.ModeDevice != 0:
+		kind = "device"
+	}
+	return fmt.Errorf("%w %q: a %s, not a regular file; only regular files are read or written", ErrUnsafePath, name, kind)
 }
 
 // errNotDir stands for ENOTDIR, which os.Root reports when a component of a
@@ -132,12 +236,43 @@ func (r *Root) lstat(name string) (fs.FileMode, string, error) {
 }
 
 // ReadFile reads name, a slash-separated path relative to the directory.
+// The file is opened without blocking and read only if the open file is a
+// regular one: a named pipe or device put in its place after the check is
+// refused, not read.
 func (r *Root) ReadFile(name string) ([]byte, error) {
 	p, err := r.check(name)
 	if err != nil {
 		return nil, err
 	}
-	return r.root.ReadFile(p)
+	f, err := r.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkType(name, fi.Mode()); err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("read %s: is a directory", name)
+	}
+	b := make([]byte, 0, fi.Size()+1) // +1: a read at the end sees io.EOF without growing
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // the file grew
+		}
+	}
 }
 
 // DirFS reads files under a directory for [Apply] through a [Root] opened

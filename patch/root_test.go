@@ -138,10 +138,16 @@ func TestRootWritesInside(t *testing.T) {
 	if err := os.Chmod(filepath.Join(tr.Dir, "a.txt"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(tr.Dir, "gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tr.Dir, "gone", "f.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	err := patch.WriteResults(tr.Dir, []patch.FileResult{
 		{OldPath: "a.txt", Path: "a.txt", Op: patch.Modify, Content: []byte("ONE\n")},
 		{Path: "new/dir/n.txt", Op: patch.Create, Content: []byte("n\n")},
-		{OldPath: "sub/f.txt", Op: patch.Delete},
+		{OldPath: "gone/f.txt", Op: patch.Delete},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -155,8 +161,8 @@ func TestRootWritesInside(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(tr.Dir, "a.txt")); err != nil || st.Mode().Perm() != 0o755 {
 		t.Errorf("a.txt mode %v, %v; want 0755 kept", st.Mode(), err)
 	}
-	if _, err := os.Stat(filepath.Join(tr.Dir, "sub")); !os.IsNotExist(err) {
-		t.Errorf("sub: %v; want the emptied directory removed", err)
+	if _, err := os.Stat(filepath.Join(tr.Dir, "gone")); !os.IsNotExist(err) {
+		t.Errorf("gone: %v; want the emptied directory removed", err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(tr.Dir, "new", "dir"))
 	if len(entries) != 1 {

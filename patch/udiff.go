@@ -306,6 +306,12 @@ headers:
 			}
 		}
 	}
+	if fp.Op == Modify && fp.OldPath != "" && fp.NewPath != "" && fp.OldPath != fp.NewPath {
+		// git apply's rule: a git diff whose names differ renames the
+		// file, with "rename from" / "rename to" lines or without them
+		// (git diff --no-index of two files writes none).
+		fp.Op = Rename
+	}
 	switch fp.Op {
 	case Create:
 		fp.OldPath = ""
@@ -391,8 +397,9 @@ func (p *udiffParser) fileNames(fp *FilePatch) error {
 	}
 	p.i += 2
 	// Rename and copy names come from their own lines; the ---/+++ names of a
-	// git patch agree with them. Different names without rename lines do
-	// not rename: as with GNU patch, the file that exists is patched.
+	// git patch agree with them. Different names outside a git section do
+	// not rename: one file is patched in place (see [TraditionalTarget]);
+	// in a git section they do (see gitSection).
 	if fp.Op != Rename && fp.Op != Copy {
 		fp.OldPath, fp.NewPath = oldName, newName
 	}
@@ -432,6 +439,12 @@ func (p *udiffParser) headerName(s string) (string, error) {
 }
 
 func stripPath(name string, n int) (string, error) {
+	if strings.HasPrefix(name, "/") {
+		// An absolute name is kept whole, to be refused where it is read
+		// or written (see [CheckPath]), as the tolerant path does: with
+		// its first components stripped it would name another file.
+		return name, nil
+	}
 	s := name
 	for k := 0; k < n; k++ {
 		i := strings.IndexByte(s, '/')
@@ -742,7 +755,11 @@ func printUnified(b *strings.Builder, p *Patch, f Format) error {
 		m = wordMarkers{}
 	}
 	for _, fp := range p.Files {
-		writeGitHeader(b, fp)
+		if !differentNames(fp) || fp.Binary {
+			// A traditional diff with two names has no git header, which
+			// would make it a rename.
+			writeGitHeader(b, fp)
+		}
 		if fp.Binary {
 			writeBinary(b, fp)
 			continue
@@ -753,7 +770,7 @@ func printUnified(b *strings.Builder, p *Patch, f Format) error {
 			// empty if it is missing. A unified diff must say which.
 			return fmt.Errorf("print %s: %s: %w: an edit that creates the file only if it is missing", f, fp.Path(), ErrNotExpressible)
 		}
-		if len(hunks) == 0 {
+		if len(hunks) == 0 && !differentNames(fp) {
 			continue
 		}
 		fmt.Fprintf(b, "--- %s\n+++ %s\n", sideName("a/", fp.OldPath), sideName("b/", fp.NewPath))
@@ -846,13 +863,22 @@ func sideName(prefix, path string) string {
 	if path == "" {
 		return "/dev/null"
 	}
-	q := quoteName(prefix + path)
+	q := quoteName(prefixed(prefix, path))
 	if strings.ContainsAny(q, " \t") && !strings.HasPrefix(q, `"`) {
 		// As git does: a tab ends a name with spaces, which would
 		// otherwise be lost as trailing blanks.
 		q += "\t"
 	}
 	return q
+}
+
+// prefixed puts prefix before a relative path; an absolute one, which the
+// parser keeps whole, is written as it is.
+func prefixed(prefix, path string) string {
+	if strings.HasPrefix(path, "/") {
+		return path
+	}
+	return prefix + path
 }
 
 func writeGitHeader(b *strings.Builder, fp *FilePatch) {
@@ -863,10 +889,10 @@ func writeGitHeader(b *strings.Builder, fp *FilePatch) {
 	if newP == "" {
 		newP = oldP
 	}
-	a, c := quoteName("a/"+oldP), quoteName("b/"+newP)
+	a, c := quoteName(prefixed("a/", oldP)), quoteName(prefixed("b/", newP))
 	if oldP != newP && strings.ContainsAny(a+c, " ") {
 		// Different names with spaces cannot be split apart unquoted.
-		a, c = forceQuote("a/"+oldP), forceQuote("b/"+newP)
+		a, c = forceQuote(prefixed("a/", oldP)), forceQuote(prefixed("b/", newP))
 	}
 	fmt.Fprintf(b, "diff --git %s %s\n", a, c)
 	switch fp.Op {

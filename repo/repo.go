@@ -365,6 +365,11 @@ func gitEnv() []string {
 
 // checkRev rejects revisions that cannot be combined with a path in a
 // cat-file request or given as a command argument.
+// CheckRevision refuses what cannot be a single revision given to git: an
+// empty one, one that begins with '-' (git would read an option), one with
+// a colon, a space or a control character.
+func CheckRevision(rev string) error { return checkRev(rev) }
+
 func checkRev(rev string) error {
 	switch {
 	case rev == "":
@@ -515,4 +520,48 @@ func (r *Repo) LstatMode(ctx context.Context, rev, p string) (fs.FileMode, strin
 		return 0, "", fmt.Errorf("repo: lstat %s:%s in %s: a submodule: %w", rev, p, r.name, fs.ErrNotExist)
 	}
 	return 0, "", nil
+}
+
+// RevListArgs turns a user's commit range (git rev-list syntax: words
+// separated by white space, each a revision or a range such as A..B, A...B
+// or ^A) into arguments for git rev-list or git log: an optional count
+// (-n N, -nN or --max-count=N) and then, after --end-of-options, the
+// revisions. Any other word that begins with '-' is refused, and git
+// reads nothing after --end-of-options as an option, so that no value a
+// user gives reaches git as an option (--output=FILE would write a file).
+func RevListArgs(spec string) ([]string, error) {
+	words := strings.Fields(spec)
+	var count, revs []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "-n" && i+1 < len(words) && isCount(words[i+1]):
+			count = append(count, "--max-count="+words[i+1])
+			i++
+		case strings.HasPrefix(w, "-n") && isCount(w[2:]):
+			count = append(count, "--max-count="+w[2:])
+		case strings.HasPrefix(w, "--max-count=") && isCount(w[len("--max-count="):]):
+			count = append(count, w)
+		case strings.HasPrefix(w, "-"):
+			return nil, fmt.Errorf("commit range %q: %q is not a revision (only -n N may come before the revisions)", spec, w)
+		default:
+			revs = append(revs, w)
+		}
+	}
+	if len(revs) == 0 {
+		return nil, fmt.Errorf("commit range %q names no revision", spec)
+	}
+	return append(append(count, "--end-of-options"), revs...), nil
+}
+
+func isCount(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -311,5 +313,74 @@ func TestRepoInsideAnotherIsNotDiscovered(t *testing.T) {
 	if r, err := Open(t.Context(), inner); err == nil {
 		r.Close()
 		t.Fatal("Open(empty dir inside a working tree) succeeded")
+	}
+}
+
+func TestRevListArgs(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []string
+		err  string
+	}{
+		{"main", []string{"--end-of-options", "main"}, ""},
+		{"v1.0..main", []string{"--end-of-options", "v1.0..main"}, ""},
+		{"-n50 main ^v1", []string{"--max-count=50", "--end-of-options", "main", "^v1"}, ""},
+		{"-n 5 HEAD", []string{"--max-count=5", "--end-of-options", "HEAD"}, ""},
+		{"--max-count=2 HEAD", []string{"--max-count=2", "--end-of-options", "HEAD"}, ""},
+		{"--output=FILE", nil, `"--output=FILE" is not a revision`},
+		{"-n1 --output=FILE main", nil, `"--output=FILE" is not a revision`},
+		{"--output=x..HEAD", nil, "is not a revision"},
+		{"-nx main", nil, `"-nx" is not a revision`},
+		{"-n", nil, `"-n" is not a revision`},
+		{"main --all", nil, `"--all" is not a revision`},
+		{"-n5", nil, "names no revision"},
+		{"", nil, "names no revision"},
+	} {
+		got, err := RevListArgs(tc.spec)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("RevListArgs(%q) = %q, %v; want an error with %q", tc.spec, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("RevListArgs(%q) = %q, %v; want %q", tc.spec, got, err, tc.want)
+		}
+	}
+}
+
+// TestRevListArgsReachGitAsRevisions runs git rev-list with the arguments
+// of a spec that git would read as an option without them: no file is
+// written, and a count still counts.
+func TestRevListArgsReachGitAsRevisions(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "1"}, {"commit", "-q", "--allow-empty", "-m", "2"}} {
+		if out, err := run(args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	args, err := RevListArgs("-n1 main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(append([]string{"rev-list"}, append(args, "--")...)...)
+	if err != nil || len(strings.Fields(out)) != 1 {
+		t.Errorf("rev-list %v: %q, %v; want one commit", args, out, err)
+	}
+	// Were a word that begins with '-' let through, --end-of-options keeps
+	// git from reading it as an option.
+	if _, err := run("rev-list", "--end-of-options", "--output=FILE", "--"); err == nil {
+		t.Error("git took --output=FILE after --end-of-options as a revision")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "FILE")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("git wrote FILE: %v", err)
 	}
 }

@@ -27,7 +27,12 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(helperEnv); mode != "" {
+	if mode := os.Getenv(helperEnv); mode == "hold" {
+		if err := holdHelper(os.Getenv("RUNNER_TEST_OUT")); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			os.Exit(1)
+		}
+	} else if mode != "" {
 		if err := killHelper(mode, os.Getenv("RUNNER_TEST_OUT"), os.Getenv("RUNNER_TEST_CALLS")); err != nil {
 			fmt.Fprintln(os.Stderr, "helper:", err)
 			os.Exit(1)

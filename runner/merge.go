@@ -73,8 +73,9 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 	if o.Out == "" {
 		return sum, errors.New("merge: no output directory")
 	}
-	if ents, err := os.ReadDir(o.Out); err == nil && len(ents) > 0 {
-		return sum, fmt.Errorf("merge: %s is not empty", o.Out)
+	outOpts := DirOptions{ResultsFile: o.ResultsFile, New: true}
+	if err := CheckDir(o.Out, outOpts); err != nil {
+		return sum, fmt.Errorf("merge: %w", err)
 	}
 	ignore := append([]string{"shard", "started"}, o.Ignore...)
 	var first map[string]any
@@ -147,12 +148,21 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 		return sum, fmt.Errorf("merge: missing shard %s (JOB_COMPLETION_INDEX %s)", strings.Join(missing, ", "), indexesOf(missing))
 	}
 
-	// Everything is checked; write into a temporary directory beside Out
-	// and rename it, so that a failure leaves nothing behind.
-	parent := filepath.Dir(filepath.Clean(o.Out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	// Everything is checked; take Out (locked, as every run directory
+	// is while written), write into a temporary directory beside it and
+	// move the files in, so that a failure leaves nothing behind.
+	out, err := OpenDir(o.Out, outOpts)
+	if err != nil {
 		return sum, fmt.Errorf("merge: %w", err)
 	}
+	defer out.Release()
+	done := false
+	defer func() {
+		if !done && out.Created {
+			os.RemoveAll(o.Out)
+		}
+	}()
+	parent := filepath.Dir(filepath.Clean(o.Out))
 	tmp, err := os.MkdirTemp(parent, ".merge-*")
 	if err != nil {
 		return sum, fmt.Errorf("merge: %w", err)
@@ -202,15 +212,20 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 			return sum, err
 		}
 	}
-	if err := os.Remove(o.Out); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// run.json last: a directory with it is a whole run.
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
 		return sum, fmt.Errorf("merge: %w", err)
 	}
-	if err := os.Rename(tmp, o.Out); err != nil {
-		return sum, fmt.Errorf("merge: %w", err)
+	slices.SortStableFunc(ents, func(a, b os.DirEntry) int {
+		return cmpBool(a.Name() == RunFile, b.Name() == RunFile)
+	})
+	for _, e := range ents {
+		if err := os.Rename(filepath.Join(tmp, e.Name()), filepath.Join(o.Out, e.Name())); err != nil {
+			return sum, fmt.Errorf("merge: %w", err)
+		}
 	}
-	if err := os.Chmod(o.Out, 0o755); err != nil {
-		return sum, fmt.Errorf("merge: %w", err)
-	}
+	done = true
 	sum.Shards, sum.Rows = count, len(rows)
 	return sum, nil
 }
@@ -330,4 +345,14 @@ func differing(a, b map[string]any, ignore []string) []string {
 func stringOf(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

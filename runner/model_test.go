@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,5 +177,56 @@ func TestModelAgent(t *testing.T) {
 	if srv.Requests() != 0 || b.CachedTurns != 2 || !u.Cached || u.Tokens != tokens || u.Usage() != (runner.Usage{}) {
 		t.Errorf("rerun: %d requests, %d cached turns, calls %+v usage %+v; want 0, 2, cached with the original %d tokens, nothing spent",
 			srv.Requests(), b.CachedTurns, u, u.Usage(), tokens)
+	}
+}
+
+// TestModelSamples sends one prompt as 3 samples through OpenModel with
+// its default cache: 3 requests and 3 different answers the first time
+// (the fake server samples: each answer is new), the same 3 answers and
+// no request on a rerun.
+func TestModelSamples(t *testing.T) {
+	var calls int
+	var mu sync.Mutex
+	srv := llmtest.NewServer(llmtest.Config{Reply: func(_, _ string, _ []llm.Message) string {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return "draw " + strconv.Itoa(calls)
+	}})
+	defer srv.Close()
+	dir := t.TempDir()
+	run := func() []string {
+		m, err := runner.OpenModel(context.Background(), runner.ModelOptions{
+			Model: "openai/m", Dir: dir, LLM: llm.Options{BaseURL: srv.OpenAIBaseURL(), APIKey: "k"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		var out []string
+		for s := range 3 {
+			resp, err := m.Complete(context.Background(), llm.Request{
+				Messages: []llm.Message{{Role: "user", Content: "same prompt"}}, Sample: strconv.Itoa(s),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, resp.Text)
+		}
+		return out
+	}
+	first := run()
+	if got := srv.Requests(); got != 3 {
+		t.Fatalf("first run: %d requests, want 3", got)
+	}
+	if first[0] == first[1] || first[1] == first[2] || first[0] == first[2] {
+		t.Errorf("first run answers %q: samples are not distinct", first)
+	}
+	second := run()
+	if got := srv.Requests(); got != 3 {
+		t.Errorf("rerun: %d requests in all, want 3 (none new)", got)
+	}
+	if !slices.Equal(first, second) {
+		t.Errorf("rerun answers %q, want %q", second, first)
 	}
 }

@@ -88,7 +88,7 @@ func scanRows(r io.Reader, name string, fn func(line []byte, head rowHead) error
 // readState reads the results file at path without changing it. A missing
 // file records nothing.
 func readState(path string) (state, error) {
-	f, err := os.Open(path)
+	f, err := OpenNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return state{failed: map[string]bool{}}, nil
 	}
@@ -105,7 +105,7 @@ func readState(path string) (state, error) {
 // last line cut short by a killed run is ignored. JSON numbers decode as
 // float64.
 func ReadRows(path string) ([]map[string]any, error) {
-	f, err := os.Open(path)
+	f, err := OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
@@ -166,7 +166,8 @@ type resultsFile struct {
 // reads what the file records and repairs a cut-short last line; without,
 // the file must be missing or empty.
 func openResults(path string, resume bool) (*resultsFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	// Never through a symbolic link: a resume would append to its target.
+	f, err := OpenNoFollow(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}

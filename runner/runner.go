@@ -101,6 +101,11 @@ type Options struct {
 	Shard Shard
 	// Progress says where and how progress is shown.
 	Progress Progress
+	// Dir, when set, is the run directory the caller holds (see
+	// [OpenDir]); without it, Run takes the lock of Out's directory
+	// itself for the length of the run, so that two processes never
+	// append to one results file.
+	Dir *Dir
 }
 
 // Summary tells what a run did.
@@ -307,6 +312,16 @@ func RunList(ctx context.Context, cases CaseList, fn Func, opts Options) (Summar
 	}
 	if err := os.MkdirAll(filepath.Dir(opts.Out), 0o755); err != nil {
 		return Summary{}, fmt.Errorf("runner: %w", err)
+	}
+	if opts.Dir == nil {
+		l, err := lockDir(filepath.Dir(opts.Out))
+		if err == nil {
+			err = writeHolder(l, "")
+			defer l.Release()
+		}
+		if err != nil {
+			return Summary{}, err
+		}
 	}
 	rf, err := openResults(opts.Out, opts.Resume)
 	if err != nil {

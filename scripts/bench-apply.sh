@@ -181,23 +181,17 @@ tools=(patchbench patchbench-strict git-apply gnu-patch)
 mkdir -p "$TMP/tiny"
 printf 'a\nb\nc\n' >"$TMP/tiny/f.txt"
 printf -- '--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' >"$TMP/tiny.patch"
+. scripts/lib/apply-tools.sh
 # cmd_of TOOL DIR PATCH [real] sets cmd to the command that checks (with
 # real, applies) PATCH in DIR.
 cmd_of() {
-  local check=--check dry=--dry-run
-  [ "${4:-}" = real ] && check= dry=
   case $1 in
-    patchbench) cmd=("$pb" apply $check -C "$2" "$3") ;;
-    patchbench-strict) cmd=("$pb" apply --strict $check -C "$2" "$3") ;;
-    git-apply) cmd=(git -C "$2" apply $check "$3") ;;
-    gnu-patch) cmd=(patch -s -p1 $dry -d "$2" -i "$3") ;;
     patchbench-startup) cmd=("$pb" apply --check -C "$TMP/tiny" "$TMP/tiny.patch") ;;
     pb-engine) cmd=("$TMP/pb-engine" tolerant "$2" "$3") ;;
     pb-engine-strict) cmd=("$TMP/pb-engine" strict "$2" "$3") ;;
+    *) apply_cmd "$@" ;;
   esac
 }
-median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
 
 # --- runs -----------------------------------------------------------------
 status=0

@@ -10,7 +10,7 @@ mkdir -p "$log"
 targets=(
   ./patch:FuzzParseUDiff ./patch:FuzzParseUDiffH ./patch:FuzzParseUDiffL
   ./patch:FuzzParseSearchReplace ./patch:FuzzParseV4A ./patch:FuzzDetect
-  ./patch/extract:FuzzExtract ./patch/repair:FuzzRepair ./metrics:FuzzExtractAnswer
+  ./patch/extract:FuzzExtract ./patch/repair:FuzzRepair ./patch/extract:FuzzAnswer
   ./diff:FuzzLines ./patch:FuzzBinary
 )
 run() {

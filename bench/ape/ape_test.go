@@ -53,13 +53,24 @@ func history(t *testing.T) string {
 	return dir
 }
 
+// historyTasks makes history's repository and its tasks.
+func historyTasks(t *testing.T) (string, []Task) {
+	t.Helper()
+	dir := history(t)
+	tasks, _, err := Build(context.Background(), dir, "HEAD", BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, tasks
+}
+
 func TestEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go toolchain")
 	}
 	ctx := context.Background()
 	repoDir := history(t)
-	tasks, err := Build(ctx, repoDir, "HEAD")
+	tasks, _, err := Build(ctx, repoDir, "HEAD", BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +104,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("reference report: %+v", rep)
 	}
 
-	// The same from an environment store built for the tasks' parent
-	// commits: every reference candidate compiles and passes in the
-	// restored environments, and a check that needs what the setup made
-	// passes there and fails on a plain checkout.
+	// The same from an environment store built for the tasks' commits:
+	// every reference candidate compiles and passes in the restored
+	// environments, and a check that needs what the setup made passes
+	// there and fails on a plain checkout.
 	store, err := envstore.Open(filepath.Join(t.TempDir(), "store"))
 	if err != nil {
 		t.Fatal(err)
@@ -106,13 +117,13 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var parents []string
+	var commits []string
 	for _, tk := range tasks {
-		if !slices.Contains(parents, tk.ParentCommit) {
-			parents = append(parents, tk.ParentCommit)
+		if !slices.Contains(commits, tk.CommitHash) {
+			commits = append(commits, tk.CommitHash)
 		}
 	}
-	built, err := store.Build(ctx, r, parents, envstore.BuildOptions{Setup: "echo built > .pb-env-built", Runner: sandbox.Plain{}})
+	built, err := store.Build(ctx, r, commits, envstore.BuildOptions{Setup: "echo built > .pb-env-built", Runner: sandbox.Plain{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +141,23 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil || rep.Compiled != 8 || rep.JudgePass != 8 || rep.Overall["judge_pass@1"] != 1 {
 		t.Fatalf("reference from the store: %+v, %v; want 8 of 8 compiled and passed", rep, err)
 	}
+	// --env-commit parent: the first task's parent is not in the store.
+	// Its candidates are not evaluated, are named, and are left out of
+	// pass@k; they are no failed candidates.
+	parentEnv := withStore
+	parentEnv.EnvCommit = EnvCommitParent
+	_, rep, err = Run(ctx, tasks, RunOptions{
+		Runner: runner.Options{Out: filepath.Join(t.TempDir(), ResultsFile), Workers: 2}, N: 2, JudgeN: 1, Check: parentEnv,
+		Model: runner.ModelOptions{Model: "reference", Cache: runner.CacheOff},
+		Judge: runner.ModelOptions{Model: "reference", Cache: runner.CacheOff},
+	})
+	if err != nil || len(rep.NotEvaluated) != 2 || rep.Failed != 0 || rep.Compiled != 6 || rep.Overall["tasks"] != 3 || rep.Overall["compile_pass@1"] != 1 ||
+		!strings.Contains(rep.NotEvaluated[0], tasks[0].ID+" sample 0: environment-error: ") || !strings.Contains(rep.NotEvaluated[0], "no environment for commit "+tasks[0].ParentCommit) {
+		t.Errorf("parent environments, one missing: %+v, %v; want 2 candidates of %s not evaluated, 3 tasks at compile_pass@1 1", rep, err, tasks[0].ID)
+	}
+	if md := rep.Markdown(); !strings.Contains(md, "Not evaluated (left out of pass@k): 2 candidates") || !strings.Contains(md, "Judge: "+ExactMatchJudge) {
+		t.Errorf("report.md does not name the candidates not evaluated and the exact-match judge:\n%s", md)
+	}
 	for name, opts := range map[string]CheckOptions{"store": withStore, "checkout": check} {
 		opts.Command = "test -f .pb-env-built"
 		c, err := Compile(ctx, &tasks[0], tasks[0].ContentAfter, opts)
@@ -140,8 +168,8 @@ func TestEndToEnd(t *testing.T) {
 
 	// Replayed candidates for task 0 (n = 5): 0 good, 1 syntax error,
 	// 2 undefined name, 3 and 4 good. Judge votes: sample 0 Good Good Poor
-	// Excellent (Good, pass), 3 Good Good Poor Poor (tie: Poor, fail),
-	// 4 Excellent x4.
+	// Excellent (3 positive, 1 negative: pass), 3 Good Good Poor Poor (2
+	// against 2: fail, majority Good, worst Poor), 4 Excellent x4.
 	task := tasks[0]
 	good := "```diff\n" + task.GoldDiff + "```"
 	syntax := strings.Replace(good, "return a - b }", "return a - b", 1)
@@ -154,7 +182,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	for s, votes := range map[int][]string{0: {"Good", "Good", "Poor", "Excellent"}, 3: {"Good", "Good", "Poor", "Poor"}, 4: {"Excellent", "Excellent", "Excellent", "Excellent"}} {
 		for v, g := range votes {
-			b, _ := json.Marshal(map[string]any{"id": task.ID, "sample": s, "vote": v, "response": "Reason: r\nGrade: " + g})
+			b, _ := json.Marshal(map[string]any{"id": task.ID, "sample": s, "vote": v, "response": "Reason: r\n```json\n{\"TaskEvaluations\": {\"Task 1\": \"" + g + "\"}}\n```"})
 			judge.Write(append(b, '\n'))
 		}
 	}
@@ -185,9 +213,12 @@ func TestEndToEnd(t *testing.T) {
 	if bySample[2]["compile_pass"] != false || !strings.Contains(errs(2), "undefined: c") {
 		t.Errorf("undefined name row: %v", bySample[2])
 	}
-	for s, want := range map[int]string{0: "Good", 3: "Poor", 4: "Excellent"} {
-		if bySample[s]["grade"] != want {
-			t.Errorf("sample %d grade %v, want %s", s, bySample[s]["grade"], want)
+	for s, want := range map[int]struct {
+		grade, worst string
+		pass         bool
+	}{0: {"Good", "Poor", true}, 3: {"Good", "Poor", false}, 4: {"Excellent", "Excellent", true}} {
+		if r := bySample[s]; r["grade"] != want.grade || r["worst_grade"] != want.worst || r["judge_pass"] != want.pass {
+			t.Errorf("sample %d: grade %v, worst %v, pass %v; want %+v", s, r["grade"], r["worst_grade"], r["judge_pass"], want)
 		}
 	}
 	// n = 5, k = 4: compile c = 3, judge c = 2. Compile: n-c = 2 < 4, so 1.
@@ -199,8 +230,13 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, j := rep1.Overall["compile_pass@1"], rep1.Overall["judge_pass@1"]; math.Abs(c-0.6) > 1e-12 || math.Abs(j-0.4) > 1e-12 || math.Abs(rep1.Overall["semantic_drop"]-0.2) > 1e-12 {
-		t.Errorf("pass@1 = %v, %v, want 0.6, 0.4", c, j)
+	if c, j := rep1.Overall["compile_pass@1"], rep1.Overall["judge_pass@1"]; math.Abs(c-0.6) > 1e-12 || math.Abs(j-0.4) > 1e-12 || math.Abs(rep1.Overall["compile_judge_gap"]-0.2) > 1e-12 {
+		t.Errorf("pass@1 = %v, %v, gap %v; want 0.6, 0.4, 0.2", c, j, rep1.Overall["compile_judge_gap"])
+	}
+	// semantic_drop is the percentage of compile_pass the judge takes away:
+	// (0.6 - 0.4) / 0.6 × 100.
+	if d := rep1.Overall["semantic_drop"]; math.Abs(d-100.0/3) > 1e-9 {
+		t.Errorf("semantic_drop = %v, want 33.33 (percent)", d)
 	}
 	// k = 2: compile 1 - C(2,2)/C(5,2) = 0.9; judge 1 - C(3,2)/C(5,2) = 0.7.
 	rep2, _ := WriteReport(out2, 5, 2, 0)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/sandbox"
 )
 
@@ -31,6 +32,43 @@ type CheckOptions struct {
 	Runner sandbox.Runner
 	// Timeout bounds one check; zero means two minutes.
 	Timeout time.Duration
+	// EnvCommit is the commit whose environment checks a candidate:
+	// EnvCommitTask (the default, as APE-Bench's Eleanstic does: the
+	// task's commit_hash, with the candidate's file in place of the
+	// commit's) or EnvCommitParent (the commit before it).
+	EnvCommit string
+	// GoCache is the Go build cache the checks share; empty gives each
+	// check a fresh one. Run and Verify make one for the run: a cold
+	// cache compiles the standard library again for every candidate
+	// (a minute each for cobra on a loaded machine). Only the go tool
+	// writes it: the Go check runs no code of the candidate (no cgo).
+	GoCache string
+}
+
+// EnvCommit values.
+const (
+	EnvCommitTask   = "commit"
+	EnvCommitParent = "parent"
+)
+
+// envCommit returns the commit whose environment checks t's candidates.
+func (o CheckOptions) envCommit(t *Task) (string, error) {
+	switch o.EnvCommit {
+	case "", EnvCommitTask:
+		if t.CommitHash == "" {
+			return "", fmt.Errorf("task %s has no commit_hash", t.ID)
+		}
+		return t.CommitHash, nil
+	case EnvCommitParent:
+		if t.ParentCommit != "" {
+			return t.ParentCommit, nil
+		}
+		if t.CommitHash == "" {
+			return "", fmt.Errorf("task %s has no commit_hash", t.ID)
+		}
+		return t.CommitHash + "^", nil
+	}
+	return "", fmt.Errorf("unknown environment commit %q (want %s or %s)", o.EnvCommit, EnvCommitTask, EnvCommitParent)
 }
 
 // Check is the outcome of the compile stage for one candidate.
@@ -50,38 +88,42 @@ type Check struct {
 // location matches a compiler diagnostic that names a file and line.
 var location = regexp.MustCompile(`^\S+:\d+(:\d+)?: `)
 
-// Compile restores the environment of t's commit, writes content in place
-// of t's file, and runs the check for the file's language.
+// Compile restores the environment of t's commit (see
+// CheckOptions.EnvCommit), writes content in place of t's file, and runs
+// the check for the file's language. The file is written through a
+// patch.Root: a path that is absolute, has "..", or runs through a
+// symbolic link of the tree (committed or made by the setup) is refused
+// with an error wrapping patch.ErrUnsafePath, and nothing is written. An
+// environment that cannot be had or used gives an error wrapping
+// ErrEnvironment.
 func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (Check, error) {
 	start := time.Now()
+	commit, err := opts.envCommit(t)
+	if err != nil {
+		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+	}
+	script, env, extra, err := checkScript(t.Path(), opts.Command)
+	if err != nil {
+		return Check{}, fmt.Errorf("ape compile %s: %w: %w", t.ID, ErrEnvironment, err)
+	}
 	tmp, err := os.MkdirTemp("", "patchbench-ape-")
 	if err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
 	defer os.RemoveAll(tmp)
 	tree := filepath.Join(tmp, "tree")
-	commit := t.ParentCommit
-	if commit == "" {
-		commit = t.CommitHash + "^"
-	}
 	if err := restore(ctx, commit, tree, opts); err != nil {
+		return Check{}, fmt.Errorf("ape compile %s: %w: %w", t.ID, ErrEnvironment, err)
+	}
+	if err := writeCandidate(tree, t.Path(), content); err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
-	file := filepath.Join(tree, filepath.FromSlash(t.Path()))
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+	env = append(env, goEnv(tree, t.Path())...)
+	gocache, writable := filepath.Join(tmp, "gocache"), []string{tmp}
+	if opts.GoCache != "" {
+		gocache, writable = opts.GoCache, append(writable, opts.GoCache)
 	}
-	// A restored file may be a hard link into the store: replace it, never
-	// write through it.
-	_ = os.Remove(file)
-	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
-		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
-	}
-	script, env, extra, err := checkScript(t.Path(), opts.Command)
-	if err != nil {
-		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
-	}
-	env = append(env, "HOME="+tmp, "GOCACHE="+filepath.Join(tmp, "gocache"), "TMPDIR="+tmp)
+	env = append(env, "HOME="+tmp, "GOCACHE="+gocache, "TMPDIR="+tmp)
 	runner := opts.Runner
 	if runner == nil {
 		runner = sandbox.Detect(ctx)
@@ -93,10 +135,10 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 	setup := time.Since(start)
 	res, err := runner.Run(ctx, sandbox.Command{
 		Dir: tree, Args: []string{"/bin/sh", "-c", script}, Env: env, Timeout: timeout,
-		ExtraWritable: []string{tmp}, ExtraReadOnly: extra, MaxOutput: 1 << 20,
+		ExtraWritable: writable, ExtraReadOnly: extra, MaxOutput: 1 << 20,
 	})
 	if err != nil && res.ExitCode == -1 {
-		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
+		return Check{}, fmt.Errorf("ape compile %s: the check did not start: %w: %w", t.ID, ErrEnvironment, err)
 	}
 	c := Check{
 		Pass: res.ExitCode == 0 && !res.TimedOut, Command: script, TimedOut: res.TimedOut,
@@ -119,6 +161,14 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 		c.Errors = []string{strings.TrimSpace(out)}
 	}
 	return c, nil
+}
+
+// writeCandidate writes content as the file name of the tree, through the
+// confinement of every patch write (patch.Root: no .git, no link, no
+// special file, inside the tree). WriteResults replaces the file rather
+// than writing into it: a restored file may be a hard link into the store.
+func writeCandidate(tree, name, content string) error {
+	return patch.WriteResults(tree, []patch.FileResult{{OldPath: name, Path: name, Op: patch.Modify, Content: []byte(content)}})
 }
 
 // restore makes the tree of commit at dest: from the store when there is
@@ -187,9 +237,9 @@ func checkScript(file, template string) (script string, env, readOnly []string, 
 		goBin, _ = filepath.EvalSymlinks(goBin)
 		root := filepath.Dir(filepath.Dir(goBin))
 		pkg := q("./" + path.Dir(file))
-		// Offline: the environment holds what the build needs, or the
-		// check fails with the missing module's name.
-		env := []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin"}
+		// Offline: the environment holds the modules the build needs (see
+		// goEnv), or the check fails naming the missing module.
+		env := []string{"GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin"}
 		return "go build -o /dev/null " + pkg + " && go vet " + pkg, env, []string{root}, nil
 	case ".py":
 		// The system interpreter by path: the sandbox hides per-user
@@ -240,6 +290,69 @@ func checkScript(file, template string) (script string, env, readOnly []string, 
 		return q(lake) + " env lean " + q(file), []string{"PATH=" + filepath.Dir(lake) + ":/usr/bin:/bin"}, []string{toolchain}, nil
 	}
 	return "", nil, nil, fmt.Errorf("no built-in check for %s: give --check-cmd", file)
+}
+
+// GoModCache is where an environment's setup puts the Go modules the
+// check needs, relative to the tree (for example with
+// "GOMODCACHE=$PWD/.gomodcache go mod download").
+const GoModCache = ".gomodcache"
+
+// goEnv returns the module settings of the Go check of file in tree, so
+// that it builds offline from what the environment holds: the vendor
+// directory of file's module when it has one (GOFLAGS=-mod=vendor, from a
+// setup "go mod vendor" or a committed one), else the module cache the
+// setup left at GoModCache (GOMODCACHE there, -mod=readonly: an import no
+// required module provides is the candidate's error). Without either, a
+// module with dependencies fails with "module lookup disabled", which
+// ErrorKind names an environment problem.
+func goEnv(tree, file string) []string {
+	if path.Ext(file) != ".go" {
+		return nil
+	}
+	mod := ""
+	for d := path.Dir(file); ; d = path.Dir(d) {
+		if st, err := os.Lstat(filepath.Join(tree, filepath.FromSlash(d), "go.mod")); err == nil && st.Mode().IsRegular() {
+			mod = d
+			break
+		}
+		if d == "." || d == "/" {
+			break
+		}
+	}
+	if mod != "" {
+		if st, err := os.Lstat(filepath.Join(tree, filepath.FromSlash(mod), "vendor", "modules.txt")); err == nil && st.Mode().IsRegular() {
+			return []string{"GOFLAGS=-mod=vendor"}
+		}
+	}
+	cache := filepath.Join(tree, GoModCache)
+	if st, err := os.Lstat(cache); err == nil && st.IsDir() {
+		return []string{"GOFLAGS=-mod=readonly", "GOMODCACHE=" + cache}
+	}
+	return []string{"GOFLAGS=-mod=readonly", "GOMODCACHE=" + filepath.Join(filepath.Dir(tree), "gomodcache")}
+}
+
+// withGoCache returns o with a Go build cache for one run (see
+// CheckOptions.GoCache) unless it has one, and the function that removes it.
+func withGoCache(o CheckOptions) (CheckOptions, func(), error) {
+	if o.GoCache != "" {
+		return o, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "patchbench-ape-gocache-")
+	if err != nil {
+		return o, nil, fmt.Errorf("ape: go build cache: %w", err)
+	}
+	o.GoCache = dir
+	return o, func() { os.RemoveAll(dir) }, nil
+}
+
+// HasCheck reports whether file has a built-in check (by its extension);
+// other files need a check command.
+func HasCheck(file string) bool {
+	switch path.Ext(file) {
+	case ".go", ".py", ".java", ".rs", ".lean":
+		return true
+	}
+	return false
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

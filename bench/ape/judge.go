@@ -1,6 +1,9 @@
 package ape
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,21 +13,152 @@ import (
 // Grades from best to worst, as the APE-Bench judge gives them.
 var Grades = []string{"Excellent", "Good", "Acceptable", "Poor", "Unacceptable"}
 
-var gradeLine = regexp.MustCompile(`(?m)^\s*(?:\*\*)?Grade:(?:\*\*)?\s*(?:\*\*)?([A-Za-z]+)(?:\*\*)?\s*$`)
+// Judgement is one judge answer read as APE-Bench reads it: the values of
+// its TaskEvaluations object (one grade per task of the instruction, in
+// the order written) and its FinalOverallGrade, which APE-Bench records
+// and does not count.
+type Judgement struct {
+	Grades []string
+	Final  string
+}
 
-// ParseGrade reads the judge's answer strictly: exactly one line
-// "Grade: G" with G one of Grades (case as written there).
-func ParseGrade(answer string) (string, error) {
-	m := gradeLine.FindAllStringSubmatch(answer, -1)
-	if len(m) != 1 {
-		return "", fmt.Errorf("judge answer: want one Grade line, found %d", len(m))
+var (
+	jsonBlock  = regexp.MustCompile("(?s)```json(.*?)```")
+	jsonObject = regexp.MustCompile(`(?s)\{.*"TaskEvaluations".*\}`)
+)
+
+// ParseJudgement reads a judge's answer as APE-Bench's judgement pipeline
+// does: the last ```json block, or when there is none the text from the
+// first "{" to the last "}" around "TaskEvaluations", parsed as JSON; the
+// TaskEvaluations object's values are the grades. An answer without such
+// an object is an error: the vote has no grade and counts for neither
+// side. Grades are kept as written; [Verdict] compares them without case.
+func ParseJudgement(answer string) (Judgement, error) {
+	var text string
+	if m := jsonBlock.FindAllStringSubmatch(answer, -1); len(m) > 0 {
+		text = m[len(m)-1][1]
+	} else if text = jsonObject.FindString(answer); text == "" {
+		return Judgement{}, errors.New("judge answer: no ```json block and no object holding TaskEvaluations")
 	}
-	for _, g := range Grades {
-		if m[0][1] == g {
-			return g, nil
+	var doc struct {
+		TaskEvaluations json.RawMessage `json:"TaskEvaluations"`
+		Final           any             `json:"FinalOverallGrade"`
+	}
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		return Judgement{}, fmt.Errorf("judge answer: %w", err)
+	}
+	if doc.TaskEvaluations == nil {
+		return Judgement{}, errors.New("judge answer: no TaskEvaluations")
+	}
+	grades, err := orderedValues(doc.TaskEvaluations)
+	if err != nil {
+		return Judgement{}, fmt.Errorf("judge answer: TaskEvaluations: %w", err)
+	}
+	j := Judgement{Grades: grades}
+	j.Final, _ = doc.Final.(string)
+	return j, nil
+}
+
+// orderedValues returns the values of a JSON object in the order of its
+// keys' first appearance (a repeated key's last value wins, as in Python's
+// json.loads, which APE-Bench uses); a value that is not a string is kept
+// as its JSON text, which no grade matches.
+func orderedValues(obj json.RawMessage) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	var keys []string
+	vals := map[string]string{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		v := string(raw)
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			v = str
+		}
+		if _, seen := vals[key]; !seen {
+			keys = append(keys, key)
+		}
+		vals[key] = v
+	}
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, vals[k])
+	}
+	return out, nil
+}
+
+// VoteCount is what the votes on one candidate add up to (see [Verdict]).
+type VoteCount struct {
+	// Positive counts the grades Good and Excellent of all votes,
+	// Negative the grades Poor and Unacceptable; Acceptable and grades
+	// not among Grades count for neither.
+	Positive int `json:"positive_grades"`
+	Negative int `json:"negative_grades"`
+	// Worst is the worst grade given, Majority the most frequent (a tie
+	// going to the one given first), as APE-Bench records them; "" when
+	// no vote gave a grade.
+	Worst    string `json:"worst_grade,omitempty"`
+	Majority string `json:"grade,omitempty"`
+}
+
+// Verdict applies APE-Bench's rule (filter_judgement_results) to the
+// grades of a candidate's votes: it passes when the positive grades
+// outnumber the negative ones, over every task grade of every vote.
+func Verdict(votes [][]string) (pass bool, c VoteCount) {
+	count := map[int]int{}
+	var order []int // grade ranks in the order first given
+	worst := -1
+	for _, v := range votes {
+		for _, g := range v {
+			r := rankFold(g)
+			switch r {
+			case 0, 1:
+				c.Positive++
+			case 3, 4:
+				c.Negative++
+			}
+			if r == len(Grades) {
+				continue
+			}
+			if count[r] == 0 {
+				order = append(order, r)
+			}
+			count[r]++
+			worst = max(worst, r)
 		}
 	}
-	return "", fmt.Errorf("judge answer: unknown grade %q", m[0][1])
+	best := -1
+	for _, r := range order {
+		if best < 0 || count[r] > count[best] {
+			best = r
+		}
+	}
+	if worst >= 0 {
+		c.Worst, c.Majority = Grades[worst], Grades[best]
+	}
+	return c.Positive > c.Negative, c
+}
+
+// rankFold is the index in Grades of g compared without case, as
+// APE-Bench lower-cases a grade (and nothing else: " Good" is no grade);
+// len(Grades) when g is none of them.
+func rankFold(g string) int {
+	for i, x := range Grades {
+		if strings.ToLower(g) == strings.ToLower(x) {
+			return i
+		}
+	}
+	return len(Grades)
 }
 
 // Dimensions are the judge's per-dimension grades, as its prompt asks.
@@ -107,26 +241,17 @@ func rank(g string) int {
 	return len(Grades)
 }
 
-// Majority returns the most frequent of the parsed grades. Tie rule: among
-// grades with the same count the worse one wins, so a split judge never
-// passes a candidate (2 Good and 2 Poor give Poor). No grade gives "".
-func Majority(grades []string) string {
-	worstFirst := slices.Clone(Grades)
-	slices.Reverse(worstFirst)
-	return majority(grades, worstFirst)
-}
-
-// Passes reports whether a majority grade passes: Good or Excellent.
-func Passes(grade string) bool { return grade == "Excellent" || grade == "Good" }
-
 func judgePrompt(t *Task, candidate string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "You review an edit of %s made for this instruction:\n\n%s\n\n", t.Path(), t.Instruction)
-	fmt.Fprintf(&b, "The file before the edit:\n```\n%s```\n\nThe edit:\n```diff\n%s```\n\n", t.ContentBefore, candidate)
-	b.WriteString("Judge whether the edit does what the instruction asks, correctly and completely. " +
-		"Grade each dimension on a line of its own (Correctness: G, Completeness: G, Scope: G, the last for " +
-		"changing nothing the instruction does not ask), give a reason, an error category (none, incomplete, " +
-		"wrong-logic, off-target, style), and end with one line\n" +
-		"Grade: G\nwhere G is one of Excellent, Good, Acceptable, Poor, Unacceptable. The final Grade decides.\n")
+	fmt.Fprintf(&b, "# Code evaluation request\n\n## Original source code: %s\n\n```\n%s```\n\n", t.Path(), t.ContentBefore)
+	fmt.Fprintf(&b, "## Task requirements\n\n%s\n\n## Proposed implementation\n\n```diff\n%s```\n\n", t.Instruction, candidate)
+	b.WriteString("Evaluate whether this implementation fulfills the task requirements correctly, completely and clearly, " +
+		"changing nothing they do not ask for. After your analysis, grade each dimension on a line of its own " +
+		"(Correctness: G, Completeness: G, Scope: G), name an error category on a line " +
+		"(Error category: none, incomplete, wrong-logic, off-target or style), then give the overall judgement " +
+		"strictly in this JSON format, one entry per task of the requirements (Task 1 only when there is one):\n\n" +
+		"```json\n{\n  \"TaskEvaluations\": {\n    \"Task 1\": \"Excellent | Good | Acceptable | Poor | Unacceptable\"\n  },\n" +
+		"  \"FinalOverallGrade\": \"Excellent | Good | Acceptable | Poor | Unacceptable\"\n}\n```\n\n" +
+		"where each G and each grade is one of Excellent, Good, Acceptable, Poor, Unacceptable.\n")
 	return b.String()
 }

@@ -52,6 +52,13 @@ func TestErrorKind(t *testing.T) {
 		"Calc.java:3: error: cannot find symbol":                                  "undefined name",
 		"calc.lean:3:2: unknown identifier 'foo'":                                 "undefined name",
 		"calc.go:1:1: something else went wrong":                                  "other",
+		// The Go check without the modules the environment should hold:
+		// no candidate can do better.
+		"calc.go:3:8: example.com/dep@v1.0.0: module lookup disabled by GOPROXY=off": "environment",
+		"go: inconsistent vendoring in /tmp/tree:":                                   "environment",
+		// A candidate's import no required module provides is its own.
+		"calc.go:3:8: no required module provides package example.com/nope; to add it:":                             "import",
+		"calc.go:3:8: cannot find module providing package example.com/nope: import lookup disabled by -mod=vendor": "import",
 	} {
 		if got := ErrorKind(msg, false); got != want {
 			t.Errorf("ErrorKind(%q) = %q, want %q", msg, got, want)

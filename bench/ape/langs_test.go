@@ -63,7 +63,7 @@ func TestJavaCheck(t *testing.T) {
 		"src/main/java/com/acme/util/Util.java": util,
 		"src/main/java/com/acme/Calc.java":      calc,
 	})
-	task := &Task{ID: "java", ParentCommit: commit, FilePathBefore: "src/main/java/com/acme/Calc.java", FilePathAfter: "src/main/java/com/acme/Calc.java"}
+	task := &Task{ID: "java", CommitHash: commit, FilePathBefore: "src/main/java/com/acme/Calc.java", FilePathAfter: "src/main/java/com/acme/Calc.java"}
 	runChecks(t, dir, task, []checkCase{
 		{"good", strings.Replace(calc, "Util.twice(x)", "Util.twice(x) + 1", 1), "", true},
 		{"undefined", strings.Replace(calc, "Util.twice(x)", "Util.thrice(x)", 1), "Calc.java:6: error: cannot find symbol", false},
@@ -81,7 +81,7 @@ func TestRustCheck(t *testing.T) {
 		"Cargo.toml": "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
 		"src/lib.rs": lib,
 	})
-	task := &Task{ID: "rust", ParentCommit: commit, FilePathBefore: "src/lib.rs", FilePathAfter: "src/lib.rs"}
+	task := &Task{ID: "rust", CommitHash: commit, FilePathBefore: "src/lib.rs", FilePathAfter: "src/lib.rs"}
 	runChecks(t, dir, task, []checkCase{
 		{"good", lib + "\npub fn thrice(x: i32) -> i32 {\n    x * 3\n}\n", "", true},
 		{"undefined", strings.Replace(lib, "x * 2", "y * 2", 1), "src/lib.rs:2:5: error[E0425]: cannot find value `y` in this scope", false},

@@ -14,7 +14,7 @@ func TestPythonCheck(t *testing.T) {
 		t.Skip("no /usr/bin/python3")
 	}
 	dir, commit := commitTree(t, map[string]string{"mod.py": "import os\n\ndef f(x):\n    return os.path.join(x, 'a')\n"})
-	task := &Task{ID: "py", ParentCommit: commit, FilePathBefore: "mod.py", FilePathAfter: "mod.py"}
+	task := &Task{ID: "py", CommitHash: commit, FilePathBefore: "mod.py", FilePathAfter: "mod.py"}
 	runChecks(t, dir, task, []checkCase{
 		{"good", "import os\n\ndef f(x, y=1):\n    z = [i for i in range(y)]\n    return os.path.join(x, str(z))\n", "", true},
 		{"syntax", "def f(x):\n    return (x\n", "SyntaxError", false},

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -32,12 +33,39 @@ type RunOptions struct {
 	Model, Judge runner.ModelOptions
 	N, JudgeN    int
 	Check        CheckOptions
+	// Sampling are the candidates' sampling parameters: Temperature nil
+	// means 1; the judge is asked at JudgeTemperature, nil meaning 0.
+	Sampling         Sampling
+	JudgeTemperature *float64
 	// Format is the edit format the model is asked for (udiff when empty).
 	Format patch.Format
 	// K and KRatio choose the k of the report's pass@k (see WriteReport).
 	K      int
 	KRatio float64
 }
+
+// Sampling are the sampling parameters of the candidates' requests.
+type Sampling struct {
+	Temperature *float64
+	MaxTokens   int
+	Seed        *int64
+}
+
+// Candidate statuses (Result.Status) of candidates that were not
+// evaluated: they are named in the report and not counted in pass@k.
+const (
+	// StatusEnvironment: the environment could not be had or used (not in
+	// the store, the sandbox did not start, a toolchain or the modules
+	// the check needs are missing).
+	StatusEnvironment = "environment-error"
+	// StatusInput: the task names a path that may not be written (absolute,
+	// with "..", inside .git, through a symbolic link).
+	StatusInput = "input-error"
+)
+
+// ErrEnvironment is wrapped by the errors of a compile stage that could
+// not check the candidate for want of its environment.
+var ErrEnvironment = errors.New("environment problem")
 
 // Result is one candidate's row in results.jsonl.
 type Result struct {
@@ -51,12 +79,24 @@ type Result struct {
 	ApplyError string `json:"apply_error,omitempty"`
 	// Patch is the applied candidate as a unified diff of the file (what
 	// the judge sees), so that a run can be judged again (Rejudge).
-	Patch      string   `json:"patch,omitempty"`
-	Check               // compile stage
-	Votes      []string `json:"votes,omitempty"`
-	JudgeError []string `json:"judge_errors,omitempty"`
-	Grade      string   `json:"grade,omitempty"`
-	JudgePass  bool     `json:"judge_pass"`
+	Patch string `json:"patch,omitempty"`
+	Check        // compile stage
+	// Status is StatusEnvironment or StatusInput for a candidate that was
+	// not evaluated, with the reason in NotEvaluated; empty otherwise.
+	Status       string `json:"status,omitempty"`
+	NotEvaluated string `json:"not_evaluated,omitempty"`
+	// JudgeModel is the judge that graded the candidate ("reference" is
+	// the exact-match judge, not a model).
+	JudgeModel string `json:"judge_model,omitempty"`
+	// Votes are the TaskEvaluations grades of each vote, as the judge
+	// wrote them (none for a vote without a readable answer, which
+	// JudgeError names); FinalGrades each vote's FinalOverallGrade.
+	Votes       [][]string `json:"votes,omitempty"`
+	FinalGrades []string   `json:"final_grades,omitempty"`
+	JudgeError  []string   `json:"judge_errors,omitempty"`
+	VoteCount
+	// JudgePass is APE-Bench's rule over the votes (see Verdict).
+	JudgePass bool `json:"judge_pass"`
 	// ErrorCategories are the votes' error categories (see
 	// ParseCategory; none when no vote named one), and ErrorCategory their
 	// majority.
@@ -97,10 +137,12 @@ func OpenModel(ctx context.Context, o runner.ModelOptions, judge bool) (*runner.
 				return ins, nil // as the instruction model: the commit's own
 			}
 			if judge {
-				if req.Meta["match"] == "true" {
-					return "Correctness: Excellent\nCompleteness: Excellent\nScope: Excellent\nReason: the edit gives the gold result.\nError category: none\nGrade: Excellent\n", nil
+				g, why, cat := "Excellent", "gives", "none"
+				if req.Meta["match"] != "true" {
+					g, why, cat = "Unacceptable", "differs from", "wrong-logic"
 				}
-				return "Correctness: Unacceptable\nCompleteness: Unacceptable\nScope: Unacceptable\nReason: the edit differs from the gold result.\nError category: wrong-logic\nGrade: Unacceptable\n", nil
+				return fmt.Sprintf("Exact match: the edit %s the gold result.\nCorrectness: %[2]s\nCompleteness: %[2]s\nScope: %[2]s\nError category: %s\n"+
+					"```json\n{\"TaskEvaluations\": {\"Task 1\": %[2]q}, \"FinalOverallGrade\": %[2]q}\n```\n", why, g, cat), nil
 			}
 			return "```diff\n" + req.Meta["gold"] + "```\n", nil // gold in the run's format
 		}
@@ -200,6 +242,12 @@ func Run(ctx context.Context, tasks []Task, opts RunOptions) (runner.Summary, *R
 		return runner.Summary{}, nil, err
 	}
 	defer judge.Close()
+	check, done, err := withGoCache(opts.Check)
+	if err != nil {
+		return runner.Summary{}, nil, err
+	}
+	defer done()
+	opts.Check = check
 	var cases []runner.Case
 	for i := range tasks {
 		for s := 0; s < opts.N; s++ {
@@ -228,12 +276,20 @@ func candidate(ctx context.Context, t *Task, n int, model, judge *runner.Model, 
 	if err != nil {
 		return r, fmt.Errorf("ape: gold patch of %s: %w", t.ID, err)
 	}
+	if err := checkTaskPaths(t); err != nil {
+		return notEvaluated(r, StatusInput, err)
+	}
 	meta := map[string]string{"id": replayKey(t.ID, n), "gold": gold}
 	temp := 1.0
+	if opts.Sampling.Temperature != nil {
+		temp = *opts.Sampling.Temperature
+	}
 	ctx = withFaults(ctx, &r.Faults)
 	r.Faults.call()
 	resp, err := model.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
-		Messages: []llm.Message{{Role: "user", Content: editPrompt(t, f)}}, Temperature: &temp, Meta: meta,
+		Messages: []llm.Message{{Role: "user", Content: editPrompt(t, f)}}, Temperature: &temp,
+		MaxTokens: opts.Sampling.MaxTokens, Seed: opts.Sampling.Seed,
+		Sample: strconv.Itoa(n), Meta: meta,
 	})
 	if err != nil {
 		return r, fmt.Errorf("ape: candidate %d of %s: %w", n, t.ID, err)
@@ -249,48 +305,101 @@ func candidate(ctx context.Context, t *Task, n int, model, judge *runner.Model, 
 		return r, fmt.Errorf("ape: candidate %d of %s: %w", n, t.ID, err)
 	}
 	r.Check, err = Compile(ctx, t, content, opts.Check)
-	if err != nil || !r.Check.Pass {
+	switch {
+	case errors.Is(err, patch.ErrUnsafePath):
+		return notEvaluated(r, StatusInput, err)
+	case errors.Is(err, ErrEnvironment):
+		return notEvaluated(r, StatusEnvironment, err)
+	case err != nil:
 		return r, err
+	case !r.Check.Pass && r.Check.Kind() == KindEnvironment:
+		return notEvaluated(r, StatusEnvironment, fmt.Errorf("ape compile %s: %w: %s", t.ID, ErrEnvironment, r.Check.Errors[0]))
+	case !r.Check.Pass:
+		return r, nil
 	}
-	return r, judgeCandidate(ctx, t, n, content, r.Patch, judge, opts.JudgeN, r)
+	return r, judgeCandidate(ctx, t, n, content, r.Patch, judge, judgeSettings{opts.JudgeN, opts.JudgeTemperature}, r)
 }
 
-// judgeCandidate asks the judge opts.JudgeN times at temperature 0 and
-// records the votes; an unparseable answer is asked again once, then
-// counted as no vote.
-func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, judge *runner.Model, votes int, r *Result) error {
-	zero := 0.0
-	r.Votes, r.JudgeError, r.ErrorCategories, r.Dimensions = nil, nil, nil, nil
-	dims := false
-	for v := 0; v < max(votes, 1); v++ {
-		meta := map[string]string{"id": replayKey(t.ID, n, v), "match": strconv.FormatBool(content == t.ContentAfter)}
-		grade, category := "", ""
-		var dimensions map[string]string
-		for attempt := 0; attempt < 2 && grade == ""; attempt++ {
-			r.Faults.call()
-			resp, err := judge.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
-				Messages:    []llm.Message{{Role: "user", Content: judgePrompt(t, canon) + strings.Repeat(" ", attempt)}},
-				Temperature: &zero, Meta: meta,
-			})
-			if err != nil {
-				return fmt.Errorf("ape: judge vote %d of %s sample %d: %w", v, t.ID, n, err)
-			}
-			g, perr := ParseGrade(resp.Text)
-			if perr != nil {
-				r.JudgeError = append(r.JudgeError, fmt.Sprintf("vote %d: %v", v, perr))
-			}
-			grade, category, dimensions = g, ParseCategory(resp.Text), ParseDimensions(resp.Text)
+// notEvaluated records why r could not be evaluated. The row is a failed
+// one for the runner (so --resume --retry-failed tries it again once the
+// environment or the task is fixed), and the report names it and leaves it
+// out of pass@k.
+func notEvaluated(r *Result, status string, err error) (*Result, error) {
+	r.Status, r.NotEvaluated = status, err.Error()
+	return r, err
+}
+
+// checkTaskPaths refuses a task whose file paths may not be written
+// inside a tree.
+func checkTaskPaths(t *Task) error {
+	if err := checkPaths(t); err != nil {
+		return fmt.Errorf("ape: task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// checkPaths applies patch.CheckPath to t's file paths.
+func checkPaths(t *Task) error {
+	for _, p := range []string{t.FilePathBefore, t.FilePathAfter} {
+		if p == "" {
+			continue
 		}
-		r.Votes = append(r.Votes, grade)
-		r.ErrorCategories = append(r.ErrorCategories, category)
+		if err := patch.CheckPath(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// judgeSettings are how many votes the judge gives and at which
+// temperature (nil: 0).
+type judgeSettings struct {
+	votes       int
+	temperature *float64
+}
+
+// judgeCandidate asks the judge for js.votes votes (at temperature 0
+// unless js says otherwise), each its own sample of the request (sample
+// "n/v": the votes on two candidates with the same patch are asked for
+// apart, as APE-Bench judges each candidate), and
+// applies APE-Bench's rule to them. A vote whose answer holds no readable
+// TaskEvaluations is recorded (with its error) and counts for neither side.
+func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, judge *runner.Model, js judgeSettings, r *Result) error {
+	temp := 0.0
+	if js.temperature != nil {
+		temp = *js.temperature
+	}
+	r.JudgeModel = judge.Name()
+	r.Votes, r.FinalGrades, r.JudgeError, r.ErrorCategories, r.Dimensions = nil, nil, nil, nil, nil
+	dims := false
+	for v := 0; v < max(js.votes, 1); v++ {
+		meta := map[string]string{"id": replayKey(t.ID, n, v), "match": strconv.FormatBool(content == t.ContentAfter)}
+		r.Faults.call()
+		resp, err := judge.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
+			Messages:    []llm.Message{{Role: "user", Content: judgePrompt(t, canon)}},
+			Temperature: &temp, Sample: fmt.Sprintf("%d/%d", n, v), Meta: meta,
+		})
+		if err != nil {
+			return fmt.Errorf("ape: judge vote %d of %s sample %d: %w", v, t.ID, n, err)
+		}
+		j, perr := ParseJudgement(resp.Text)
+		if perr != nil {
+			r.JudgeError = append(r.JudgeError, fmt.Sprintf("vote %d: %v", v, perr))
+		}
+		r.Votes = append(r.Votes, j.Grades)
+		r.FinalGrades = append(r.FinalGrades, j.Final)
+		r.ErrorCategories = append(r.ErrorCategories, ParseCategory(resp.Text))
+		dimensions := ParseDimensions(resp.Text)
 		r.Dimensions = append(r.Dimensions, dimensions)
 		dims = dims || dimensions != nil
 	}
 	if !dims {
 		r.Dimensions = nil
 	}
-	r.Grade = Majority(r.Votes)
-	r.JudgePass = Passes(r.Grade)
+	if !slices.ContainsFunc(r.FinalGrades, func(g string) bool { return g != "" }) {
+		r.FinalGrades = nil
+	}
+	r.JudgePass, r.VoteCount = Verdict(r.Votes)
 	r.ErrorCategory = MajorityCategory(r.ErrorCategories)
 	if r.ErrorCategory == "" {
 		r.ErrorCategories = nil
@@ -306,8 +415,10 @@ type RejudgeOptions struct {
 	Runner runner.Options
 	Judge  runner.ModelOptions
 	JudgeN int
-	N, K   int
-	KRatio float64
+	// JudgeTemperature is the judge's temperature; nil means 0.
+	JudgeTemperature *float64
+	N, K             int
+	KRatio           float64
 }
 
 // Rejudge judges again the compiled candidates of the run in opts.From with
@@ -360,9 +471,9 @@ func Rejudge(ctx context.Context, tasks []Task, opts RejudgeOptions) (runner.Sum
 		}
 		r.ModelCalls = runner.ModelCalls{}
 		r.Faults = Faults{}
-		r.Grade, r.JudgePass, r.ErrorCategory = "", false, ""
+		r.VoteCount, r.JudgePass, r.ErrorCategory = VoteCount{}, false, ""
 		ctx = withFaults(ctx, &r.Faults)
-		return &r, judgeCandidate(ctx, t, r.Sample, content, r.Patch, judge, opts.JudgeN, &r)
+		return &r, judgeCandidate(ctx, t, r.Sample, content, r.Patch, judge, judgeSettings{opts.JudgeN, opts.JudgeTemperature}, &r)
 	}
 	sum, err := runner.Run(ctx, cases, fn, opts.Runner)
 	if err != nil || opts.Runner.DryRun {
@@ -385,6 +496,13 @@ type Report struct {
 	Compiled   int `json:"compiled"`
 	JudgePass  int `json:"judge_passed"`
 	Failed     int `json:"failed_rows"`
+	// Judge names the judge of the judged candidates; the exact-match
+	// judge (reference) is named as such, for it is no model.
+	Judge string `json:"judge,omitempty"`
+	// NotEvaluated names the candidates that could not be evaluated
+	// (environment or input problems, see Result.Status), which pass@k
+	// leaves out: a task's n is its candidates less these.
+	NotEvaluated []string `json:"not_evaluated,omitempty"`
 	// UnparsedVotes counts judge answers that could not be parsed.
 	UnparsedVotes int `json:"unparsed_judge_answers"`
 	// Retries and ErrorStatuses total the rows' Faults: model attempts
@@ -405,10 +523,18 @@ type Report struct {
 	JudgeErrorCategories map[string]int `json:"judge_error_categories,omitempty"`
 }
 
+// ExactMatchJudge is how reports name the reference judge.
+const ExactMatchJudge = "exact match with the gold file (reference judge, no model)"
+
 // WriteReport reads dir/results.jsonl and writes dir/report.json: per task
 // the number of candidates that compile (c) and that pass the judge, then
-// compile_pass@K, judge_pass@K and semantic_drop averaged over tasks; and
-// dir/report.md. k 0 means metrics.KFromRatio(n, ratio), ratio 0 means 0.8.
+// compile_pass@K, judge_pass@K and semantic_drop (the percentage of
+// compile_pass@K the judge takes away; compile_judge_gap is the absolute
+// difference) averaged over tasks; and dir/report.md. k 0 means
+// metrics.KFromRatio(n, ratio), ratio 0 means 0.8. A task's candidates that
+// could not be evaluated (Result.Status) are left out of its n; a task left
+// with fewer than k is scored at k = its n, one left with none is not
+// averaged.
 func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
 	if err != nil {
@@ -425,7 +551,8 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	}
 	rep := &Report{N: n, K: k, ByCategory: map[string]Figures{}, ByDiff: map[string]Figures{}, ByLanguage: map[string]Figures{}}
 	lang := map[string]string{}
-	type counts struct{ compile, judge int }
+	type counts struct{ compile, judge, out int }
+	judges := map[string]bool{}
 	per := map[string]*counts{}
 	group := map[string][2]string{}
 	for _, row := range rows {
@@ -439,6 +566,16 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 			lang[id] = LanguageOf(path)
 		}
 		rep.Candidates++
+		if st, _ := row["status"].(string); st == StatusEnvironment || st == StatusInput {
+			per[id].out++
+			sample, _ := row["sample"].(float64)
+			why, _ := row["not_evaluated"].(string)
+			rep.NotEvaluated = append(rep.NotEvaluated, fmt.Sprintf("%s sample %d: %s: %s", id, int(sample), st, why))
+			continue
+		}
+		if j, ok := row["judge_model"].(string); ok && j != "" {
+			judges[j] = true
+		}
 		if row["applied"] == true {
 			rep.Applied++
 		}
@@ -485,18 +622,29 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 		}
 	}
 	rep.Tasks = len(per)
-	figs := func(ids []string) Figures {
-		if len(ids) == 0 {
-			return Figures{} // a shard without tasks: no averages
+	names := slices.Sorted(maps.Keys(judges))
+	for i, j := range names {
+		if j == llm.ProviderReference {
+			names[i] = ExactMatchJudge
 		}
+	}
+	rep.Judge = strings.Join(names, ", ")
+	figs := func(ids []string) Figures {
 		var cs, js []float64
 		for _, id := range ids {
-			cs = append(cs, metrics.PassAtK(n, min(per[id].compile, n), k))
-			js = append(js, metrics.PassAtK(n, min(per[id].judge, n), k))
+			ni := n - per[id].out
+			if ni < 1 {
+				continue // no candidate evaluated: named in NotEvaluated
+			}
+			cs = append(cs, metrics.PassAtK(ni, min(per[id].compile, ni), min(k, ni)))
+			js = append(js, metrics.PassAtK(ni, min(per[id].judge, ni), min(k, ni)))
+		}
+		if len(cs) == 0 {
+			return Figures{} // a shard without tasks: no averages
 		}
 		c, j := metrics.Mean(cs), metrics.Mean(js)
-		return Figures{fmt.Sprintf("compile_pass@%d", k): c, fmt.Sprintf("judge_pass@%d", k): j, "semantic_drop": metrics.SemanticDrop(c, j),
-			"tasks": float64(len(ids))}
+		return Figures{fmt.Sprintf("compile_pass@%d", k): c, fmt.Sprintf("judge_pass@%d", k): j,
+			"semantic_drop": metrics.SemanticDrop(c, j), "compile_judge_gap": c - j, "tasks": float64(len(cs))}
 	}
 	var all []string
 	byCat, byDiff, byLang := map[string][]string{}, map[string][]string{}, map[string][]string{}
@@ -529,7 +677,11 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	}
 	// report.html: the pass@k curves and every candidate, for people to
 	// browse.
-	if err := html.WriteRunDir(dir, "APE-Bench: "+filepath.Base(filepath.Clean(dir)), html.KindAPE, nil); err != nil {
+	title := "APE-Bench: " + filepath.Base(filepath.Clean(dir))
+	if rep.Judge != "" {
+		title += " (judge: " + rep.Judge + ")"
+	}
+	if err := html.WriteRunDir(dir, title, html.KindAPE, nil); err != nil {
 		return nil, fmt.Errorf("ape: %w", err)
 	}
 	return rep, nil
@@ -541,12 +693,19 @@ func (r *Report) Markdown() string {
 	c, j := fmt.Sprintf("compile_pass@%d", r.K), fmt.Sprintf("judge_pass@%d", r.K)
 	fmt.Fprintf(&b, "# APE-Bench report\n\n%d tasks, n = %d, k = %d: %d candidates, %d applied, %d compiled, %d passed the judge, %d failed rows, %d unparsed judge answers.\n\n",
 		r.Tasks, r.N, r.K, r.Candidates, r.Applied, r.Compiled, r.JudgePass, r.Failed, r.UnparsedVotes)
+	if r.Judge != "" {
+		fmt.Fprintf(&b, "Judge: %s.\n\n", r.Judge)
+	}
 	if r.Retries > 0 {
 		fmt.Fprintf(&b, "Model calls retried %d times; error statuses: %v.\n\n", r.Retries, r.ErrorStatuses)
 	}
-	fmt.Fprintf(&b, "| group | %s | %s | semantic_drop |\n| --- | ---: | ---: | ---: |\n", c, j)
+	fmt.Fprintf(&b, "| group | %s | %s | semantic_drop %% | compile_judge_gap |\n| --- | ---: | ---: | ---: | ---: |\n", c, j)
 	line := func(name string, f Figures) {
-		fmt.Fprintf(&b, "| %s | %.4f | %.4f | %.4f |\n", name, f[c], f[j], f["semantic_drop"])
+		if _, ok := f["tasks"]; !ok {
+			fmt.Fprintf(&b, "| %s | n/a | n/a | n/a | n/a |\n", name) // no candidate evaluated
+			return
+		}
+		fmt.Fprintf(&b, "| %s | %.4f | %.4f | %.2f | %.4f |\n", name, f[c], f[j], f["semantic_drop"], f["compile_judge_gap"])
 	}
 	line("overall", r.Overall)
 	for gi, group := range []map[string]Figures{r.ByCategory, r.ByDiff, r.ByLanguage} {
@@ -574,5 +733,11 @@ func (r *Report) Markdown() string {
 	}
 	counts("Compile errors (first error of each candidate that applied and did not compile)", r.CompileErrorKinds)
 	counts("Judge error categories (majority of the votes)", r.JudgeErrorCategories)
+	if len(r.NotEvaluated) > 0 {
+		fmt.Fprintf(&b, "\nNot evaluated (left out of pass@k): %d candidates\n\n", len(r.NotEvaluated))
+		for _, s := range r.NotEvaluated {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
 	return b.String()
 }

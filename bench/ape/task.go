@@ -2,8 +2,10 @@
 // task (an instruction, the file before the edit and the gold patch) n
 // candidate edits are generated, applied to the file with the tolerant patch
 // engine, checked by the compiler in the environment of the task's commit,
-// and graded by a judge model by majority of votes; compile pass@k, judge
-// pass@k and the semantic drop between them are the headline figures.
+// and graded by a judge whose votes pass a candidate when their good and
+// excellent grades outnumber their poor and unacceptable ones (see
+// Verdict); compile pass@k, judge pass@k and the semantic drop between them
+// are the headline figures.
 package ape
 
 import (
@@ -13,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,6 +25,7 @@ import (
 	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/llm"
+	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -63,8 +67,10 @@ func ReadTasks(path string) ([]Task, error) {
 }
 
 // ReadTasksLenient reads a tasks file past its bad lines (not JSON, no
-// file path, an id seen before), which it returns in bad, each naming the
-// file, the line and the id; the other tasks run.
+// file path, a file path that may not be written inside a tree (absolute,
+// with "..", inside .git; see patch.CheckPath), an id seen before), which
+// it returns in bad, each naming the file, the line and the id; the other
+// tasks run.
 func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -91,6 +97,11 @@ func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
 		}
 		if t.Path() == "" {
 			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): no file path", path, line, t.ID))
+			continue
+		}
+		// Its check would write there: refused as a patch's path is.
+		if err := checkPaths(&t); err != nil {
+			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): %w", path, line, t.ID, err))
 			continue
 		}
 		if t.ID == "" {
@@ -181,13 +192,21 @@ func Instruct(ctx context.Context, tasks []Task, model *runner.Model, workers in
 // WriteTasks writes tasks as JSONL, atomically.
 func WriteTasks(path string, tasks []Task) error {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	if err := WriteTasksTo(&buf, tasks); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, buf.Bytes(), 0o644)
+}
+
+// WriteTasksTo writes tasks to w as JSONL.
+func WriteTasksTo(w io.Writer, tasks []Task) error {
+	enc := json.NewEncoder(w)
 	for i := range tasks {
 		if err := enc.Encode(&tasks[i]); err != nil {
 			return err
 		}
 	}
-	return atomicfile.Write(path, buf.Bytes(), 0o644)
+	return nil
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
@@ -201,21 +220,33 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return string(out), nil
 }
 
+// BuildOptions configure Build.
+type BuildOptions struct {
+	// AnyFile makes tasks of files without a built-in check too (see
+	// HasCheck): give it when the run will have a check command.
+	AnyFile bool
+}
+
 // Build makes one task per commit of the range (git rev-list syntax, oldest
 // first) and per file the commit modifies; added, deleted and renamed files
-// and merge commits are left out, as they have no PreFile to edit. The
-// instruction is the commit message; category and difficulty follow from
-// the message and the size of the change (see Classify).
-func Build(ctx context.Context, repoDir, rng string) ([]Task, error) {
-	revs, err := git(ctx, repoDir, "rev-list", "--reverse", "--no-merges", rng)
+// and merge commits are left out, as they have no PreFile to edit, and so
+// are files no built-in check compiles unless opts.AnyFile (they are
+// returned in skipped, as commit:path). The instruction is the commit
+// message; category and difficulty follow from the message and the size of
+// the change (see Classify).
+func Build(ctx context.Context, repoDir, rng string, opts BuildOptions) (tasks []Task, skipped []string, err error) {
+	rangeArgs, err := repo.RevListArgs(rng)
 	if err != nil {
-		return nil, fmt.Errorf("ape build: %w", err)
+		return nil, nil, fmt.Errorf("ape build: --commits: %w", err)
 	}
-	var tasks []Task
+	revs, err := git(ctx, repoDir, append([]string{"rev-list", "--reverse", "--no-merges"}, append(rangeArgs, "--")...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ape build: %w", err)
+	}
 	for _, commit := range strings.Fields(revs) {
 		parents, err := git(ctx, repoDir, "rev-list", "--parents", "-n1", commit)
 		if err != nil {
-			return nil, fmt.Errorf("ape build: %w", err)
+			return nil, nil, fmt.Errorf("ape build: %w", err)
 		}
 		ps := strings.Fields(parents)
 		if len(ps) != 2 {
@@ -224,11 +255,11 @@ func Build(ctx context.Context, repoDir, rng string) ([]Task, error) {
 		parent := ps[1]
 		msg, err := git(ctx, repoDir, "log", "-1", "--format=%B", commit)
 		if err != nil {
-			return nil, fmt.Errorf("ape build: %w", err)
+			return nil, nil, fmt.Errorf("ape build: %w", err)
 		}
 		names, err := git(ctx, repoDir, "diff-tree", "-r", "--no-renames", "--name-status", "-z", parent, commit)
 		if err != nil {
-			return nil, fmt.Errorf("ape build: %w", err)
+			return nil, nil, fmt.Errorf("ape build: %w", err)
 		}
 		fields := strings.Split(strings.TrimSuffix(names, "\x00"), "\x00")
 		for i := 0; i+1 < len(fields); i += 2 {
@@ -236,14 +267,18 @@ func Build(ctx context.Context, repoDir, rng string) ([]Task, error) {
 				continue
 			}
 			path := fields[i+1]
+			if !opts.AnyFile && !HasCheck(path) {
+				skipped = append(skipped, fmt.Sprintf("%.12s:%s", commit, path))
+				continue
+			}
 			t, err := buildTask(ctx, repoDir, parent, commit, path, msg)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			tasks = append(tasks, t)
 		}
 	}
-	return tasks, nil
+	return tasks, skipped, nil
 }
 
 func buildTask(ctx context.Context, repoDir, parent, commit, path, msg string) (Task, error) {

@@ -70,6 +70,30 @@ func SizeClassOf(changed int) string {
 	return Large
 }
 
+// Change kinds of an edit: what it does to the file's lines.
+const (
+	AddDelete  = "add+delete"  // adds and removes lines
+	AddOnly    = "add-only"    // only adds lines
+	DeleteOnly = "delete-only" // only removes lines
+)
+
+// ChangeKinds lists the change kinds in order.
+var ChangeKinds = []string{AddDelete, AddOnly, DeleteOnly}
+
+// ChangeKindOf returns the change kind of an edit that adds and removes
+// the given numbers of lines ("" for no change).
+func ChangeKindOf(added, removed int) string {
+	switch {
+	case added > 0 && removed > 0:
+		return AddDelete
+	case added > 0:
+		return AddOnly
+	case removed > 0:
+		return DeleteOnly
+	}
+	return ""
+}
+
 // Diff returns the row's edit in format f, "" when the row has none.
 func (r *Row) Diff(f patch.Format) string {
 	if p := r.diffField(f); p != nil {

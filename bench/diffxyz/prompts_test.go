@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchbench/patchbench/metrics"
 	"github.com/patchbench/patchbench/patch"
 )
 
@@ -47,11 +46,10 @@ func TestPromptsRender(t *testing.T) {
 		} else if !strings.Contains(user, diff) {
 			t.Errorf("%s: the prompt lacks the diff:\n%s", c.Key(), user)
 		}
-		// The code shown is recovered whole from its fence: the first
-		// fenced block of an apply prompt is the old code.
+		// The code is shown whole in a fence that no line of it closes.
 		if c.Task == Apply {
-			if got := metrics.ExtractAnswer(user); got != row.OldCode {
-				t.Errorf("%s: first block %q, want the old code", c.Key(), got)
+			if !strings.Contains(user, "\n"+fenced(row.Lang, row.OldCode)) {
+				t.Errorf("%s: the prompt lacks the old code in its own fence:\n%s", c.Key(), user)
 			}
 		}
 		if !strings.Contains(user, "udiff") && !strings.Contains(user, "search-replace") && !strings.Contains(user, "V4A") {

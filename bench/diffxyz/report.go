@@ -32,7 +32,9 @@ type Report struct {
 
 // Metrics are the metrics of a report, in column order; those no row has
 // are left out.
-var Metrics = []string{"em", "iou", "parsed", "applied", "applied_strict", "f1_plus", "f1_minus", "failed", "cached", "latency_ms", "tokens", "cost"}
+var Metrics = []string{"em", "iou", "parsed", "applied", "f1_plus", "f1_minus",
+	"applied_tolerant", "em_tolerant", "iou_tolerant", "f1_plus_tolerant", "f1_minus_tolerant",
+	"failed", "cached", "latency_ms", "tokens", "cost"}
 
 // Groupings are the dimensions a report groups rows by, one table each.
 var Groupings = []struct {
@@ -42,6 +44,7 @@ var Groupings = []struct {
 	{"By task, format and prompt", []string{"task", "format", "prompt"}},
 	{"By task and language", []string{"task", "lang"}},
 	{"By task and size class", []string{"task", "size_class"}},
+	{"By task and change kind", []string{"task", "change_kind"}},
 }
 
 // Aggregate builds the report of results rows (as runner.ReadRows returns
@@ -69,10 +72,11 @@ type reportBuilder struct {
 
 func newReportBuilder() *reportBuilder {
 	order := map[string][]string{
-		"task":       {string(Apply), string(AntiApply), string(DiffGen)},
-		"prompt":     PromptVariants,
-		"lang":       Languages,
-		"size_class": SizeClasses,
+		"task":        {string(Apply), string(AntiApply), string(DiffGen)},
+		"prompt":      PromptVariants,
+		"lang":        Languages,
+		"size_class":  SizeClasses,
+		"change_kind": ChangeKinds,
 	}
 	for _, f := range patch.Formats {
 		order["format"] = append(order["format"], string(f))
@@ -217,7 +221,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		defs = r.Reports[0].Definitions
 	}
 	var names []string
-	names = append(names, "n", "task", "format", "prompt", "lang", "size_class")
+	names = append(names, "n", "task", "format", "prompt", "lang", "size_class", "change_kind")
 	names = append(names, Metrics...)
 	for _, n := range slices.Sorted(maps.Keys(defs)) {
 		if !slices.Contains(names, n) {

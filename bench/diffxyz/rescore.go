@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/runner"
 )
 
 // resultRow is a whole results row: the runner's fields around a Result,
@@ -89,7 +90,7 @@ func Rescore(o RescoreOptions) (RescoreSummary, error) {
 		}
 		before, _ := json.Marshal(r.Result)
 		r.setScore(ScoreResponse(Case{Row: row, Task: r.Task, Format: f, Prompt: r.Prompt}, *r.Response))
-		r.Lang, r.SizeClass = row.Lang, row.SizeClass
+		r.Lang, r.SizeClass, r.ChangeKind = row.Lang, row.SizeClass, row.ChangeKind
 		after, _ := json.Marshal(r.Result)
 		sum.Rescored++
 		if !bytes.Equal(before, after) {
@@ -130,7 +131,7 @@ func Rescore(o RescoreOptions) (RescoreSummary, error) {
 // the order keys first appear. A last line cut short by a killed run is
 // dropped, as the runner does.
 func readResultRows(path string) ([]*resultRow, error) {
-	f, err := os.Open(path)
+	f, err := runner.OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("diffxyz: %w", err)
 	}

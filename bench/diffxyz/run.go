@@ -47,8 +47,9 @@ type Options struct {
 	// Out/cache.db, runner.CacheOff none). Run sets Dir and the oracle of
 	// the reference model.
 	runner.ModelOptions
-	// Sampling parameters sent with every request; nil and 0 leave the
-	// provider's defaults.
+	// Sampling parameters sent with every request. A nil Temperature
+	// means 0, greedy decoding, as the paper evaluates; MaxTokens 0 and a
+	// nil Seed leave the provider's defaults.
 	Temperature *float64
 	MaxTokens   int
 	Seed        *int64
@@ -69,16 +70,20 @@ type Options struct {
 // RunInfo is run.json: what a run was asked to do. It never holds
 // credentials.
 type RunInfo struct {
-	Benchmark   string   `json:"benchmark"`
-	Dataset     string   `json:"dataset"`
-	Model       string   `json:"model"`
-	Tasks       []Task   `json:"tasks"`
-	Formats     []string `json:"formats"`
-	Prompts     []string `json:"prompts"`
-	PromptDir   string   `json:"prompt_dir,omitempty"`
-	Temperature *float64 `json:"temperature,omitempty"`
-	MaxTokens   int      `json:"max_tokens,omitempty"`
-	Seed        *int64   `json:"seed,omitempty"`
+	Benchmark string `json:"benchmark"`
+	Dataset   string `json:"dataset"`
+	// DatasetSHA256 identifies the dataset by its bytes (see
+	// runner.HashFiles): a resume of another dataset is refused, one of
+	// the same dataset moved elsewhere is not.
+	DatasetSHA256 string   `json:"dataset_sha256,omitempty"`
+	Model         string   `json:"model"`
+	Tasks         []Task   `json:"tasks"`
+	Formats       []string `json:"formats"`
+	Prompts       []string `json:"prompts"`
+	PromptDir     string   `json:"prompt_dir,omitempty"`
+	Temperature   *float64 `json:"temperature,omitempty"`
+	MaxTokens     int      `json:"max_tokens,omitempty"`
+	Seed          *int64   `json:"seed,omitempty"`
 	// Limit, Shuffle and ShuffleSeed choose the run's cases; Shard is
 	// the part of them this directory holds ("" for all; see
 	// runner.Shard).
@@ -116,17 +121,26 @@ type Result struct {
 	Model     string `json:"model"`
 	Lang      string `json:"lang"`
 	SizeClass string `json:"size_class"`
+	// ChangeKind is the row's change kind (add+delete, add-only,
+	// delete-only).
+	ChangeKind string `json:"change_kind,omitempty"`
 	// Response is the model's answer; missing when the call failed.
 	Response *string `json:"response,omitempty"`
 
-	EM            *float64 `json:"em,omitempty"`
-	IoU           *float64 `json:"iou,omitempty"`
-	Parsed        *bool    `json:"parsed,omitempty"`
-	Applied       *bool    `json:"applied,omitempty"`
-	AppliedStrict *bool    `json:"applied_strict,omitempty"`
-	F1Plus        *float64 `json:"f1_plus,omitempty"`
-	F1Minus       *float64 `json:"f1_minus,omitempty"`
-	ApplyError    string   `json:"apply_error,omitempty"`
+	// The paper's scores (see Definitions).
+	EM      *float64 `json:"em,omitempty"`
+	IoU     *float64 `json:"iou,omitempty"`
+	Parsed  *bool    `json:"parsed,omitempty"`
+	Applied *bool    `json:"applied,omitempty"`
+	F1Plus  *float64 `json:"f1_plus,omitempty"`
+	F1Minus *float64 `json:"f1_minus,omitempty"`
+	// The same diffgen response read by the tolerant engine.
+	AppliedTolerant *bool    `json:"applied_tolerant,omitempty"`
+	EMTolerant      *float64 `json:"em_tolerant,omitempty"`
+	IoUTolerant     *float64 `json:"iou_tolerant,omitempty"`
+	F1PlusTolerant  *float64 `json:"f1_plus_tolerant,omitempty"`
+	F1MinusTolerant *float64 `json:"f1_minus_tolerant,omitempty"`
+	ApplyError      string   `json:"apply_error,omitempty"`
 	// NotApplicable says why the case's format cannot express its row's
 	// edit; such a case asks no model and has no scores.
 	NotApplicable string `json:"not_applicable,omitempty"`
@@ -140,8 +154,9 @@ type Result struct {
 // setScore fills in the scores of r from s.
 func (r *Result) setScore(s Score) {
 	r.EM, r.IoU = &s.EM, &s.IoU
-	r.Parsed, r.Applied, r.AppliedStrict = s.Parsed, s.Applied, s.AppliedStrict
-	r.F1Plus, r.F1Minus = s.F1Plus, s.F1Minus
+	r.Parsed, r.Applied, r.F1Plus, r.F1Minus = s.Parsed, s.Applied, s.F1Plus, s.F1Minus
+	r.AppliedTolerant, r.EMTolerant, r.IoUTolerant = s.AppliedTolerant, s.EMTolerant, s.IoUTolerant
+	r.F1PlusTolerant, r.F1MinusTolerant = s.F1PlusTolerant, s.F1MinusTolerant
 	r.ApplyError = s.ApplyError
 }
 
@@ -157,6 +172,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	if o.Out == "" && !o.Runner.DryRun {
 		return sum, errors.New("diffxyz: no output directory given")
+	}
+	if o.Temperature == nil {
+		greedy := 0.0
+		o.Temperature = &greedy
 	}
 	if o.Tasks == nil {
 		o.Tasks = Tasks
@@ -208,16 +227,17 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
-	if err := checkRunInfo(o); err != nil {
-		return sum, err
-	}
 	if o.Force && !ropts.Resume {
 		if err := os.Remove(ropts.Out); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return sum, fmt.Errorf("diffxyz: %w", err)
 		}
 	}
+	datasetHash, err := runner.HashFiles(o.Dataset)
+	if err != nil && o.Rows == nil {
+		return sum, fmt.Errorf("diffxyz: %w: %w", ErrDataset, err)
+	}
 	info := RunInfo{
-		Dataset: absPath(o.Dataset), Model: o.Model, Tasks: o.Tasks, Prompts: o.Prompts,
+		Dataset: absPath(o.Dataset), DatasetSHA256: datasetHash, Model: o.Model, Tasks: o.Tasks, Prompts: o.Prompts,
 		PromptDir: absPath(o.PromptDir), Temperature: o.Temperature, MaxTokens: o.MaxTokens, Seed: o.Seed,
 		Benchmark: "diffxyz", Limit: ropts.Limit, Shuffle: ropts.Shuffle, ShuffleSeed: ropts.Seed, Shard: ropts.Shard.String(),
 		Started: time.Now().UTC().Format(time.RFC3339),
@@ -245,14 +265,15 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	// run.json is written once the options are known to work, before the
 	// first row, so that score can always find the dataset of a results
 	// file.
-	if err := writeJSONFile(filepath.Join(o.Out, RunFile), info); err != nil {
-		return sum, err
+	if err := runner.RecordRun(o.Out, info, ropts.Resume, resumeMayChange...); err != nil {
+		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
 
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
 		ci := rc.Data.(caseRef)
 		c := ci.Case
-		res := &Result{Task: c.Task, Format: string(c.Format), Prompt: c.Prompt, Model: o.Model, Lang: c.Row.Lang, SizeClass: c.Row.SizeClass}
+		res := &Result{Task: c.Task, Format: string(c.Format), Prompt: c.Prompt, Model: o.Model, Lang: c.Row.Lang, SizeClass: c.Row.SizeClass,
+			ChangeKind: c.Row.ChangeKind}
 		stored, release, err := store.get(ci.row)
 		if err != nil {
 			return res, err
@@ -324,24 +345,9 @@ func (l *caseList) Case(i int) runner.Case {
 	return runner.Case{ID: c.Row.ID, Key: c.Key(), Data: caseRef{c, r}}
 }
 
-// checkRunInfo refuses to resume a run of another model into the same
-// results file.
-func checkRunInfo(o Options) error {
-	if !o.Runner.Resume {
-		return nil
-	}
-	prev, err := ReadRunInfo(o.Out)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if prev.Model != o.Model {
-		return fmt.Errorf("diffxyz: %s holds a run of %s; cannot resume it with %s", o.Out, prev.Model, o.Model)
-	}
-	return nil
-}
+// resumeMayChange are the run.json fields a resume may change: paths
+// (the dataset is compared by its hash, dataset_sha256).
+var resumeMayChange = []string{"dataset", "prompt_dir"}
 
 // ReadRunInfo reads run.json of the run directory dir.
 func ReadRunInfo(dir string) (*RunInfo, error) {

@@ -191,6 +191,51 @@ func TestFaultsThenSuccess(t *testing.T) {
 	}
 }
 
+// TestGreedyByDefault: with no temperature given every request carries
+// temperature 0 on both wires, as the paper decodes; a temperature given
+// is sent as it is.
+func TestGreedyByDefault(t *testing.T) {
+	rows := synthRows(1)
+	if err := Prepare(rows); err != nil {
+		t.Fatal(err)
+	}
+	cases := Cases(rows, []Task{Apply}, []patch.Format{patch.UDiff}, []string{WithFormat})
+	for _, tt := range []struct {
+		model string
+		given *float64
+		want  float64
+	}{
+		{"openai/gpt-test", nil, 0},
+		{"anthropic/claude-test", nil, 0},
+		{"openai/gpt-test", ptr(0.7), 0.7},
+	} {
+		srv := llmtest.NewServer(llmtest.Config{Reply: answerBook(t, cases)})
+		base := srv.OpenAIBaseURL()
+		if strings.HasPrefix(tt.model, "anthropic/") {
+			base = srv.AnthropicBaseURL()
+		}
+		_, err := Run(context.Background(), Options{
+			Rows: rows, Tasks: []Task{Apply}, Formats: []patch.Format{patch.UDiff}, Out: t.TempDir(), Temperature: tt.given,
+			ModelOptions: runner.ModelOptions{Model: tt.model, LLM: llm.Options{BaseURL: base, APIKey: "k", Retry: fastRetry}},
+		})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := srv.Calls()
+		if len(calls) != len(cases) {
+			t.Fatalf("%s: %d requests, want %d", tt.model, len(calls), len(cases))
+		}
+		for _, c := range calls {
+			if c.Temperature == nil || *c.Temperature != tt.want {
+				t.Errorf("%s (given %v): request temperature %v, want %v; body %s", tt.model, tt.given, c.Temperature, tt.want, c.Body)
+			}
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // A run cancelled mid-way and resumed finishes without running a recorded
 // case again.
 func TestResumeAfterCancel(t *testing.T) {

@@ -46,8 +46,9 @@ func TestScoreApplyAntiApply(t *testing.T) {
 		{"indented", Apply, "```\n a\n B\n c\n d\n e\n```\n", 0, 0},
 		// A repeated line: EM fails, IoU (sets) does not see it.
 		{"line repeated", Apply, "```\na\nB\nB\nc\nd\ne\n```\n", 0, 1},
-		// Only the first fence counts: {x} against 5 lines.
-		{"first fence only", Apply, "```\nx\n```\n```\n" + toyNew + "```\n", 0, 0},
+		// An answer that opens with a fence runs to the last closing
+		// fence: {x ``` a B c d e} against {a B c d e}: 5/7.
+		{"two fences", Apply, "```\nx\n```\n```\n" + toyNew + "```\n", 0, 5.0 / 7},
 		// anti-apply: the expected answer is old {a b c d}.
 		{"anti-apply exact", AntiApply, "```\n" + toyOld + "```\n", 1, 1},
 		{"anti-apply blank lines added", AntiApply, "```\n\na\nb\n\nc\nd\n```\n", 1, 1},
@@ -63,70 +64,86 @@ func TestScoreApplyAntiApply(t *testing.T) {
 			if s.EM != tt.em || !close(s.IoU, tt.iou) {
 				t.Errorf("em %v iou %v, want em %v iou %v", s.EM, s.IoU, tt.em, tt.iou)
 			}
-			if s.Parsed != nil || s.Applied != nil || s.AppliedStrict != nil || s.F1Plus != nil || s.F1Minus != nil {
+			if s.Parsed != nil || s.Applied != nil || s.AppliedTolerant != nil || s.F1Plus != nil || s.F1Minus != nil || s.EMTolerant != nil {
 				t.Errorf("diffgen scores set for %s: %+v", tt.task, s)
 			}
 		})
 	}
 }
 
+// scores are the diffgen scores of one reading: applied, em, iou, f1+, f1-.
+type scores struct {
+	applied                  bool
+	em, iou, f1Plus, f1Minus float64
+}
+
 func TestScoreDiffGen(t *testing.T) {
 	row := toyRow(t)
 	const exact = "--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,5 @@\n a\n-b\n+B\n c\n d\n+e\n"
+	all := scores{true, 1, 1, 1, 1}
+	none := scores{false, 0, 0, 0, 0}
 	tests := []struct {
-		name                    string
-		format                  patch.Format
-		response                string
-		parsed, applied, strict bool
-		em, iou                 float64
-		f1Plus, f1Minus         float64
+		name            string
+		format          patch.Format
+		response        string
+		parsed          bool
+		paper, tolerant scores
 	}{
-		{"exact", patch.UDiff, "```diff\n" + exact + "```\n", true, true, true, 1, 1, 1, 1},
-		{"exact, bare", patch.UDiff, exact, true, true, true, 1, 1, 1, 1},
-		{"the reference column", patch.UDiff, row.UDiff, true, true, true, 1, 1, 1, 1},
-		// Counts larger than the body: the strict parser refuses, the tolerant engine
-		// recounts; F1 then comes from the applied edit.
-		{"wrong counts", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,5 +1,7 @@\n a\n-b\n+B\n c\n d\n+e\n```\n", false, true, false, 1, 1, 1, 1},
-		// Hunk without line numbers asked as udiff-h: parsed and strict.
-		{"udiff-h", patch.UDiffH, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ ... @@\n a\n-b\n+B\n c\n d\n+e\n```\n", true, true, true, 1, 1, 1, 1},
+		{"exact", patch.UDiff, "```diff\n" + exact + "```\n", true, all, all},
+		{"exact, bare", patch.UDiff, exact, true, all, all},
+		{"the reference column", patch.UDiff, row.UDiff, true, all, all},
+		// Counts larger than the body: the udiff parser refuses, so the
+		// paper's scores are 0; the tolerant engine recounts and applies,
+		// and its F1 comes from the applied edit.
+		{"wrong counts", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,5 +1,7 @@\n a\n-b\n+B\n c\n d\n+e\n```\n", false, none, all},
+		// Hunk without line numbers asked as udiff-h: parsed and applied.
+		{"udiff-h", patch.UDiffH, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ ... @@\n a\n-b\n+B\n c\n d\n+e\n```\n", true, all, all},
 		// udiff asked, udiff-h given: the udiff parser wants numbers.
-		{"format not followed", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ ... @@\n a\n-b\n+B\n c\n d\n+e\n```\n", false, true, false, 1, 1, 1, 1},
-		// search-replace asked, udiff given: not parsed, applied all the same.
-		{"udiff for search-replace", patch.SearchReplace, "```diff\n" + exact + "```\n", false, true, false, 1, 1, 1, 1},
-		{"search-replace", patch.SearchReplace, "f.txt\n<<<<<<< SEARCH\na\nb\nc\nd\n=======\na\nB\nc\nd\ne\n>>>>>>> REPLACE\n", true, true, true, 1, 1, 1, 1},
-		{"prose only", patch.UDiff, "The file changes b to B and appends e.", false, false, false, 0, 0, 0, 0},
+		{"format not followed", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ ... @@\n a\n-b\n+B\n c\n d\n+e\n```\n", false, none, all},
+		// search-replace asked, udiff given: not parsed, so not applied
+		// and em 0 by the paper; the tolerant engine takes any format.
+		{"udiff for search-replace", patch.SearchReplace, "```diff\n" + exact + "```\n", false, none, all},
+		{"search-replace", patch.SearchReplace, "f.txt\n<<<<<<< SEARCH\na\nb\nc\nd\n=======\na\nB\nc\nd\ne\n>>>>>>> REPLACE\n", true, all, all},
+		{"prose only", patch.UDiff, "The file changes b to B and appends e.", false, none, none},
 		// Half the edit: new file {a B c d} against {a B c d e}: IoU 4/5;
 		// added {B} against {B e}: 2·1/(1+2); removed {b} against {b}.
-		{"half the edit", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n d\n```\n", true, true, true, 0, 0.8, 2.0 / 3, 1},
+		{"half the edit", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n d\n```\n", true,
+			scores{true, 0, 0.8, 2.0 / 3, 1}, scores{true, 0, 0.8, 2.0 / 3, 1}},
 		// A stale hunk removes a line the file lacks: nothing applies,
 		// em and iou are 0; added {B} against {B e}, removed {x} against {b}.
-		{"stale", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,4 @@\n a\n-x\n+B\n c\n d\n```\n", true, false, false, 0, 0, 2.0 / 3, 0},
+		{"stale", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,4 @@\n a\n-x\n+B\n c\n d\n```\n", true,
+			scores{false, 0, 0, 2.0 / 3, 0}, scores{false, 0, 0, 2.0 / 3, 0}},
 		// The reverse edit: already applied, not applied; added {b} and
 		// removed {B e} share nothing with the reference.
-		{"reversed", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,5 +1,4 @@\n a\n-B\n+b\n c\n d\n-e\n```\n", true, false, false, 0, 0, 0, 0},
+		{"reversed", patch.UDiff, "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -1,5 +1,4 @@\n a\n-B\n+b\n c\n d\n-e\n```\n", true, none, none},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := ScoreResponse(Case{Row: row, Task: DiffGen, Format: tt.format, Prompt: WithFormat}, tt.response)
-			if s.Parsed == nil || s.Applied == nil || s.AppliedStrict == nil || s.F1Plus == nil || s.F1Minus == nil {
+			if s.Parsed == nil || s.Applied == nil || s.F1Plus == nil || s.F1Minus == nil || s.AppliedTolerant == nil ||
+				s.EMTolerant == nil || s.IoUTolerant == nil || s.F1PlusTolerant == nil || s.F1MinusTolerant == nil {
 				t.Fatalf("diffgen scores missing: %+v", s)
 			}
-			got := []any{*s.Parsed, *s.Applied, *s.AppliedStrict, s.EM}
-			want := []any{tt.parsed, tt.applied, tt.strict, tt.em}
-			for i := range got {
-				if got[i] != want[i] {
-					t.Errorf("parsed, applied, strict, em = %v, want %v (apply error %q)", got, want, s.ApplyError)
-					break
-				}
+			if *s.Parsed != tt.parsed {
+				t.Errorf("parsed %v, want %v", *s.Parsed, tt.parsed)
 			}
-			if !close(s.IoU, tt.iou) || !close(*s.F1Plus, tt.f1Plus) || !close(*s.F1Minus, tt.f1Minus) {
-				t.Errorf("iou %v f1+ %v f1- %v, want %v %v %v", s.IoU, *s.F1Plus, *s.F1Minus, tt.iou, tt.f1Plus, tt.f1Minus)
+			paper := scores{*s.Applied, s.EM, s.IoU, *s.F1Plus, *s.F1Minus}
+			tolerant := scores{*s.AppliedTolerant, *s.EMTolerant, *s.IoUTolerant, *s.F1PlusTolerant, *s.F1MinusTolerant}
+			if !sameScores(paper, tt.paper) {
+				t.Errorf("paper's applied, em, iou, f1+, f1- = %v, want %v", paper, tt.paper)
 			}
-			if !tt.applied && s.ApplyError == "" {
+			if !sameScores(tolerant, tt.tolerant) {
+				t.Errorf("tolerant applied, em, iou, f1+, f1- = %v, want %v (apply error %q)", tolerant, tt.tolerant, s.ApplyError)
+			}
+			if !tt.tolerant.applied && s.ApplyError == "" {
 				t.Error("no apply error for an edit that did not apply")
 			}
 		})
 	}
+}
+
+func sameScores(a, b scores) bool {
+	return a.applied == b.applied && close(a.em, b.em) && close(a.iou, b.iou) && close(a.f1Plus, b.f1Plus) && close(a.f1Minus, b.f1Minus)
 }
 
 func TestSizeClassOf(t *testing.T) {
@@ -152,7 +169,7 @@ func TestReferenceAnswersScoreOne(t *testing.T) {
 		if s.EM != 1 || s.IoU != 1 {
 			t.Errorf("%s: em %v iou %v", c.Key(), s.EM, s.IoU)
 		}
-		if c.Task == DiffGen && !(*s.Parsed && *s.Applied && *s.AppliedStrict && *s.F1Plus == 1 && *s.F1Minus == 1) {
+		if c.Task == DiffGen && !(*s.Parsed && *s.Applied && *s.AppliedTolerant && *s.EMTolerant == 1 && *s.F1Plus == 1 && *s.F1Minus == 1) {
 			t.Errorf("%s: %+v", c.Key(), s)
 		}
 	}
@@ -180,8 +197,8 @@ func TestHeaderlessColumns(t *testing.T) {
 	for _, f := range patch.Formats {
 		c := Case{Row: row, Task: DiffGen, Format: f, Prompt: WithFormat}
 		s := ScoreResponse(c, c.Reference())
-		if s.EM != 1 || !*s.Parsed || !*s.Applied || !*s.AppliedStrict || *s.F1Plus != 1 || *s.F1Minus != 1 {
-			t.Errorf("%s: em %v parsed %v applied %v strict %v f1 %v %v (%s)", f, s.EM, *s.Parsed, *s.Applied, *s.AppliedStrict, *s.F1Plus, *s.F1Minus, s.ApplyError)
+		if s.EM != 1 || !*s.Parsed || !*s.Applied || !*s.AppliedTolerant || *s.F1Plus != 1 || *s.F1Minus != 1 {
+			t.Errorf("%s: em %v parsed %v applied %v tolerant %v f1 %v %v (%s)", f, s.EM, *s.Parsed, *s.Applied, *s.AppliedTolerant, *s.F1Plus, *s.F1Minus, s.ApplyError)
 		}
 	}
 }

@@ -179,6 +179,9 @@ func prepareRow(r *Row) {
 	if r.SizeClass == "" {
 		r.SizeClass = SizeClassOf(r.NAdded + r.NRemoved)
 	}
+	if r.ChangeKind == "" {
+		r.ChangeKind = ChangeKindOf(r.NAdded, r.NRemoved)
+	}
 }
 
 // rowStore keeps a run's rows in a temporary file, one JSON line each, and
@@ -326,7 +329,7 @@ func spillRows(o Options, dir string, max int) (*rowStore, []*Row, []RowError, e
 		}
 		// What a case needs before its row is read back: its key and the
 		// result's columns.
-		stubs = append(stubs, &Row{ID: r.ID, Path: r.Path, Lang: r.Lang, SizeClass: r.SizeClass})
+		stubs = append(stubs, &Row{ID: r.ID, Path: r.Path, Lang: r.Lang, SizeClass: r.SizeClass, ChangeKind: r.ChangeKind})
 		return nil
 	}
 	if o.Rows != nil {

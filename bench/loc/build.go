@@ -127,7 +127,11 @@ func CommitKind(message string) string {
 // its diff. Commits the filter rejects, root commits and commits that
 // change no file existing at the parent are skipped and counted.
 func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string, f HistoryFilter) (cases []Case, problems []Problem, skipped int, err error) {
-	args := append([]string{"rev-list", "--no-merges", "--reverse"}, strings.Fields(rangeSpec)...)
+	revs, err := repo.RevListArgs(rangeSpec)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("loc build: --commits: %w", err)
+	}
+	args := append([]string{"rev-list", "--no-merges", "--reverse"}, revs...)
 	out, err := gitOutput(ctx, rp.GitDir(), append(args, "--")...)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("loc build: commits %s: %w", rangeSpec, err)

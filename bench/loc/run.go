@@ -91,17 +91,19 @@ func (o RunOptions) searcher(ctx context.Context) (Searcher, func() error, error
 // RunInfo is run.json (runner.RunFile): what a run was asked to do, which
 // merge compares between the shards of one run. It never holds credentials.
 type RunInfo struct {
-	Benchmark   string   `json:"benchmark"` // "loc"
-	Dataset     string   `json:"dataset"`
-	Mode        string   `json:"mode"`
-	Model       string   `json:"model,omitempty"`
-	Signals     string   `json:"signals,omitempty"`
-	MaxTurns    int      `json:"max_turns,omitempty"`
-	Temperature *float64 `json:"temperature,omitempty"`
-	Limit       int      `json:"limit,omitempty"`
-	Shuffle     bool     `json:"shuffle,omitempty"`
-	ShuffleSeed int64    `json:"shuffle_seed,omitempty"`
-	Shard       string   `json:"shard,omitempty"`
+	Benchmark string `json:"benchmark"` // "loc"
+	Dataset   string `json:"dataset"`
+	// DatasetSHA256 is the hash of the dataset's bytes (runner.HashFiles).
+	DatasetSHA256 string   `json:"dataset_sha256,omitempty"`
+	Mode          string   `json:"mode"`
+	Model         string   `json:"model,omitempty"`
+	Signals       string   `json:"signals,omitempty"`
+	MaxTurns      int      `json:"max_turns,omitempty"`
+	Temperature   *float64 `json:"temperature,omitempty"`
+	Limit         int      `json:"limit,omitempty"`
+	Shuffle       bool     `json:"shuffle,omitempty"`
+	ShuffleSeed   int64    `json:"shuffle_seed,omitempty"`
+	Shard         string   `json:"shard,omitempty"`
 }
 
 // Run searches every selected case, appends one scored row per case to
@@ -131,7 +133,11 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		sum, err := runner.Plan(cases, ropts)
 		return RunSummary{Summary: sum}, err
 	}
-	info := RunInfo{Benchmark: "loc", Dataset: o.Dataset, Mode: o.Mode, Model: o.Model,
+	datasetHash, err := runner.HashFiles(o.Dataset)
+	if err != nil {
+		return RunSummary{}, fmt.Errorf("loc run: %w", err)
+	}
+	info := RunInfo{Benchmark: "loc", Dataset: o.Dataset, DatasetSHA256: datasetHash, Mode: o.Mode, Model: o.Model,
 		Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}
 	if o.Mode == ModeIndexed && o.Signals != "all" {
 		info.Signals = o.Signals
@@ -142,7 +148,9 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 	if ropts.Shuffle {
 		info.ShuffleSeed = ropts.Seed
 	}
-	if err := runner.WriteRunInfo(o.Out, info); err != nil {
+	// A resume must be of the same run; the dataset is compared by its
+	// bytes, not its path.
+	if err := runner.RecordRun(o.Out, info, ropts.Resume, "dataset"); err != nil {
 		return RunSummary{}, fmt.Errorf("loc run: %w", err)
 	}
 	if o.Force {

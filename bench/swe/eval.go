@@ -25,6 +25,10 @@ type Config struct {
 	Dataset string `json:"dataset"`
 	// Predictions is the predictions file, or GoldPredictions.
 	Predictions string `json:"predictions"`
+	// DatasetSHA256 and PredictionsSHA256 identify the inputs by their
+	// bytes (runner.HashFiles), so a resume of other inputs is refused.
+	DatasetSHA256     string `json:"dataset_sha256,omitempty"`
+	PredictionsSHA256 string `json:"predictions_sha256,omitempty"`
 	// Repos is the --repos directory (see repo.Store); CloneFrom is where
 	// missing repositories are cloned from (empty: GitHub).
 	Repos     string `json:"repos"`
@@ -179,6 +183,11 @@ func loadInputs(c *Config) (*inputs, error) {
 	} else {
 		if preds, bad, err = ReadPredictions(c.Predictions); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+		}
+		for _, b := range bad {
+			if errors.Is(b, ErrDuplicatePrediction) {
+				return nil, fmt.Errorf("%w: %w", ErrInput, b)
+			}
 		}
 		for _, b := range bad {
 			c.logf("warning: left out: %v\n", b)
@@ -410,9 +419,16 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 		return nil, err
 	}
 	results := filepath.Join(c.Out, "results.jsonl")
-	if !c.Resume {
-		if st, err := os.Stat(results); err == nil && st.Size() > 0 {
-			return nil, inputErr("%s already holds results: give --resume to continue that run, or another --out", results)
+	dopts := runner.DirOptions{Command: "patchbench swe eval", ResultsFile: "results.jsonl", Resume: c.Resume}
+	if err := runner.CheckDir(c.Out, dopts); err != nil {
+		return nil, err
+	}
+	if c.DatasetSHA256, err = runner.HashFiles(c.Dataset); err != nil {
+		return nil, inputErr("--dataset: %v", err)
+	}
+	if c.Predictions != GoldPredictions {
+		if c.PredictionsSHA256, err = runner.HashFiles(c.Predictions); err != nil {
+			return nil, inputErr("--predictions: %v", err)
 		}
 	}
 	e, err := newEvaluator(ctx, &c, in)
@@ -420,14 +436,16 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 		return nil, err
 	}
 	defer e.close()
-	if err := os.MkdirAll(c.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("swe: %w", err)
+	dir, err := runner.OpenDir(c.Out, dopts)
+	if err != nil {
+		return nil, err
 	}
-	if err := saveConfig(c); err != nil {
+	defer dir.Release()
+	if err := saveConfig(c, c.Resume); err != nil {
 		return nil, err
 	}
 	sum, runErr := runner.Run(ctx, in.cases(nil), e.eval, runner.Options{
-		Out: results, Workers: c.workers(), Resume: c.Resume, Progress: c.Progress, Shard: shard,
+		Out: results, Workers: c.workers(), Resume: c.Resume, Progress: c.Progress, Shard: shard, Dir: dir,
 	})
 	s := &Summary{Evaluated: sum.Done}
 	if e.test != nil {
@@ -460,12 +478,15 @@ func countStatuses(rows []Row) (map[string]int, int, int) {
 	return m, len(rows), infra
 }
 
-func saveConfig(c Config) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(c.Out, "run.json"), append(b, '\n'), true)
+// resumeMayChange are the fields of run.json a resume may change: where
+// the inputs and the work lie (the dataset and predictions are compared
+// by their hashes) and how many workers run.
+var resumeMayChange = []string{"dataset", "predictions", "repos", "clone_from", "out", "workers", "work_dir"}
+
+// saveConfig records c as run.json; with resume, the run recorded must be
+// the same (runner.RecordRun).
+func saveConfig(c Config, resume bool) error {
+	return runner.RecordRun(c.Out, c, resume, resumeMayChange...)
 }
 
 // WriteRunOutputs writes the reports of the run directory dir from its
@@ -573,6 +594,7 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	var rerunDir *runner.Dir
 	c, err := LoadConfig(o.From)
 	if err != nil {
 		return nil, err
@@ -582,6 +604,16 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 	}
 	c.Out, _ = filepath.Abs(o.From)
 	c.Progress, c.Log = o.Progress, o.Log
+	if !o.DryRun {
+		dir, err := runner.OpenDir(c.Out, runner.DirOptions{Command: "patchbench swe rerun", ResultsFile: "results.jsonl", Resume: true})
+		if err != nil {
+			return nil, err
+		}
+		defer dir.Release()
+		// The rerun's rows go to a file of their own; the directory is
+		// already held.
+		rerunDir = dir
+	}
 	resultsPath := filepath.Join(c.Out, "results.jsonl")
 	rows, err := ReadResults(resultsPath)
 	if err != nil {
@@ -596,6 +628,14 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 	in, err := loadInputs(&c)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range []struct{ path, want string }{{c.Dataset, c.DatasetSHA256}, {c.Predictions, c.PredictionsSHA256}} {
+		if f.want == "" {
+			continue
+		}
+		if got, err := runner.HashFiles(f.path); err != nil || got != f.want {
+			return nil, inputErr("%s changed since the run (%s records sha256 %s); rerun needs the run's inputs", f.path, runner.RunFile, f.want)
+		}
 	}
 	ids := map[string]bool{}
 	for _, r := range sel {
@@ -612,7 +652,7 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 	tmp := filepath.Join(c.Out, "results.rerun.jsonl")
 	os.Remove(tmp)
 	defer os.Remove(tmp)
-	sum, runErr := runner.Run(ctx, in.cases(ids), e.eval, runner.Options{Out: tmp, Workers: c.workers(), Progress: c.Progress})
+	sum, runErr := runner.Run(ctx, in.cases(ids), e.eval, runner.Options{Out: tmp, Workers: c.workers(), Progress: c.Progress, Dir: rerunDir})
 	s.Evaluated = sum.Done
 	fresh, err := ReadResults(tmp)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -127,7 +127,7 @@ func ReadPredictions(path string) (preds []Prediction, bad []error, err error) {
 			continue
 		}
 		if seen[p.InstanceID] {
-			bad = append(bad, fmt.Errorf("swe: predictions %s: row %d: duplicate instance_id %q", path, i+1, p.InstanceID))
+			bad = append(bad, fmt.Errorf("swe: predictions %s: row %d: %w %q", path, i+1, ErrDuplicatePrediction, p.InstanceID))
 			continue
 		}
 		seen[p.InstanceID] = true
@@ -135,6 +135,11 @@ func ReadPredictions(path string) (preds []Prediction, bad []error, err error) {
 	}
 	return preds, bad, nil
 }
+
+// ErrDuplicatePrediction is wrapped by the bad-row error of a prediction
+// whose instance_id an earlier one has. Unlike other bad rows it stops an
+// evaluation (exit 2): which of the two is the model's answer is unknown.
+var ErrDuplicatePrediction = errors.New("duplicate instance_id")
 
 // readRowsLenient is ReadRows that, for JSON Lines, leaves out the lines
 // that are not JSON (returned in bad) instead of failing.

@@ -1,6 +1,7 @@
 package swe_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,9 +111,27 @@ func TestExpandTemplate(t *testing.T) {
 }
 
 func TestSafeID(t *testing.T) {
-	for in, want := range map[string]string{"django__django-11099": "django__django-11099", "a/b:c": "a_b_c", "..": "_..", "": "_"} {
-		if got := swe.SafeID(in); got != want {
+	for in, want := range map[string]string{
+		"django__django-11099": "django__django-11099",
+		"a/b:c":                "a_b_c~",
+		"..":                   "_.~",
+		"":                     "~",
+	} {
+		got := swe.SafeID(in)
+		if got != want && !(strings.HasSuffix(want, "~") && strings.HasPrefix(got, want) && len(got) == len(want)+16) {
 			t.Errorf("SafeID(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// Injective: ids that one character class would merge keep apart.
+	seen := map[string]string{}
+	for _, id := range []string{"a/b", "a_b", "a:b", "a b", "a\\b", strings.Repeat("x", 300), strings.Repeat("x", 301), "A_B", ".a", "_a"} {
+		name := swe.SafeID(id)
+		if prev, ok := seen[name]; ok {
+			t.Errorf("SafeID(%q) = SafeID(%q) = %q", id, prev, name)
+		}
+		seen[name] = id
+		if len(name) > 100 || strings.ContainsAny(name, "/\\:") || name == "." || name == ".." {
+			t.Errorf("SafeID(%q) = %q: not a short plain name", id, name)
 		}
 	}
 }

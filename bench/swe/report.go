@@ -3,6 +3,7 @@ package swe
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,10 +112,14 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 	var repaired bytes.Buffer
 	enc := json.NewEncoder(&repaired)
 	enc.SetEscapeHTML(false)
-	for _, r := range sorted {
+	// An instance whose files cannot be written is named in the error,
+	// after every other file of the run is written: one instance never
+	// costs the run its reports.
+	var instErrs []error
+	writeInstance := func(r Row) error {
 		idir := filepath.Join(dir, "instances", SafeID(r.InstanceID))
 		if err := os.MkdirAll(idir, 0o755); err != nil {
-			return fmt.Errorf("swe: %w", err)
+			return err
 		}
 		if err := writeJSONFast(filepath.Join(idir, "report.json"), map[string]InstanceReport{r.InstanceID: instanceReport(r)}); err != nil {
 			return err
@@ -122,10 +127,16 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 		diff := filepath.Join(idir, "patch.diff")
 		if r.RepairedPatch == "" {
 			os.Remove(diff)
-			continue
+			return nil
 		}
-		if err := writeAtomic(diff, []byte(r.RepairedPatch), false); err != nil {
-			return err
+		return writeAtomic(diff, []byte(r.RepairedPatch), false)
+	}
+	for _, r := range sorted {
+		if err := writeInstance(r); err != nil {
+			instErrs = append(instErrs, fmt.Errorf("swe: instance %q: %w", r.InstanceID, err))
+		}
+		if r.RepairedPatch == "" {
+			continue
 		}
 		model := r.Model
 		if model == "" {
@@ -148,12 +159,12 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 	// report.html: charts and every instance, for people to browse; it
 	// reads results.jsonl, which has the runner's fields too.
 	if _, err := os.Stat(filepath.Join(dir, "results.jsonl")); err != nil {
-		return nil
+		return errors.Join(instErrs...)
 	}
 	if err := html.WriteRunDir(dir, "SWE-bench: "+runID, html.KindSWE, nil); err != nil {
 		return fmt.Errorf("swe: %w", err)
 	}
-	return nil
+	return errors.Join(instErrs...)
 }
 
 func instanceReport(r Row) InstanceReport {

@@ -46,7 +46,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/runner"
@@ -224,19 +223,7 @@ func writeAtomic(path string, data []byte, sync bool) error {
 	return nil
 }
 
-// SafeID turns an instance id into a directory name: characters other than
-// letters, digits, '.', '-' and '_' become '_', and a name made only of dots
-// gets a leading '_'.
-func SafeID(id string) string {
-	b := []byte(id)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	s := string(b)
-	if strings.Trim(s, ".") == "" {
-		s = "_" + s
-	}
-	return s
-}
+// SafeID turns an instance id into a directory name, injectively (see
+// runner.DiskName): "a/b", "a_b" and "a:b" get three directories, and an
+// id of any length a name the file system takes.
+func SafeID(id string) string { return runner.DiskName(id) }

@@ -42,7 +42,7 @@ func apeFixture(t *testing.T, n int) (repo, dataset string, gold ape.Task) {
 	write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n")
 	git("commit", "-qam", "add Sub")
 	git("tag", "c2")
-	tasks, err := ape.Build(t.Context(), repo, "c1..c2")
+	tasks, _, err := ape.Build(t.Context(), repo, "c1..c2", ape.BuildOptions{})
 	if err != nil || len(tasks) != 1 {
 		t.Fatalf("build: %d tasks, %v", len(tasks), err)
 	}
@@ -65,8 +65,8 @@ func apeFixture(t *testing.T, n int) (repo, dataset string, gold ape.Task) {
 // requests with an Excellent grade.
 func apeReply(gold ape.Task) func(string, string, []llm.Message) string {
 	return func(_, _ string, msgs []llm.Message) string {
-		if strings.HasPrefix(msgs[len(msgs)-1].Content, "You review") {
-			return "Reason: it adds Sub.\nGrade: Excellent\n"
+		if strings.HasPrefix(msgs[len(msgs)-1].Content, "# Code evaluation request") {
+			return "It adds Sub.\n```json\n{\"TaskEvaluations\": {\"Task 1\": \"Excellent\"}}\n```\n"
 		}
 		return "```diff\n" + gold.GoldDiff + "```\n"
 	}

@@ -24,8 +24,8 @@ func TestApeKilledRunResumes(t *testing.T) {
 	// Every candidate applies and compiles (a comment after the package
 	// line); the judge grades it Good. Each answer takes 150 ms.
 	srv := llmtest.NewServer(llmtest.Config{Latency: 150 * time.Millisecond, Reply: func(_, _ string, msgs []llm.Message) string {
-		if strings.HasPrefix(msgs[len(msgs)-1].Content, "You review an edit") {
-			return "Reason: fine.\nError category: none\nGrade: Good\n"
+		if strings.HasPrefix(msgs[len(msgs)-1].Content, "# Code evaluation request") {
+			return "Fine.\nError category: none\n```json\n{\"TaskEvaluations\": {\"Task 1\": \"Good\"}}\n```\n"
 		}
 		return "<<<<<<< SEARCH\npackage calc\n=======\npackage calc\n\n// edited\n>>>>>>> REPLACE\n"
 	}})

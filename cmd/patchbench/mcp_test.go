@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/patchbench/patchbench/llm"
@@ -94,19 +95,41 @@ func buildBoth(t *testing.T) string {
 }
 
 // call calls a tool and returns its text and error flag.
-func call(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+func call(t *testing.T, s *mcp.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	res := callResult(t, s, name, args)
+	return resultText(res), res.IsError
+}
+
+// callResult calls a tool. A structured answer must come with its JSON as
+// the text, as the specification asks of servers.
+func callResult(t *testing.T, s *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	if res.StructuredContent != nil {
+		var fromText, structured any
+		if err := json.Unmarshal([]byte(resultText(res)), &fromText); err != nil {
+			t.Fatalf("%s: the text of a structured answer is not JSON: %v\n%s", name, err, resultText(res))
+		}
+		json.Unmarshal([]byte(mustJSON(t, res.StructuredContent)), &structured)
+		if d := cmp.Diff(structured, fromText); d != "" {
+			t.Errorf("%s: text and structured content differ (-structured +text):\n%s", name, d)
+		}
+	}
+	return res
+}
+
+func resultText(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
 	}
-	return b.String(), res.IsError
+	return b.String()
 }
 
 // TestMCP starts the real binary and talks to it with the SDK's client,
@@ -244,6 +267,36 @@ func TestMCP(t *testing.T) {
 		}
 	})
 
+	// The server's promises, one subtest each (mcptrust_test.go).
+	t.Run("nested .git", func(t *testing.T) { testMCPNestedGit(t, pb) })
+	t.Run("signals", func(t *testing.T) { testMCPSignals(t, pb) })
+	t.Run("bad frames", func(t *testing.T) { testMCPBadFrames(t, pb) })
+	t.Run("strict arguments", func(t *testing.T) { testMCPStrictArgs(t, pb) })
+	t.Run("bounded errors", func(t *testing.T) { testMCPBoundedErrors(t, pb) })
+	t.Run("http security", func(t *testing.T) { testMCPHTTP(t, pb) })
+	t.Run("fifo", func(t *testing.T) { testMCPFIFO(t, pb) })
+	t.Run("described", func(t *testing.T) { testMCPDescribed(t, pb) })
+	t.Run("npm client", func(t *testing.T) { testMCPNodeClient(t, pb) })
+
+	t.Run("token flags", func(t *testing.T) {
+		short := filepath.Join(t.TempDir(), "token")
+		os.WriteFile(short, []byte("secret\n"), 0o600)
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--token-file", short}, "--token-file needs --http"},
+			{[]string{"--http", ":0", "--token-file", short}, "want at least 16"},
+			{[]string{"--http", ":0", "--token-file", filepath.Join(t.TempDir(), "missing")}, "--token-file"},
+			{[]string{"--call-timeout", "0s"}, "want a positive duration"},
+		} {
+			out, err := exec.Command(pb, append([]string{"mcp", "--root", t.TempDir()}, c.args...)...).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+				t.Errorf("%v: %v\n%s", c.args, err, out)
+			}
+		}
+	})
+
 	t.Run("remote refused", func(t *testing.T) {
 		out, err := exec.Command(pb, "mcp", "--root", t.TempDir(), "--http", "0.0.0.0:0").CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--allow-remote") {
@@ -289,13 +342,13 @@ func exerciseMCP(t *testing.T, s *mcp.ClientSession, dir, outside string) {
 	}
 	rep := report(t, text)
 	h := rep.Files[0].Hunks[0]
-	if rep.Status != "applied" || h.Tier == "" || h.Line != 5 || h.Offset != 5-40 || len(h.Repairs) == 0 {
+	if rep.Status != "applied" || !rep.Written || rep.Summary != "applied: main.go (applied)" || h.Tier == "" || h.Line != 5 || h.Offset != 5-40 || len(h.Repairs) == 0 {
 		t.Errorf("report %+v", rep)
 	}
 
 	// Ambiguous: refused with both places, nothing written.
 	text, failed = call(t, s, "apply_patch", map[string]any{"patch": mcpAmbiguous})
-	if !failed || !strings.Contains(text, "dup.txt hunk 1 at lines 1 4") {
+	if rep := report(t, text); !failed || rep.Written || !strings.HasPrefix(rep.Summary, "refused, nothing written") || !strings.Contains(rep.Summary, "dup.txt hunk 1 at lines 1 4") {
 		t.Errorf("ambiguous: failed=%v\n%s", failed, text)
 	}
 	if readFile(t, main) != mcpFixed || readFile(t, filepath.Join(dir, "dup.txt")) != mcpDup {
@@ -349,12 +402,13 @@ func exerciseMCP(t *testing.T, s *mcp.ClientSession, dir, outside string) {
 				t.Errorf("apply_patch %s strict=%v: failed=%v\n%s", p, strict, failed, text)
 			}
 		}
+		// Refusals of reads speak of reads.
 		text, failed := call(t, s, "view_file", map[string]any{"path": p})
-		if !failed || !strings.Contains(text, "outside") {
+		if !failed || !strings.Contains(text, "outside") || strings.Contains(text, "edited") || strings.Contains(text, "patch") {
 			t.Errorf("view_file %s: failed=%v\n%s", p, failed, text)
 		}
 		text, failed = call(t, s, "diff", map[string]any{"old_path": p, "new_text": ""})
-		if !failed || !strings.Contains(text, "unsafe path") {
+		if !failed || !strings.Contains(text, "unsafe path") || strings.Contains(text, "edited") || strings.Contains(text, "patch") {
 			t.Errorf("diff %s: failed=%v\n%s", p, failed, text)
 		}
 		text, failed = call(t, s, "apply_patch", map[string]any{"patch": "<<<<<<< SEARCH\nsecret\n=======\nstolen\n>>>>>>> REPLACE\n", "target": p})
@@ -380,10 +434,14 @@ func exerciseMCP(t *testing.T, s *mcp.ClientSession, dir, outside string) {
 }
 
 type mcpReport struct {
-	Status string `json:"status"`
-	Files  []struct {
-		Path  string `json:"path"`
-		Hunks []struct {
+	Summary string `json:"summary"`
+	Written bool   `json:"written"`
+	Error   string `json:"error"`
+	Status  string `json:"status"`
+	Files   []struct {
+		Path   string `json:"path"`
+		Reason string `json:"reason"`
+		Hunks  []struct {
 			Tier       string   `json:"tier"`
 			Line       int      `json:"line"`
 			Offset     int      `json:"offset"`
@@ -393,12 +451,12 @@ type mcpReport struct {
 	} `json:"files"`
 }
 
-// report decodes the JSON report of an apply_patch answer.
+// report decodes the JSON report of an apply_patch answer (its text,
+// which callResult checked to be its structured content).
 func report(t *testing.T, text string) mcpReport {
 	t.Helper()
-	_, js, ok := strings.Cut(text, "\nreport:\n")
 	var r mcpReport
-	if !ok || json.Unmarshal([]byte(js), &r) != nil || len(r.Files) == 0 {
+	if json.Unmarshal([]byte(text), &r) != nil || r.Summary == "" {
 		t.Fatalf("no report in\n%s", text)
 	}
 	return r

@@ -2,14 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
 )
 
@@ -26,7 +31,32 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"fakellm":     cmdFakeLLM,
 		"llmrequests": cmdLLMRequests,
+		"exitcode":    cmdExitCode,
 	}})
+}
+
+// cmdExitCode: exitcode N COMMAND ARGS... runs COMMAND as exec does and
+// checks that it exits with status N (exec only tells zero from non-zero,
+// and 1 and 2 mean different things here).
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N COMMAND ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d; want %d", args[1], got, want)
+	}
 }
 
 // fakeServers are the scripted model servers of running scripts, by
@@ -38,16 +68,42 @@ type fakeKey struct {
 	name string
 }
 
-// cmdFakeLLM: fakellm NAME SCRIPT.json starts a fake model server (package
-// llmtest) answering the tool-calling turns of SCRIPT.json (a JSON array of
-// llmtest.Turn), or with "echo" for SCRIPT.json "echo: " and the last
-// message, and sets $NAME_OPENAI and $NAME_ANTHROPIC to its base URLs.
+// cmdFakeLLM: fakellm NAME SCRIPT.json [LATENCY] starts a fake model server
+// (package llmtest) answering the tool-calling turns of SCRIPT.json (a JSON
+// array of llmtest.Turn), or with "echo" for SCRIPT.json "echo: " and the
+// last message, or with "sample FILE" for SCRIPT.json FILE's text with {n}
+// replaced by the request's number (1, 2, ...), as a model that samples
+// gives a new answer each time; each answer after LATENCY (a
+// time.Duration; none by default). It sets $NAME_OPENAI and
+// $NAME_ANTHROPIC to its base URLs.
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo")
+	var sample string
+	if len(args) >= 3 && args[1] == "sample" {
+		sample, args = args[2], append([]string{args[0], "sample"}, args[3:]...)
+	}
+	if neg || len(args) != 2 && len(args) != 3 {
+		ts.Fatalf("usage: fakellm NAME SCRIPT.json|echo|sample FILE [LATENCY]")
 	}
 	var cfg llmtest.Config
-	if args[1] != "echo" {
+	if len(args) == 3 {
+		d, err := time.ParseDuration(args[2])
+		if err != nil {
+			ts.Fatalf("fakellm: %v", err)
+		}
+		cfg.Latency = d
+	}
+	switch {
+	case sample != "":
+		text := ts.ReadFile(sample)
+		var mu sync.Mutex
+		n := 0
+		cfg.Reply = func(_, _ string, _ []llm.Message) string {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			return strings.ReplaceAll(text, "{n}", strconv.Itoa(n))
+		}
+	case args[1] != "echo":
 		if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &cfg.Script); err != nil {
 			ts.Fatalf("fakellm: %s: %v", args[1], err)
 		}

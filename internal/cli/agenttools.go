@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/diff"
 	"github.com/patchbench/patchbench/patch"
@@ -20,69 +24,174 @@ const (
 	MaxToolPatchBytes  = 1 << 20 // a patch given to apply_patch, repair or convert
 	MaxToolDiffBytes   = 4 << 20 // one side of a diff
 	MaxToolOutputBytes = 200_000 // the text of a diff, repair or convert answer
+	// MaxToolErrorBytes bounds the text of a failed call: errors quote
+	// their input (a path, a line), which must not come back whole.
+	MaxToolErrorBytes = 8_000
+	// MaxReportString bounds each string of apply_patch's report (paths,
+	// reasons, errors), for the same reason.
+	MaxReportString = 1_000
 )
 
 // AgentTool is one of the patch engine's commands as a tool for a model
 // (served by patchbench mcp): what the model reads and the code.
 type AgentTool struct {
-	Name, Description string
+	Name, Title, Description string
 	// Schema is the JSON schema of the arguments (an object schema).
 	Schema json.RawMessage
-	// Run runs a call with its JSON arguments and returns the answer's
-	// text and whether the call failed; the model reads both.
-	Run func(ctx context.Context, args json.RawMessage) (text string, failed bool)
+	// OutputSchema, when set, is the JSON schema of the answers'
+	// Structured value.
+	OutputSchema json.RawMessage
+	// ReadOnly: the tool changes nothing. Idempotent: calling it again
+	// with the same arguments changes nothing more. Destructive: it may
+	// overwrite or delete what is there (meaningful when not ReadOnly).
+	ReadOnly, Idempotent, Destructive bool
+	// Run runs a call with its JSON arguments; ctx carries the call's
+	// deadline.
+	Run func(ctx context.Context, args json.RawMessage) ToolAnswer
+}
+
+// ToolAnswer is what a tool call gives the model.
+type ToolAnswer struct {
+	Text string
+	// Structured, for tools with an OutputSchema, is the value the text
+	// is the JSON of.
+	Structured any
+	// Failed: the call did not do what was asked (a refusal, bad
+	// arguments); the text says why.
+	Failed bool
+}
+
+// TextAnswer is a plain-text answer; a failure is bounded by
+// MaxToolErrorBytes, a success by MaxToolOutputBytes.
+func TextAnswer(text string, failed bool) ToolAnswer {
+	if failed {
+		return ToolAnswer{Text: Clip(text, MaxToolErrorBytes), Failed: true}
+	}
+	return ToolAnswer{Text: bounded(text)}
+}
+
+// failure is the answer of a call that failed with err.
+func failure(err error) ToolAnswer { return TextAnswer(err.Error(), true) }
+
+// Clip shortens s to at most n bytes (n at least 100), keeping its start
+// and end, and says how much was left out.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	note := fmt.Sprintf(" [... %d bytes left out ...] ", len(s)-n+60)
+	head := n - 60 - len(note)
+	head = validUTF8Prefix(s, head)
+	tail := len(s) - 60
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + note + s[tail:]
+}
+
+// validUTF8Prefix returns n, moved back so that s[:n] does not end inside
+// a character.
+func validUTF8Prefix(s string, n int) int {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }
 
 // engineTools serves the tools on the directory dir.
 type engineTools struct {
 	dir string
-	// writeMu makes apply_patch calls one at a time, so that each reads
-	// the files the previous one wrote.
-	writeMu sync.Mutex
+	// writeLock makes apply_patch calls one at a time, so that each reads
+	// the files the previous one wrote. A channel, so that waiting for it
+	// ends with the call's deadline.
+	writeLock chan struct{}
 }
 
 // EngineTools returns apply_patch, repair, diff and convert on the files
 // under dir, an absolute directory. They reuse the commands' code (the same
 // confinement as apply: see patch.Root) and are safe for concurrent use.
 func EngineTools(dir string) []AgentTool {
-	return (&engineTools{dir: dir}).tools()
+	return (&engineTools{dir: dir, writeLock: make(chan struct{}, 1)}).tools()
 }
 
 const formatsList = "udiff, udiff-h, udiff-l, search-replace, v4a"
+
+// PathRules says, for tool descriptions, which paths a tool takes.
+const PathRules = "Paths are relative to the root (the directory the server serves), written with '/'. Refused, for reads as for writes: absolute " +
+	"paths, paths that leave the root with '..', any path with a .git component (in any letter case, at any depth: " +
+	".git/config, vendor/lib/.git/HEAD, .GIT/hooks), paths through or at a symbolic link, and files that are not regular " +
+	"files (named pipes, devices, sockets)."
+
+// formatGrammar is the short grammar of each edit format, for the model
+// writing one.
+const formatGrammar = `Formats (detected; the patch may also be a whole answer with prose and fences around one of them):
+udiff (git diff / diff -u):
+  --- a/PATH            (/dev/null for a new file)
+  +++ b/PATH            (/dev/null for a deleted file)
+  @@ -OLD_START,OLD_COUNT +NEW_START,NEW_COUNT @@
+   context line         (one space, then the line)
+  -removed line
+  +added line
+udiff-h: as udiff, but hunk headers are a bare "@@ @@" (no line numbers); each hunk is placed by its context.
+udiff-l: as udiff, with "CON ", "DEL ", "ADD " instead of ' ', '-', '+' at the start of body lines.
+search-replace (one block per change; the line before the first block names the file):
+  PATH
+  <<<<<<< SEARCH
+  exact old lines
+  =======
+  new lines
+  >>>>>>> REPLACE
+  (an empty SEARCH section appends to the file, or creates it)
+v4a (as codex's apply_patch):
+  *** Begin Patch
+  *** Add File: PATH        then every line of the new file, each starting with '+'
+  *** Delete File: PATH
+  *** Update File: PATH
+  *** Move to: NEW_PATH     (optional, renames)
+  @@ ANCHOR                 (optional: a line before the change, e.g. a function header)
+   context line  /  -removed line  /  +added line   (3 lines of context above and below)
+  *** End of File           (optional: the chunk ends at the end of the file)
+  *** End Patch`
 
 func (s *engineTools) tools() []AgentTool {
 	patchProp := fmt.Sprintf(`"patch":{"type":"string","maxLength":%d,"description":"the edit: a unified diff (git or plain), a diff without line numbers, SEARCH/REPLACE blocks, a V4A patch (*** Begin Patch), or a whole model answer holding one of them"}`, MaxToolPatchBytes)
 	targetProp := `"target":{"type":"string","description":"the file, relative to the root, that a patch naming no file (or a single-file patch) applies to"}`
 	return []AgentTool{{
-		Name: "apply_patch",
+		Name:  "apply_patch",
+		Title: "Apply an edit to files",
 		Description: "Apply an edit to the files under the root, all or nothing, with atomic writes. Tolerant by default: the edit is taken out of " +
 			"surrounding prose or fences, hunk counts and line numbers are only hints, lost context spaces, whitespace drift and missing " +
 			"headers are repaired, and each hunk goes where exactly one place fits. A hunk that fits several places, or whose lines are " +
-			"not in the file, is refused and NOTHING is written: the answer's JSON report gives per file and hunk the status, the reason " +
+			"not in the file, is refused and NOTHING is written: the report gives per file and hunk the status, the reason " +
 			"and the candidate lines, so you can add context and try again. On success the report gives each hunk's tier (exact, " +
 			"whitespace, indentation, fuzzy), line, offset and repairs. strict applies only a well-formed patch whose context matches " +
-			"exactly (as git apply); dry_run checks and reports without writing.",
+			"exactly (as git apply); dry_run checks and reports without writing. " + PathRules + "\n\n" + formatGrammar,
 		Schema: json.RawMessage(`{"type":"object","properties":{` + patchProp + `,` +
 			`"strict":{"type":"boolean","description":"apply only a well-formed patch whose context matches exactly (default false)"},` +
 			`"dry_run":{"type":"boolean","description":"check and report, write nothing (default false)"},` +
 			`"reverse":{"type":"boolean","description":"apply the patch in reverse (default false)"},` + targetProp +
 			`},"required":["patch"],"additionalProperties":false}`),
-		Run: s.applyPatch,
+		OutputSchema: applyOutputSchema,
+		Destructive:  true,
+		Run:          s.applyPatch,
 	}, {
-		Name: "repair",
+		Name:  "repair",
+		Title: "Repair an edit into a clean diff",
 		Description: "Repair an edit against the files, as apply_patch does, and return it as a canonical unified diff (exact context, " +
 			"correct counts and line numbers, git headers) that git apply accepts. Writes nothing. A refusal gives the JSON report " +
-			"with the reason and candidate lines.",
+			"with the reason and candidate lines. " + PathRules,
 		Schema: json.RawMessage(`{"type":"object","properties":{` + patchProp + `,` +
 			`"reverse":{"type":"boolean","description":"repair the reverse of the patch (default false)"},` + targetProp +
 			`},"required":["patch"],"additionalProperties":false}`),
+		ReadOnly: true, Idempotent: true,
 		Run: s.repair,
 	}, {
-		Name: "diff",
+		Name:  "diff",
+		Title: "Diff two files or texts",
 		Description: fmt.Sprintf("Return the edit that turns an old file into a new one, in a patch format (%s; default udiff). Each side "+
 			"is a file under the root (old_path, new_path) or a text (old_text, new_text; the path then only names it in the headers). "+
-			"Omit both of a side for a creation or a deletion. Sides are at most %d bytes; the answer is cut at %d bytes.",
-			formatsList, MaxToolDiffBytes, MaxToolOutputBytes),
+			"Omit both of a side for a creation or a deletion. Sides are at most %d bytes; the answer is cut at %d bytes. Writes nothing. %s",
+			formatsList, MaxToolDiffBytes, MaxToolOutputBytes, PathRules),
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
 			`"old_path":{"type":"string","description":"old file, relative to the root (or the old name when old_text is given)"},` +
 			`"new_path":{"type":"string","description":"new file, relative to the root (or the new name when new_text is given)"},` +
@@ -92,22 +201,63 @@ func (s *engineTools) tools() []AgentTool {
 			`"algorithm":{"type":"string","enum":["histogram","myers"],"description":"diff algorithm (default histogram)"},` +
 			`"context":{"type":"integer","minimum":0,"description":"lines of context around each change (default 3)"}` +
 			`},"additionalProperties":false}`),
+		ReadOnly: true, Idempotent: true,
 		Run: s.diff,
 	}, {
-		Name: "convert",
+		Name:  "convert",
+		Title: "Convert an edit to another format",
 		Description: fmt.Sprintf("Convert an edit to another patch format (%s). When either format has no line numbers the edit is "+
-			"applied in memory to the files under the root and generated anew with enough context to be placed uniquely; nothing is written.", formatsList),
+			"applied in memory to the files under the root and generated anew with enough context to be placed uniquely; nothing is written. %s", formatsList, PathRules),
 		Schema: json.RawMessage(`{"type":"object","properties":{` + patchProp + `,` +
 			`"to":{"type":"string","enum":["udiff","udiff-h","udiff-l","search-replace","v4a"],"description":"target format"},` +
 			`"from":{"type":"string","enum":["udiff","udiff-h","udiff-l","search-replace","v4a"],"description":"source format (default: detect)"},` +
 			`"context":{"type":"integer","minimum":0,"description":"lines of context when generating (default 3)"},` + targetProp +
 			`},"required":["patch","to"],"additionalProperties":false}`),
+		ReadOnly: true, Idempotent: true,
 		Run: s.convert,
 	}}
 }
 
+// applyOutputSchema is the JSON schema of apply_patch's structured answer:
+// the report of apply --json (docs/apply-json.md) with a summary line.
+var applyOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"summary":{"type":"string","description":"one line: what happened"},` +
+	`"written":{"type":"boolean","description":"whether files were changed on disk"},` +
+	`"hunks_omitted":{"type":"integer","description":"hunk reports left out to bound the answer (refused ones are kept first)"},` +
+	`"status":{"type":"string","enum":["applied","already_applied","refused"]},` +
+	`"mode":{"type":"string","enum":["tolerant","strict"]},` +
+	`"check":{"type":"boolean"},"reverse":{"type":"boolean"},` +
+	`"format":{"type":"string"},"extracted":{"type":"string"},` +
+	`"repairs":{"type":"array","items":{"type":"string"}},` +
+	`"error":{"type":"string"},` +
+	`"files":{"type":"array","items":{"type":"object","properties":{` +
+	`"path":{"type":"string"},"old_path":{"type":"string"},"op":{"type":"string"},"status":{"type":"string"},` +
+	`"repairs":{"type":"array","items":{"type":"string"}},"reason":{"type":"string"},"binary":{"type":"boolean"},"replaced":{"type":"boolean"},` +
+	`"hunks":{"type":"array","items":{"type":"object","properties":{` +
+	`"hunk":{"type":"integer"},"status":{"type":"string"},"tier":{"type":"string"},"line":{"type":"integer"},"offset":{"type":"integer"},` +
+	`"repairs":{"type":"array","items":{"type":"string"}},"context_dropped":{"type":"integer"},"context_restored":{"type":"integer"},` +
+	`"unmatched":{"type":"array","items":{"type":"string"}},"candidates":{"type":"array","items":{"type":"integer"}},"reason":{"type":"string"}` +
+	`},"required":["hunk","status"]}}` +
+	`},"required":["status"]}}` +
+	`},"required":["summary","written","status","mode","files"]}`)
+
+// ApplyAnswer is apply_patch's structured answer.
+type ApplyAnswer struct {
+	Summary string `json:"summary"`
+	Written bool   `json:"written"`
+	// HunksOmitted counts the hunk reports left out to keep the answer
+	// within maxReportHunks; the refused ones are kept first.
+	HunksOmitted int `json:"hunks_omitted,omitempty"`
+	applyReport
+}
+
+// maxReportHunks bounds the hunk reports of one apply_patch answer (a
+// 1 MiB patch can hold tens of thousands of hunks).
+const maxReportHunks = 500
+
 // decodeStrict decodes a call's arguments, refusing unknown fields, so that
-// a misspelt option is not silently ignored.
+// a misspelt option is not silently ignored. Key case and duplicate keys
+// are checked before, by CheckArgs.
 func decodeStrict(raw json.RawMessage, v any) error {
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
@@ -116,6 +266,75 @@ func decodeStrict(raw json.RawMessage, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("bad arguments: %w", err)
+	}
+	return nil
+}
+
+// CheckArgs checks a call's arguments against the names its schema
+// declares: a JSON object whose keys are exactly the declared names (Go's
+// decoding would take "DRY_RUN" for "dry_run"), each at most once, and no
+// duplicate key in any nested object either (a reader that keeps the first
+// and one that keeps the last would see different calls).
+func CheckArgs(raw json.RawMessage, schema json.RawMessage) error {
+	var sc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &sc); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	// One set of keys per open object; arrays push nil.
+	var stack []map[string]bool
+	expectKey := func() bool { return len(stack) > 0 && stack[len(stack)-1] != nil }
+	inKey, started := false, false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF && started && len(stack) == 0 {
+			break
+		}
+		if err == io.EOF {
+			return errors.New("bad arguments: the JSON object ends early")
+		}
+		if err != nil {
+			return fmt.Errorf("bad arguments: %w", err)
+		}
+		if len(stack) == 0 && (started || tok != json.Delim('{')) {
+			return errors.New("bad arguments: want a JSON object")
+		}
+		started = true
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, map[string]bool{})
+			inKey = true
+			continue
+		case json.Delim('['):
+			stack = append(stack, nil)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			inKey = expectKey()
+			continue
+		}
+		if inKey && expectKey() {
+			key := tok.(string)
+			keys := stack[len(stack)-1]
+			if keys[key] {
+				return fmt.Errorf("bad arguments: key %q given twice", Clip(key, 200))
+			}
+			keys[key] = true
+			if len(stack) == 1 {
+				if _, ok := sc.Properties[key]; !ok {
+					return fmt.Errorf("bad arguments: unknown argument %q (argument names are exact, in lower case: %s)", Clip(key, 200), strings.Join(slices.Sorted(maps.Keys(sc.Properties)), ", "))
+				}
+			}
+			inKey = false
+			continue
+		}
+		inKey = expectKey() // a value read: next comes a key again in an object
 	}
 	return nil
 }
@@ -149,39 +368,146 @@ func memStdio(text string) (Stdio, *bytes.Buffer) {
 	return Stdio{In: strings.NewReader(text), Out: &out, Err: &out}, &out
 }
 
-func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) (string, bool) {
+// errAbandoned refuses the writes of an apply_patch call whose deadline
+// passed before it got to them.
+var errAbandoned = errors.New("the call's deadline passed before the writes; nothing written")
+
+func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolAnswer {
 	var a struct {
 		patchArgs
 		Strict bool `json:"strict"`
 		DryRun bool `json:"dry_run"`
 	}
 	if err := decodeStrict(raw, &a); err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	if err := a.check(); err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	sio, out := memStdio(*a.Patch)
-	err := runApply(applyOptions{dir: s.dir, target: a.Target, reverse: a.Reverse, check: a.DryRun, strip: 1, json: true, strict: a.Strict}, "-", sio)
-	var rep applyReport
-	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil {
-		return fmt.Sprintf("apply_patch: %v\n%s", err, out.String()), true
+	select {
+	case s.writeLock <- struct{}{}:
+	case <-ctx.Done():
+		return failure(fmt.Errorf("apply_patch: waited for an earlier apply_patch until the call's deadline: %w; nothing written", context.Cause(ctx)))
 	}
-	var head string
+	// The apply runs beside this call, so that a read that never returns
+	// (a file that blocks) does not hold the lock past the deadline: at
+	// the deadline the call gives up, lets the next apply_patch in, and
+	// the abandoned apply is refused its writes (guard). Once its writes
+	// have begun, they are waited for: they are bounded.
+	var (
+		mu                 sync.Mutex
+		writing, abandoned bool
+	)
+	guard := func() (func(), error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned || ctx.Err() != nil {
+			return nil, errAbandoned
+		}
+		writing = true
+		return func() {}, nil
+	}
+	type result struct {
+		err error
+		out *bytes.Buffer
+	}
+	var once sync.Once
+	unlock := func() { once.Do(func() { <-s.writeLock }) }
+	done := make(chan result, 1)
+	go func() {
+		defer unlock()
+		sio, out := memStdio(*a.Patch)
+		err := runApply(applyOptions{dir: s.dir, target: a.Target, reverse: a.Reverse, check: a.DryRun, strip: 1, json: true, strict: a.Strict, guard: guard}, "-", sio)
+		done <- result{err, out}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		mu.Lock()
+		if !writing {
+			abandoned = true
+			mu.Unlock()
+			unlock()
+			return failure(fmt.Errorf("apply_patch: no answer within the call's deadline (%w); nothing written", context.Cause(ctx)))
+		}
+		mu.Unlock()
+		r = <-done
+	}
+	var ans ApplyAnswer
+	if jerr := json.Unmarshal(r.out.Bytes(), &ans.applyReport); jerr != nil {
+		return failure(fmt.Errorf("apply_patch: %v: %s", r.err, r.out.String()))
+	}
+	ans.clip()
 	switch {
-	case err != nil:
-		head = "refused, nothing written: " + rep.Error
-		if cands := candidates(rep.Files); cands != "" {
-			head += "\ncandidate places: " + cands + " (add context lines that tell them apart)"
+	case r.err != nil:
+		ans.Summary = "refused, nothing written: " + ans.Error
+		if cands := candidates(ans.Files); cands != "" {
+			ans.Summary += "; candidate places: " + cands + " (add context lines that tell them apart)"
 		}
 	case a.DryRun:
-		head = "dry run: the patch applies (" + rep.Status + "); nothing written"
+		ans.Summary = "dry run: the patch applies (" + ans.Status + "); nothing written"
 	default:
-		head = rep.Status + ": " + writtenFiles(rep.Files)
+		ans.Written = ans.Status == repair.StatusApplied
+		ans.Summary = ans.Status + ": " + writtenFiles(ans.Files)
 	}
-	return head + "\nreport:\n" + out.String(), err != nil
+	// The text is the structured answer's JSON, as the specification asks;
+	// "->" in a reason stays readable.
+	var text bytes.Buffer
+	enc := json.NewEncoder(&text)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(ans); err != nil {
+		return failure(err)
+	}
+	return ToolAnswer{Text: text.String(), Structured: ans, Failed: r.err != nil}
+}
+
+// clip bounds the report: its strings, which quote the patch (paths,
+// lines), and the number of hunk reports, keeping the refused ones (what
+// the model has to act on) before the rest.
+func (a *ApplyAnswer) clip() {
+	total := 0
+	for _, f := range a.Files {
+		total += len(f.Hunks)
+	}
+	if total > maxReportHunks {
+		keep := maxReportHunks
+		for pass := range 2 {
+			for i := range a.Files {
+				var kept []repair.HunkReport
+				for _, h := range a.Files[i].Hunks {
+					refused := h.Status == repair.StatusRefused || h.Reason != "" || len(h.Candidates) > 0
+					switch {
+					case pass == 0 && !refused, pass == 1 && refused:
+						kept = append(kept, h) // decided in the other pass
+					case keep > 0:
+						kept = append(kept, h)
+						keep--
+					default:
+						a.HunksOmitted++
+					}
+				}
+				a.Files[i].Hunks = kept
+			}
+		}
+	}
+	c := func(s *string) { *s = Clip(*s, MaxReportString) }
+	c(&a.Error)
+	c(&a.Extracted)
+	for i := range a.Files {
+		f := &a.Files[i]
+		c(&f.Path)
+		c(&f.OldPath)
+		c(&f.Reason)
+		for j := range f.Hunks {
+			h := &f.Hunks[j]
+			c(&h.Reason)
+			for k := range h.Unmatched {
+				c(&h.Unmatched[k])
+			}
+		}
+	}
 }
 
 // candidates lists the candidate lines of refused hunks.
@@ -214,13 +540,13 @@ func writtenFiles(files []repair.FileReport) string {
 	return strings.Join(names, ", ")
 }
 
-func (s *engineTools) repair(ctx context.Context, raw json.RawMessage) (string, bool) {
+func (s *engineTools) repair(ctx context.Context, raw json.RawMessage) ToolAnswer {
 	var a patchArgs
 	if err := decodeStrict(raw, &a); err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	if err := a.check(); err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	sio, out := memStdio(*a.Patch)
 	err := runRepair(applyOptions{dir: s.dir, target: a.Target, reverse: a.Reverse, strip: 1}, "-", sio)
@@ -228,15 +554,15 @@ func (s *engineTools) repair(ctx context.Context, raw json.RawMessage) (string, 
 		// The report says why and where; run again for it.
 		sio, out = memStdio(*a.Patch)
 		runRepair(applyOptions{dir: s.dir, target: a.Target, reverse: a.Reverse, strip: 1, json: true}, "-", sio)
-		return "refused: " + err.Error() + "\nreport:\n" + out.String(), true
+		return TextAnswer("refused: "+err.Error()+"\nreport:\n"+out.String(), true)
 	}
 	if out.Len() == 0 {
-		return "the edit is already in the files; nothing to repair", false
+		return TextAnswer("the edit is already in the files; nothing to repair", false)
 	}
-	return bounded(out.String()), false
+	return TextAnswer(out.String(), false)
 }
 
-func (s *engineTools) convert(ctx context.Context, raw json.RawMessage) (string, bool) {
+func (s *engineTools) convert(ctx context.Context, raw json.RawMessage) ToolAnswer {
 	var a struct {
 		patchArgs
 		To      string `json:"to"`
@@ -244,13 +570,13 @@ func (s *engineTools) convert(ctx context.Context, raw json.RawMessage) (string,
 		Context *int   `json:"context"`
 	}
 	if err := decodeStrict(raw, &a); err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	if err := a.check(); err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	if a.Reverse {
-		return "bad arguments: convert has no reverse", true
+		return TextAnswer("bad arguments: convert has no reverse", true)
 	}
 	o := convertOptions{to: a.To, from: a.From, dir: s.dir, target: a.Target, strip: 1, context: patch.DefaultContext}
 	if a.Context != nil {
@@ -258,12 +584,12 @@ func (s *engineTools) convert(ctx context.Context, raw json.RawMessage) (string,
 	}
 	sio, out := memStdio(*a.Patch)
 	if err := runConvert(o, "-", sio); err != nil {
-		return "convert: " + err.Error(), true
+		return TextAnswer("convert: "+err.Error(), true)
 	}
-	return bounded(out.String()), false
+	return TextAnswer(out.String(), false)
 }
 
-func (s *engineTools) diff(ctx context.Context, raw json.RawMessage) (string, bool) {
+func (s *engineTools) diff(ctx context.Context, raw json.RawMessage) ToolAnswer {
 	var a struct {
 		OldPath   string  `json:"old_path"`
 		NewPath   string  `json:"new_path"`
@@ -274,7 +600,7 @@ func (s *engineTools) diff(ctx context.Context, raw json.RawMessage) (string, bo
 		Context   *int    `json:"context"`
 	}
 	if err := decodeStrict(raw, &a); err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	o := diffOptions{format: a.Format, algorithm: a.Algorithm, context: patch.DefaultContext}
 	if o.format == "" {
@@ -285,39 +611,39 @@ func (s *engineTools) diff(ctx context.Context, raw json.RawMessage) (string, bo
 	}
 	f, err := patch.ParseFormat(o.format)
 	if err != nil {
-		return "bad arguments: " + err.Error(), true
+		return TextAnswer("bad arguments: "+err.Error(), true)
 	}
 	alg, err := diff.ParseAlgorithm(o.algorithm)
 	if err != nil {
-		return "bad arguments: " + err.Error(), true
+		return TextAnswer("bad arguments: "+err.Error(), true)
 	}
 	if o.context < 0 {
-		return "bad arguments: context must be at least 0", true
+		return TextAnswer("bad arguments: context must be at least 0", true)
 	}
 	if a.OldPath == "" && a.OldText == nil && a.NewPath == "" && a.NewText == nil {
-		return "bad arguments: give old_path or old_text, and new_path or new_text", true
+		return TextAnswer("bad arguments: give old_path or old_text, and new_path or new_text", true)
 	}
 	root, err := patch.OpenRoot(s.dir)
 	if err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	defer root.Close()
 	oldPath, old, err := diffSide(root, "old", a.OldPath, a.OldText, a.NewPath)
 	if err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	newPath, neu, err := diffSide(root, "new", a.NewPath, a.NewText, a.OldPath)
 	if err != nil {
-		return err.Error(), true
+		return failure(err)
 	}
 	text, err := makeDiff(o, f, alg, oldPath, newPath, old, neu)
 	if err != nil {
-		return "diff: " + err.Error(), true
+		return TextAnswer("diff: "+err.Error(), true)
 	}
 	if text == "" {
-		return "no difference", false
+		return TextAnswer("no difference", false)
 	}
-	return bounded(text), false
+	return TextAnswer(text, false)
 }
 
 // diffSide reads one side of a diff: a text, a file under the root, or
@@ -341,7 +667,7 @@ func diffSide(root *patch.Root, side, name string, text *string, other string) (
 	}
 	data, err := root.ReadFile(name)
 	if err != nil {
-		return "", "", fmt.Errorf("%s_path: %w", side, err)
+		return "", "", fmt.Errorf("%s_path: %w", side, patch.ForReading(err))
 	}
 	if len(data) > MaxToolDiffBytes {
 		return "", "", fmt.Errorf("%s_path %s is %d bytes, over the bound of %d", side, name, len(data), MaxToolDiffBytes)

@@ -26,6 +26,12 @@ type applyOptions struct {
 	json     bool
 	strict   bool
 	stripSet bool
+	// guard, when set, is called after the new contents are computed and
+	// before the first write; its error stops the apply with nothing
+	// written, and the function it returns is called when the writes are
+	// done. The command sets it to hold interrupts off the writes; the MCP
+	// server, to refuse the writes of a call it has given up on.
+	guard func() (done func(), err error)
 }
 
 func newApplyCommand(sio Stdio) *cobra.Command {
@@ -56,6 +62,7 @@ Exit status: 0 applied or already applied; 1 refused (nothing written);
 		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stripSet = cmd.Flags().Changed("strip")
+			o.guard = holdSignals
 			return runApply(o, args[0], sio)
 		},
 	}
@@ -97,7 +104,7 @@ func loadPatch(sio Stdio, name, format string, strip int, target string) (*patch
 		if len(p.Files) != 1 {
 			return nil, "", Usage(fmt.Errorf("--target needs a single-file patch; %s has %d files", name, len(p.Files)))
 		}
-		retarget(p.Files[0], target)
+		repair.Retarget(p.Files[0], target)
 	}
 	for i, fp := range p.Files {
 		if fp.Path() == "" {
@@ -114,17 +121,6 @@ func targetDir(dir, target string) (string, string) {
 		return filepath.Dir(target), filepath.Base(target)
 	}
 	return dir, target
-}
-
-func retarget(fp *patch.FilePatch, target string) {
-	switch fp.Op {
-	case patch.Create:
-		fp.NewPath = target
-	case patch.Delete:
-		fp.OldPath = target
-	default:
-		fp.OldPath, fp.NewPath, fp.Op = target, target, patch.Modify
-	}
 }
 
 // applyReport is the --json output of apply, documented in
@@ -154,10 +150,8 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 	defer root.Close()
 	results, status, err := applyPatch(o, root, name, sio, &rep)
 	if err == nil && !o.check {
-		// An interrupt must not land between the files of a multi-file
-		// apply; the command is quick, so it waits for the writes.
-		signal.Ignore(os.Interrupt, syscall.SIGTERM)
-		if err = root.WriteResults(results); err != nil {
+		err = writeGuarded(root, results, o.guard)
+		if err != nil {
 			rep.Status = repair.StatusRefused
 			err = Failed(err)
 		}
@@ -180,6 +174,40 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 		}
 	}
 	return err
+}
+
+// writeGuarded writes the results, inside guard's window when there is one.
+func writeGuarded(root *patch.Root, results []patch.FileResult, guard func() (func(), error)) error {
+	if guard != nil {
+		done, err := guard()
+		if err != nil {
+			return err
+		}
+		defer done()
+	}
+	return root.WriteResults(results)
+}
+
+// holdSignals keeps SIGINT and SIGTERM from ending the process between the
+// files of a multi-file write: they are caught for the length of the
+// writes only, then the default handling is back and a signal that came
+// meanwhile is raised again, so the command ends as it would have, with
+// every file written. Caught, not ignored: an ignored signal stays ignored
+// in every child the process starts later, and for the rest of a
+// long-lived process.
+func holdSignals() (func(), error) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return func() {
+		signal.Stop(ch)
+		select {
+		case s := <-ch:
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				p.Signal(s)
+			}
+		default:
+		}
+	}, nil
 }
 
 // writeAlready lists the files and hunks whose change was already there.
@@ -292,7 +320,7 @@ func listFiles(root *patch.Root) func() ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			if d.IsDir() && (patch.IsDotGit(d.Name()) || d.Name() == "node_modules") {
 				return filepath.SkipDir
 			}
 			if d.Type().IsRegular() {

@@ -113,11 +113,14 @@ func makeDiff(o diffOptions, f patch.Format, alg diff.Algorithm, oldPath, newPat
 		fp = patch.Make(oldPath, newPath, old, neu, patch.MakeOptions{Context: o.context, Algorithm: alg, Unique: !f.HasPositions()})
 	}
 	if fp.Op == patch.Rename {
-		// Two files compared, not a rename. Formats with one name per file
-		// get the new one.
+		// Two files compared, not a rename: a traditional diff naming both
+		// (no git header, which would make it a rename), which patches one
+		// file in place. Formats with one name per file get the name it
+		// prefers when both files exist.
 		fp.Op = patch.Modify
 		if f == patch.SearchReplace || f == patch.V4A {
-			fp.OldPath = fp.NewPath
+			name := patch.TraditionalTarget(fp.OldPath, fp.NewPath, func(string) bool { return true })
+			fp.OldPath, fp.NewPath = name, name
 		}
 	}
 	if len(fp.Hunks) == 0 && !fp.Binary {

@@ -1,8 +1,12 @@
-// Package confinetest holds the symbolic-link and path-escape cases that
-// every reader and writer of patch targets must refuse (apply, reverse,
-// convert, repair, the SWE patch stage), and a directory tree with real
-// links to run them on. One table, so that every entry point is held to the
-// same cases.
+// Package confinetest holds the cases that every reader and writer of
+// patch targets must refuse (apply, reverse, convert, repair, the SWE patch
+// stage, APE's candidate check, the MCP server's tools): paths that escape
+// the tree or run through a symbolic link, paths git refuses (.git in any
+// letter case and its NTFS and HFS+ equivalents), files that are not
+// regular, paths too long or too deep, symbolic links made by the patch;
+// and a directory tree with real links, a nested repository's .git and a
+// named pipe to run them on. One table, so that every entry point is held
+// to the same cases.
 package confinetest
 
 import (
@@ -10,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,6 +38,16 @@ type Case struct {
 	// Git is set for patches git apply reads; GitWant is in its error.
 	Git     bool
 	GitWant string
+	// Disk is set when the refusal depends on a file on disk that a git
+	// tree cannot hold (a named pipe): readers of git trees find no file.
+	Disk bool
+	// Path is the path refused, when Want does not begin with it
+	// (`unsafe path "..."`); ByMode is set when the path is refused for
+	// what the patch says about it (a symbolic link's mode), not for
+	// itself: entry points that take a path and a content (APE's
+	// candidate check) have nothing to refuse then.
+	Path   string
+	ByMode bool
 }
 
 // Cases are the confinement cases. The tree is:
@@ -43,6 +58,8 @@ type Case struct {
 //	tree/file.txt  ->  ../outside/secret.txt
 //	tree/inlink    ->  sub                 (a directory inside)
 //	tree/infile.txt -> a.txt               (a file inside)
+//	tree/sub/.git/config "[core]\n"   (a nested repository's)
+//	tree/fifo          a named pipe (where the system has them)
 //	outside/victim.txt "secret\n"
 //	outside/secret.txt "secret2\n"
 var Cases = []Case{
@@ -140,6 +157,74 @@ var Cases = []Case{
 		ReverseWant: "a.txt",
 		Git:         true, GitWant: "beyond a symbolic link",
 	},
+	{
+		Name: "nested .git read and written", Format: "udiff",
+		Patch: "--- a/sub/.git/config\n+++ b/sub/.git/config\n@@ -1 +1,2 @@\n [core]\n+\tfsmonitor = touch /tmp/pwned\n",
+		Want:  `unsafe path "sub/.git/config": patches may not touch .git (component ".git")`,
+		Git:   true, GitWant: "invalid path",
+	},
+	{
+		Name: ".GIT created", Format: "udiff",
+		Patch: "diff --git a/.GIT/hooks/pre-commit b/.GIT/hooks/pre-commit\nnew file mode 100755\n--- /dev/null\n+++ b/.GIT/hooks/pre-commit\n@@ -0,0 +1 @@\n+evil\n",
+		Want:  `unsafe path ".GIT/hooks/pre-commit": patches may not touch .git (component ".GIT")`,
+		Git:   true, GitWant: "invalid path",
+	},
+	{
+		Name: "deep .Git added v4a", Format: "v4a",
+		Patch: "*** Begin Patch\n*** Add File: vendor/lib/.Git/hooks/post-checkout\n+evil\n*** End Patch\n",
+		Want:  `unsafe path "vendor/lib/.Git/hooks/post-checkout": patches may not touch .git (component ".Git")`,
+	},
+	{
+		Name: "NTFS .git. created", Format: "udiff",
+		Patch: "diff --git a/.git./config b/.git./config\nnew file mode 100644\n--- /dev/null\n+++ b/.git./config\n@@ -0,0 +1 @@\n+evil\n",
+		Want:  `unsafe path ".git./config": patches may not touch .git (component ".git.")`,
+		Git:   true, GitWant: "invalid path",
+	},
+	{
+		Name: "NTFS short name git~1", Format: "udiff",
+		Patch: "diff --git a/GIT~1/config b/GIT~1/config\nnew file mode 100644\n--- /dev/null\n+++ b/GIT~1/config\n@@ -0,0 +1 @@\n+evil\n",
+		Want:  `unsafe path "GIT~1/config": patches may not touch .git (component "GIT~1")`,
+		Git:   true, GitWant: "invalid path",
+	},
+	{
+		Name: "HFS+ .g(zero-width)it v4a", Format: "v4a",
+		Patch: "*** Begin Patch\n*** Add File: .g\u200cit/config\n+evil\n*** End Patch\n",
+		Want:  `unsafe path ".g\u200cit/config": patches may not touch .git (component ".g\u200cit")`,
+	},
+	{
+		Name: "named pipe", Format: "udiff",
+		Patch: "--- a/fifo\n+++ b/fifo\n@@ -1 +1 @@\n-a\n+b\n",
+		Want:  `unsafe path "fifo": a named pipe, not a regular file`,
+		Git:   true, GitWant: "failed to read fifo", Disk: true,
+	},
+	{
+		Name: "named pipe deleted v4a", Format: "v4a",
+		Patch: "*** Begin Patch\n*** Delete File: fifo\n*** End Patch\n",
+		Want:  `unsafe path "fifo": a named pipe, not a regular file`, Disk: true,
+	},
+	{
+		Name: "path too long", Format: "v4a",
+		Patch: "*** Begin Patch\n*** Add File: " + strings.Repeat("x/", 2100) + "f\n+x\n*** End Patch\n",
+		Want:  "4201 bytes, over the bound of 4096 (MaxPathBytes)",
+		Path:  strings.Repeat("x/", 2100) + "f",
+	},
+	{
+		Name: "path too deep", Format: "udiff",
+		Patch: "--- /dev/null\n+++ b/" + strings.Repeat("d/", 300) + "f\n@@ -0,0 +1 @@\n+x\n",
+		Want:  "301 components deep, over the bound of 256 (MaxPathDepth)",
+		Path:  strings.Repeat("d/", 300) + "f",
+	},
+	{
+		Name: "symbolic link created", Format: "udiff",
+		Patch:  "diff --git a/newlink b/newlink\nnew file mode 120000\n--- /dev/null\n+++ b/newlink\n@@ -0,0 +1 @@\n+../outside\n\\ No newline at end of file\n",
+		Want:   `unsafe path "newlink": the patch edits a symbolic link (mode 120000)`,
+		ByMode: true,
+	},
+	{
+		Name: "absolute udiff path", Format: "udiff",
+		Patch: "--- {{outside}}/victim.txt\n+++ {{outside}}/victim.txt\n@@ -1 +1 @@\n-secret\n+pwned\n",
+		Want:  `unsafe path "{{outside}}/victim.txt": patch paths must be relative and stay inside the directory`,
+	},
 }
 
 // Tree is the directory tree of [Cases] under a temporary directory, with a
@@ -157,10 +242,11 @@ func New(t testing.TB) *Tree {
 	base := t.TempDir()
 	tr := &Tree{Dir: filepath.Join(base, "tree"), Outside: filepath.Join(base, "outside"), base: base}
 	files := map[string]string{
-		"tree/a.txt":         "one\ntwo\nthree\n",
-		"tree/sub/f.txt":     "inner\n",
-		"outside/victim.txt": "secret\n",
-		"outside/secret.txt": "secret2\n",
+		"tree/a.txt":           "one\ntwo\nthree\n",
+		"tree/sub/f.txt":       "inner\n",
+		"tree/sub/.git/config": "[core]\n",
+		"outside/victim.txt":   "secret\n",
+		"outside/secret.txt":   "secret2\n",
 	}
 	for name, c := range files {
 		p := filepath.Join(base, filepath.FromSlash(name))
@@ -176,6 +262,9 @@ func New(t testing.TB) *Tree {
 		if err := os.Symlink(l[1], filepath.Join(tr.Dir, l[0])); err != nil {
 			t.Skipf("cannot make symbolic links: %v", err)
 		}
+	}
+	if err := mkfifo(filepath.Join(tr.Dir, "fifo")); err != nil {
+		t.Skipf("cannot make a named pipe: %v", err)
 	}
 	tr.snap = tr.snapshot(t)
 	return tr
@@ -197,6 +286,23 @@ func (tr *Tree) Commit(t testing.TB) {
 // Patch returns the text of c for this tree.
 func (tr *Tree) Patch(c Case) string {
 	return strings.ReplaceAll(c.Patch, "{{outside}}", filepath.ToSlash(tr.Outside))
+}
+
+// RefusedPath returns the path c is refused for, for this tree.
+func (tr *Tree) RefusedPath(c Case) string {
+	if c.Path != "" {
+		return c.Path
+	}
+	q, ok := strings.CutPrefix(tr.Want(c, false), "unsafe path ")
+	if !ok {
+		panic("confinetest: case " + c.Name + " names no path")
+	}
+	p, err := strconv.QuotedPrefix(q)
+	if err != nil {
+		panic("confinetest: case " + c.Name + ": " + err.Error())
+	}
+	p, _ = strconv.Unquote(p)
+	return p
 }
 
 // Want returns the error text of c for this tree.
@@ -225,8 +331,8 @@ func (tr *Tree) snapshot(t testing.TB) map[string]string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
+		if d.IsDir() && p == filepath.Join(tr.Dir, ".git") {
+			return filepath.SkipDir // the repository of Commit, which git writes
 		}
 		rel, _ := filepath.Rel(tr.base, p)
 		info, err := d.Info()

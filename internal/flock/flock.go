@@ -46,5 +46,36 @@ func Acquire(ctx context.Context, path string, shared bool) (*Lock, error) {
 	}
 }
 
+// ErrBusy is returned by TryAcquire when another open file holds the lock.
+var ErrBusy = errors.New("lock held by another process")
+
+// TryAcquire takes the exclusive lock on the file at path (created if
+// missing, never through a symbolic link) without waiting: ErrBusy when it
+// is held.
+func TryAcquire(path string) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", path, ErrBusy)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &Lock{f}, nil
+}
+
+// Rewrite replaces the content of the locked file with b, for example to
+// name the holder to the processes it refuses.
+func (l *Lock) Rewrite(b []byte) error {
+	if err := l.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := l.f.WriteAt(b, 0)
+	return err
+}
+
 // Release drops the lock.
 func (l *Lock) Release() { l.f.Close() }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"syscall"
 )
 
 // rowHead is the part of a row a line that does not start with its key
@@ -43,7 +44,8 @@ func EachLine(path string, fn func(key string, line []byte, off int64) error) (i
 
 func eachLast(path string, decode bool, fn func(key string, line []byte, off int64, row map[string]any) error) (int, error) {
 	lines := func(visit func(i int, line []byte, off int64, terminated bool) error) error {
-		f, err := os.Open(path)
+		// Run files are never read through a symbolic link.
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 		if err != nil {
 			return fmt.Errorf("results: %w", err)
 		}

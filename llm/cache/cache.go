@@ -3,7 +3,8 @@
 //
 // A response is keyed by the SHA-256 of a canonical JSON document holding
 // the provider, the model, the sampling parameters (temperature, max tokens,
-// seed), the system prompt, the tools offered and the messages with their
+// seed), the sample index (Request.Sample: n samples of one prompt are n
+// entries), the system prompt, the tools offered and the messages with their
 // tool calls and results; Request.Meta is not part of the key. Each turn of
 // a tool-calling conversation is its own request keyed by the whole history
 // before it, so a rerun of an agent that makes the same calls is answered
@@ -49,6 +50,9 @@ type keyDoc struct {
 	// Tools is left out when empty, so that requests without tools keep
 	// the keys they had before tools existed.
 	Tools []llm.Tool `json:"tools,omitempty"`
+	// Sample is left out when empty, for the same reason: a request made
+	// once keeps its key; the n samples of a prompt get n keys.
+	Sample string `json:"sample,omitempty"`
 }
 
 func canonical(req llm.Request) []byte {
@@ -56,7 +60,7 @@ func canonical(req llm.Request) []byte {
 	d := keyDoc{
 		V: keyVersion, Provider: p, Model: m,
 		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed,
-		System: req.System, Messages: req.Messages, Tools: req.Tools,
+		System: req.System, Messages: req.Messages, Tools: req.Tools, Sample: req.Sample,
 	}
 	if d.Messages == nil {
 		d.Messages = []llm.Message{}

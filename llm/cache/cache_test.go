@@ -74,6 +74,9 @@ func TestKey(t *testing.T) {
 		"arguments":  func(r *llm.Request) { r.Messages = toolTurn("c1", `{"a":2}`, "out", false) },
 		"result":     func(r *llm.Request) { r.Messages = toolTurn("c1", `{"a":1}`, "other", false) },
 		"error flag": func(r *llm.Request) { r.Messages = toolTurn("c1", `{"a":1}`, "out", true) },
+		"sample":     func(r *llm.Request) { r.Sample = "1" },
+		"sample 2":   func(r *llm.Request) { r.Sample = "2" },
+		"vote":       func(r *llm.Request) { r.Sample = "1/0" },
 	}
 	seen := map[string]string{k: "base"}
 	for name, f := range variants {

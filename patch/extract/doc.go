@@ -112,4 +112,12 @@
 // When nothing is an edit, Extract returns an error wrapping [ErrNoEdit]
 // together with a Result whose Candidates say what was seen; empty input
 // gives [ErrEmpty].
+//
+// # Whole-file answers
+//
+// [Answer] reads an answer that is a whole file rather than an edit (the
+// apply and anti-apply tasks of Diff-XYZ) with the same fence lines: the
+// content of a fence that opens the answer, up to its last closing line, or
+// of a fence in short prose, else the whole text, so that a file's own
+// underlines and doc examples never cut it.
 package extract

@@ -53,3 +53,17 @@ func Example() {
 	// fence python, lines 14-17: no edit markers: python code, not an edit; not chosen: the edit is at lines 3-10
 	// extract: no edit found: 1 line of prose, without fences, tags or diff markers
 }
+
+func ExampleAnswer() {
+	// A fence in prose: its content.
+	fmt.Printf("%q\n", extract.Answer("Here is the file:\n\n```python\nprint('hi')\n```\n\nLet me know!"))
+	// A fenced answer whose code holds a fence of its own: to the last
+	// closing fence.
+	fmt.Printf("%q\n", extract.Answer("```rust\n//! ```\n//! x\n/*!\n```\nlet x = 1;\n```\n*/\nfn main() {}\n```\n"))
+	// Bare code with a reStructuredText underline: all of it.
+	fmt.Printf("%q\n", extract.Answer("\"\"\"\nrequests.hooks\n~~~~~~~~~~~~~~\n\"\"\"\nHOOKS = []\n"))
+	// Output:
+	// "print('hi')\n"
+	// "//! ```\n//! x\n/*!\n```\nlet x = 1;\n```\n*/\nfn main() {}\n"
+	// "\"\"\"\nrequests.hooks\n~~~~~~~~~~~~~~\n\"\"\"\nHOOKS = []\n"
+}

@@ -2,6 +2,7 @@ package repair_test
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -80,5 +81,59 @@ func BenchmarkRepairLarge(b *testing.B) {
 			}
 			testdata.ReportPerLine(b, n, cpu0)
 		})
+	}
+}
+
+// repeatedPair is a file of n identical lines and the same file with every
+// fourth line changed, with a diff between them as git writes it at one
+// line of context (a hunk per change), and that diff made looser: its hunk
+// counts wrong ("recount", which only the pipeline reads, with the line
+// numbers as hints) or its headers bare ("@@ @@": every hunk fits every
+// place, and none can be placed).
+func repeatedPair(n int) (old, new string, diffs map[string]string) {
+	var o, w, git, recount, bare strings.Builder
+	for _, b := range []*strings.Builder{&git, &recount, &bare} {
+		b.WriteString("--- a/f\n+++ b/f\n")
+	}
+	const same = "\tx = x + 1\n"
+	for i := 0; i < n; i++ {
+		o.WriteString(same)
+		if i%4 != 2 || i+1 >= n {
+			w.WriteString(same)
+			continue
+		}
+		changed := fmt.Sprintf("\tx = x + %d\n", i)
+		w.WriteString(changed)
+		body := " " + same + "-" + same + "+" + changed + " " + same
+		fmt.Fprintf(&git, "@@ -%d,3 +%d,3 @@\n%s", i, i, body)
+		fmt.Fprintf(&recount, "@@ -%d,4 +%d,4 @@\n%s", i, i, body)
+		fmt.Fprintf(&bare, "@@ @@\n%s", body)
+	}
+	return o.String(), w.String(), map[string]string{"git": git.String(), "recount": recount.String(), "bare": bare.String()}
+}
+
+// BenchmarkRepairRepeated: the worst case for placing hunks, a file whose
+// lines are all alike, where every hunk fits every place. The cost should
+// grow about linearly with the file (hunks grow with it).
+func BenchmarkRepairRepeated(b *testing.B) {
+	for _, kind := range []string{"git", "recount", "bare"} {
+		for _, n := range []int{1000, 2000, 4000, 8000, 16000} {
+			old, new, diffs := repeatedPair(n)
+			fsys := patch.MapFS{"f": old}
+			b.Run(fmt.Sprintf("%s/lines=%d", kind, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					res, err := repair.Repair(diffs[kind], repair.Options{FS: fsys})
+					switch {
+					case kind == "bare" && err == nil:
+						b.Fatal("bare headers applied where every hunk fits everywhere")
+					case kind != "bare" && err != nil:
+						b.Fatal(err)
+					case kind != "bare" && string(res.Results[0].Content) != new:
+						b.Fatal("the result is not the new file")
+					}
+				}
+			})
+		}
 	}
 }

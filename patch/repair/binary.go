@@ -124,9 +124,7 @@ func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *ove
 	}
 	fr.Status, fr.Op = StatusApplied, fp.Op.String()
 	res = patch.FileResult{OldPath: oldPath, Path: newPath, Op: fp.Op, Binary: true}
-	if fp.Op == patch.Create || (fp.OldMode != 0 && fp.NewMode != 0 && fp.OldMode != fp.NewMode) {
-		res.Mode = fp.NewMode
-	}
+	res.OldMode, res.Mode = patch.ResultModes(fp.Op, fp.OldMode, fp.NewMode)
 	switch fp.Op {
 	case patch.Create:
 		res.OldPath = ""

@@ -68,6 +68,8 @@ type text struct {
 	norm  [numLevels][]string
 	// index finds the normalised lines at each level.
 	index [numLevels]*lineIndex
+	// places holds what contiguous found, by its arguments.
+	places map[string][]place
 }
 
 func newText(content string) *text {
@@ -204,11 +206,42 @@ type place struct {
 // with only the most likely one otherwise. The candidates are the places
 // of the entry whose line is rarest in the file, each then checked whole:
 // every place that fits holds that line, so none is missed.
+//
+// The places are kept by the text for the entries' readings, level and alt:
+// the hunks of a patch for a file of repeated lines share their old side,
+// and each would find the same thousands of places again. Callers do not
+// change the places or their at.
 func contiguous(t *text, es []entry, lv int, alt bool) []place {
 	m := len(es)
 	if m == 0 || m > len(t.lines) {
 		return nil
 	}
+	var kb strings.Builder
+	kb.WriteByte(byte('0' + lv))
+	if alt {
+		kb.WriteByte('a')
+	}
+	for i := range es {
+		for _, r := range es[i].raw {
+			kb.WriteString(r)
+			kb.WriteByte(0)
+		}
+		kb.WriteByte(1)
+	}
+	key := kb.String()
+	if cs, ok := t.places[key]; ok {
+		return cs
+	}
+	cs := findContiguous(t, es, lv, alt)
+	if t.places == nil {
+		t.places = map[string][]place{}
+	}
+	t.places[key] = cs
+	return cs
+}
+
+func findContiguous(t *text, es []entry, lv int, alt bool) []place {
+	m := len(es)
 	ix := t.indexLevel(lv)
 	want := make([][]int32, m) // entry → the classes of its readings
 	rare, rareN := 0, -1

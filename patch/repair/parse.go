@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,9 @@ type looseFile struct {
 	oldName, newName string // as written, before prefix stripping
 	op               patch.Operation
 	git              bool // had a "diff --git" header
+	// oldMode and newMode are the modes of git's extended headers ("new
+	// file mode", "old mode", "index a..b mode", ...), 0 when absent.
+	oldMode, newMode uint32
 	hunks            []*looseHunk
 	line             int // patch line of the file header
 	// bin is the strictly parsed binary section of a git patch, binErr why
@@ -37,6 +41,9 @@ type looseHunk struct {
 	appends bool
 	line    int // patch line of the header
 	diags   []string
+	// unified: read from a unified diff, whose hunks end where their
+	// context ends (a search-replace block ends where its search text does).
+	unified bool
 }
 
 type looseLine struct {
@@ -52,7 +59,53 @@ type looseLine struct {
 	line int // patch line
 }
 
-var reHunkNums = lazyRegexp(`-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?`)
+// hunkNums finds the first "-A[,B] +C[,D]" in a hunk header (blanks
+// between the two ranges), as the regular expression
+// `-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?` would, and returns A, B, C
+// and D ("" for an absent count). It is written out because compiling the
+// expression was a tenth of a one-hunk apply's start-up.
+func hunkNums(hdr string) (m [4]string, ok bool) {
+	digits := func(i int) int { // the end of the run of digits at i
+		for i < len(hdr) && hdr[i] >= '0' && hdr[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	for i := 0; i < len(hdr); i++ {
+		if hdr[i] != '-' {
+			continue
+		}
+		j := digits(i + 1)
+		if j == i+1 {
+			continue
+		}
+		m = [4]string{hdr[i+1 : j]}
+		if j < len(hdr) && hdr[j] == ',' {
+			if k := digits(j + 1); k > j+1 {
+				m[1], j = hdr[j+1:k], k
+			}
+		}
+		k := j
+		for k < len(hdr) && strings.IndexByte(" \t\n\f\r", hdr[k]) >= 0 { // \s of package regexp
+			k++
+		}
+		if k == j || k >= len(hdr) || hdr[k] != '+' {
+			continue
+		}
+		e := digits(k + 1)
+		if e == k+1 {
+			continue
+		}
+		m[2] = hdr[k+1 : e]
+		if e < len(hdr) && hdr[e] == ',' {
+			if f := digits(e + 1); f > e+1 {
+				m[3] = hdr[e+1 : f]
+			}
+		}
+		return m, true
+	}
+	return m, false
+}
 
 // parseUnified reads udiff, udiff-h and udiff-l text tolerantly.
 func parseUnified(text string, d *diags) []*looseFile {
@@ -98,11 +151,26 @@ func parseUnified(text string, d *diags) []*looseFile {
 		case strings.HasPrefix(l, "new file mode "):
 			if cur != nil {
 				cur.op = patch.Create
+				cur.newMode = parseMode(l[len("new file mode "):])
 			}
 			i++
 		case strings.HasPrefix(l, "deleted file mode "):
 			if cur != nil {
 				cur.op = patch.Delete
+				cur.oldMode = parseMode(l[len("deleted file mode "):])
+			}
+			i++
+		case strings.HasPrefix(l, "old mode ") && cur != nil:
+			cur.oldMode = parseMode(l[len("old mode "):])
+			i++
+		case strings.HasPrefix(l, "new mode ") && cur != nil:
+			cur.newMode = parseMode(l[len("new mode "):])
+			i++
+		case strings.HasPrefix(l, "index ") && cur != nil && cur.git && len(cur.hunks) == 0:
+			// "index abc..def 100644": the mode of both sides.
+			if f := strings.Fields(l); len(f) == 3 && cur.oldMode == 0 && cur.newMode == 0 {
+				m := parseMode(f[2])
+				cur.oldMode, cur.newMode = m, m
 			}
 			i++
 		case strings.HasPrefix(l, "rename from ") && cur != nil:
@@ -148,6 +216,15 @@ func parseUnified(text string, d *diags) []*looseFile {
 	return files
 }
 
+// parseMode reads an octal file mode, 0 when it is not one.
+func parseMode(s string) uint32 {
+	m, err := strconv.ParseUint(strings.TrimSpace(s), 8, 32)
+	if err != nil {
+		return 0
+	}
+	return uint32(m)
+}
+
 // usesWordMarkers reports whether body lines are written with udiff-l's
 // ADD / DEL / CON markers.
 func usesWordMarkers(lines []string) bool {
@@ -162,13 +239,13 @@ func usesWordMarkers(lines []string) bool {
 
 func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bool, d *diags) (*looseHunk, int) {
 	hdr := lines[i]
-	h := &looseHunk{line: i + 1}
+	h := &looseHunk{line: i + 1, unified: true}
 	wantOld, wantNew := -1, -1
-	if m := reHunkNums().FindStringSubmatch(hdr); m != nil {
-		h.oldStart, _ = strconv.Atoi(m[1])
-		h.newStart, _ = strconv.Atoi(m[3])
+	if m, ok := hunkNums(hdr); ok {
+		h.oldStart, _ = strconv.Atoi(m[0])
+		h.newStart, _ = strconv.Atoi(m[2])
 		h.hasPos = true
-		wantOld, wantNew = count(m[2]), count(m[4])
+		wantOld, wantNew = count(m[1]), count(m[3])
 	}
 	i++
 	blanks := 0
@@ -342,7 +419,7 @@ func isElision(s string) bool {
 func fromStrict(p *patch.Patch) []*looseFile {
 	var out []*looseFile
 	for _, fp := range p.Files {
-		f := &looseFile{oldName: fp.OldPath, newName: fp.NewPath, op: fp.Op}
+		f := &looseFile{oldName: fp.OldPath, newName: fp.NewPath, op: fp.Op, oldMode: fp.OldMode, newMode: fp.NewMode}
 		for _, h := range fp.Hunks {
 			lh := &looseHunk{anchors: h.Anchors, atEnd: h.AtEnd, line: h.PatchLine, oldNoEOL: h.OldNoEOL, newNoEOL: h.NewNoEOL, markers: !h.KeepEOL, appends: true}
 			if h.HasPos {
@@ -363,6 +440,7 @@ func fromStrict(p *patch.Patch) []*looseFile {
 // reverse turns the section into the one that undoes it.
 func (f *looseFile) reverse() {
 	f.oldName, f.newName = f.newName, f.oldName
+	f.oldMode, f.newMode = f.newMode, f.oldMode
 	// Swapped, git's names read "b/x" then "a/x"; keep them a/ then b/,
 	// which resolvePath strips as one component (a reversed deletion would
 	// otherwise create "a/x").
@@ -404,7 +482,10 @@ func (f *looseFile) reverse() {
 // parseV4A reads an apply_patch envelope tolerantly: change lines that lost
 // their leading space are context, a missing "*** End Patch" is no error,
 // and added-file lines without their '+' are still content.
-func parseV4A(text string, d *diags) []*looseFile {
+//
+// A section header without a path is malformed: the edit is refused as
+// one, not given a file by guess.
+func parseV4A(text string, d *diags) ([]*looseFile, error) {
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
@@ -433,6 +514,9 @@ func parseV4A(text string, d *diags) []*looseFile {
 		case strings.HasPrefix(l, "*** Update File:"), strings.HasPrefix(l, "*** Add File:"), strings.HasPrefix(l, "*** Delete File:"):
 			flush()
 			name := strings.TrimSpace(l[strings.IndexByte(l, ':')+1:])
+			if name == "" {
+				return nil, fmt.Errorf("line %d: %q names no file", i+1, strings.TrimSpace(l))
+			}
 			cur = &looseFile{oldName: name, newName: name, line: i + 1}
 			switch {
 			case strings.HasPrefix(l, "*** Add File:"):
@@ -444,6 +528,9 @@ func parseV4A(text string, d *diags) []*looseFile {
 			files = append(files, cur)
 		case strings.HasPrefix(l, "*** Move to:") && cur != nil:
 			cur.op, cur.newName = patch.Rename, strings.TrimSpace(l[len("*** Move to:"):])
+			if cur.newName == "" {
+				return nil, fmt.Errorf("line %d: %q names no file", i+1, strings.TrimSpace(l))
+			}
 		case strings.HasPrefix(l, "*** End of File"):
 			if h != nil {
 				h.atEnd = true
@@ -488,7 +575,7 @@ func parseV4A(text string, d *diags) []*looseFile {
 	if d != nil && start == 0 {
 		d.add(0, "v4a-envelope", "no *** Begin Patch line")
 	}
-	return files
+	return files, nil
 }
 
 // noEOLMarker records "\ No newline at end of file" after the last line.

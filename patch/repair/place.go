@@ -2,6 +2,7 @@ package repair
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,9 +67,7 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 			continue
 		}
 		if err != "" {
-			for _, c := range pl.cands {
-				reports[i].Candidates = append(reports[i].Candidates, c.start+1)
-			}
+			reports[i].Candidates = listPlaces(pl.cands)
 			refuse(i, err, ErrRefused)
 			continue
 		}
@@ -79,12 +78,16 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		disambiguate(t, ps)
 		for _, pl := range ps {
 			if len(pl.cands) > 1 {
+				reports[pl.idx].Candidates = listPlaces(pl.cands)
 				var lines []string
-				for _, c := range pl.cands {
-					reports[pl.idx].Candidates = append(reports[pl.idx].Candidates, c.start+1)
-					lines = append(lines, fmt.Sprint(c.start+1))
+				for _, c := range reports[pl.idx].Candidates {
+					lines = append(lines, fmt.Sprint(c))
 				}
-				refuse(pl.idx, fmt.Sprintf("ambiguous: fits at lines %s", strings.Join(lines, " and ")), ErrRefused)
+				more := ""
+				if n := len(pl.cands) - len(lines); n > 0 {
+					more = fmt.Sprintf(" and %d more places", n)
+				}
+				refuse(pl.idx, fmt.Sprintf("ambiguous: fits at lines %s%s", strings.Join(lines, " and "), more), ErrRefused)
 			}
 		}
 	}
@@ -106,6 +109,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		r := &reports[pl.idx]
 		out = patch.AppendLines(out, t.lines[cursor:pl.p.start], true)
 		spliced, err := splice(t, pl, width, r)
+		if err == "" {
+			err = checkSplice(t, pl, spliced)
+		}
 		if err != "" {
 			refuse(pl.idx, err, ErrRefused)
 			return nil, reports, firstErr
@@ -119,7 +125,13 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		r.Tier = pl.p.tier
 		r.Line = pl.p.start + 1
 		if pl.h.hasPos {
-			r.Offset = pl.p.start + 1 - pl.h.oldStart
+			// "@@ -N,M" starts at line N; with no old lines ("-N,0") it
+			// inserts after line N, git's reading of a new file's "-0,0".
+			want := pl.h.oldStart - 1
+			if len(pl.es) == 0 {
+				want = pl.h.oldStart
+			}
+			r.Offset = pl.p.start - want
 			if r.Offset != 0 {
 				r.Repairs = appendOnce(r.Repairs, "line-numbers")
 			}
@@ -138,6 +150,63 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		out = out[:len(out)-1]
 	}
 	return out, reports, nil
+}
+
+// checkSplice holds the engine to its promise for one placed hunk: every
+// file line of its span that it does not remove is in the new lines, in
+// order, and every other new line is one of its added lines (each used
+// once; whitespace and line endings aside, which re-indenting changes).
+// No file line disappears unless the hunk removes it, and nothing appears
+// that the hunk does not add.
+func checkSplice(t *text, pl *placed, out []string) string {
+	removed := map[int]bool{}
+	for i, at := range pl.p.at {
+		if at >= 0 && pl.es[i].kind == patch.LineDelete {
+			removed[at] = true
+		}
+	}
+	added := map[string]int{}
+	for _, l := range pl.h.lines {
+		if l.kind == patch.LineInsert {
+			added[collapseSpace(l.texts[0])]++
+		}
+	}
+	k := pl.p.start
+	next := func() {
+		for k < pl.p.end && removed[k] {
+			k++
+		}
+	}
+	next()
+	for _, o := range out {
+		if k < pl.p.end && o == t.lines[k] {
+			k++
+			next()
+			continue
+		}
+		n := collapseSpace(o)
+		if added[n] == 0 {
+			return fmt.Sprintf("internal check: the result would hold %q, which is neither a file line kept nor a line the hunk adds", strings.TrimSpace(o))
+		}
+		added[n]--
+	}
+	if k < pl.p.end {
+		return fmt.Sprintf("internal check: file line %d would disappear although the hunk does not remove it", k+1)
+	}
+	return ""
+}
+
+// maxListed is the most places a refusal lists: a hunk in a file of
+// repeated lines may fit thousands.
+const maxListed = 10
+
+// listPlaces returns the 1-based first lines of the first maxListed places.
+func listPlaces(cs []place) []int {
+	out := make([]int, 0, min(len(cs), maxListed))
+	for _, c := range cs[:min(len(cs), maxListed)] {
+		out = append(out, c.start+1)
+	}
+	return out
 }
 
 // repeated handles hunks that are the same change. If they fit as many
@@ -278,11 +347,6 @@ func locate(t *text, pl *placed) string {
 	if missingRemoved(t, es) {
 		return "a line the hunk removes is not in the file"
 	}
-	if h, hes, p, ok := skippedLine(t, pl.h); ok {
-		pl.h, pl.es, pl.p, pl.cands = h, hes, p, []place{p}
-		pl.repairs = append(pl.repairs, "skipped-line")
-		return ""
-	}
 	budget := max(1, len(es)/6)
 	// Fuzzy matching keeps indentation first; ignoring it, a place counts
 	// only where the indentation differs consistently.
@@ -340,37 +404,179 @@ func missingRemoved(t *text, es []entry) bool {
 
 // newSideAt returns where the hunk's new side (context and added lines) is
 // in the file, when the hunk changes something and is already applied
-// there with certainty: the new side is there exactly once and says enough
-// to anchor it (at the indentation tier only with a consistent
-// indentation), and no run of removed lines is in the file with the hunk
-// lines around it. Reported as a success that changes nothing, it must
-// not be a hunk whose old side was merely damaged.
+// there with certainty. Reported as a success that changes nothing, it
+// must not be a hunk whose old side was merely damaged, so the new side
+// must carry evidence beyond context:
+//
+//   - a hunk that adds a significant line (see addedEvidence): its new
+//     side is in the file exactly once and says enough to anchor it (at
+//     the indentation tier only with a consistent indentation), and no run
+//     of removed lines is in the file with the hunk lines around it;
+//   - a hunk that only removes lines: the context before and after each
+//     removed block is in the file, contiguous, at exactly one place (but
+//     for trailing whitespace), so the block is gone from between them.
+//
+// Either way the removed lines must not be next to that place: a hunk
+// whose context lost a line fits its new side right before the lines it
+// still has to remove.
 func newSideAt(t *text, h *looseHunk) (int, bool) {
 	var ns []entry
-	changes := false
+	var ins []int // indexes in ns of the added lines that say something
+	added, removed := false, false
 	for _, l := range h.lines {
-		if l.kind == patch.LineDelete {
-			changes = true
+		switch l.kind {
+		case patch.LineDelete:
+			removed = true
 			continue
-		}
-		if l.kind == patch.LineInsert {
-			changes = true
+		case patch.LineInsert:
+			if significant(l.texts[0]) {
+				added = true
+				ins = append(ins, len(ns))
+			}
 		}
 		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0]), elision: l.elision})
 	}
-	if !changes || !anchored(ns) {
+	if !anchored(ns) {
 		return 0, false
 	}
-	for lv := 0; lv < numLevels; lv++ {
+	levels := numLevels
+	if !added {
+		if !removed || hasInsert(h) || !blocksFramed(h) {
+			return 0, false
+		}
+		levels = levelSpace // context alone is evidence only when exact
+	}
+	for lv := 0; lv < levels; lv++ {
+		if !changesAt(h, lv) {
+			// The change is only whitespace this level ignores: the old
+			// side would fit as well as the new one.
+			return 0, false
+		}
 		cs := contiguous(t, ns, lv, true)
 		if lv == levelSpace {
 			cs = filter(cs, func(c place) bool { return indentConsistent(t, ns, c) })
 		}
 		if len(cs) > 0 {
-			return cs[0].start, len(cs) == 1 && removedGone(t, h)
+			ok := len(cs) == 1 && removedGone(t, h) && !removedNear(t, h, cs[0], !added)
+			if h.markers && h.oldNoEOL != h.newNoEOL {
+				// The change includes the final newline: the file must
+				// end there as the new side says.
+				ok = ok && cs[0].end == len(t.lines) && t.eol == !h.newNoEOL
+			}
+			return cs[0].start, ok && (!added || addedEvidence(t, h, ns, ins, cs[0], lv))
 		}
 	}
 	return 0, false
+}
+
+// addedEvidence reports whether an added line found at place c says the
+// change was made: it differs at level lv from every removed line (else the
+// old line would fit there as well), and, at a level looser than exact, one
+// such line is in the file exactly as added.
+func addedEvidence(t *text, h *looseHunk, ns []entry, ins []int, c place, lv int) bool {
+	var removed []string
+	for _, l := range h.lines {
+		if l.kind == patch.LineDelete {
+			removed = append(removed, normalize(lv, l.texts[0]))
+		}
+	}
+	found := false
+	for _, i := range ins {
+		if slices.Contains(removed, normalize(lv, ns[i].raw[0])) {
+			continue
+		}
+		if lv == levelExact || ns[i].matches(t, levelExact, c.start+i) {
+			return true
+		}
+		found = true
+	}
+	return found && lv == levelExact
+}
+
+// changesAt reports whether the hunk's old and new sides still differ
+// once normalised at level lv.
+func changesAt(h *looseHunk, lv int) bool {
+	var old, neu []string
+	for _, l := range h.lines {
+		n := normalize(lv, l.texts[0])
+		if l.kind != patch.LineInsert {
+			old = append(old, n)
+		}
+		if l.kind != patch.LineDelete {
+			neu = append(neu, n)
+		}
+	}
+	return !slices.Equal(old, neu)
+}
+
+func hasInsert(h *looseHunk) bool {
+	for _, l := range h.lines {
+		if l.kind == patch.LineInsert {
+			return true
+		}
+	}
+	return false
+}
+
+// blocksFramed reports whether every block of removed lines has a context
+// line (not an elision) right before and right after it in the hunk.
+func blocksFramed(h *looseHunk) bool {
+	for i, l := range h.lines {
+		if l.kind != patch.LineDelete {
+			continue
+		}
+		if i == 0 || (h.lines[i-1].kind != patch.LineDelete && (h.lines[i-1].kind != patch.LineContext || h.lines[i-1].elision)) {
+			return false
+		}
+		if i+1 == len(h.lines) || (h.lines[i+1].kind != patch.LineDelete && (h.lines[i+1].kind != patch.LineContext || h.lines[i+1].elision)) {
+			return false
+		}
+	}
+	return true
+}
+
+// removedNear reports whether a block of the hunk's removed lines is in
+// the file right before or right after the place c, or one line away (a
+// context line the hunk lost between them). With any, it also reports
+// whether a significant removed line is within a block's length plus
+// three lines of c: a deletion-only hunk whose removed block ends as its
+// context begins fits its new side at the end of that block, and a stale
+// line in the block hides the block as a whole.
+func removedNear(t *text, h *looseHunk, c place, any bool) bool {
+	for i := 0; i < len(h.lines); i++ {
+		if h.lines[i].kind != patch.LineDelete || (i > 0 && h.lines[i-1].kind == patch.LineDelete) {
+			continue
+		}
+		var block []entry
+		for k := i; k < len(h.lines) && h.lines[k].kind == patch.LineDelete; k++ {
+			l := h.lines[k]
+			block = append(block, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0])})
+		}
+		for _, at := range []int{c.start - len(block), c.start - len(block) - 1, c.end, c.end + 1} {
+			if at < 0 || at+len(block) > len(t.lines) {
+				continue
+			}
+			all := true
+			for bi := range block {
+				all = all && block[bi].matches(t, levelTrailing, at+bi)
+			}
+			if all {
+				return true
+			}
+		}
+		if !any {
+			continue
+		}
+		reach := len(block) + 3
+		for j := max(0, c.start-reach); j < min(len(t.lines), c.end+reach); j++ {
+			for bi := range block {
+				if block[bi].signif && block[bi].matches(t, levelTrailing, j) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // removedGone reports whether no run of the hunk's removed lines, with the
@@ -405,25 +611,26 @@ func removedGone(t *text, h *looseHunk) bool {
 // the order of the hunks that fit one place, by V4A anchors, then by an
 // exact line-number hint.
 func disambiguate(t *text, ps []*placed) {
+	// next[k] is the start of the first hunk after k with one place, as it
+	// stands when the pass reaches k (later hunks are not narrowed yet).
+	next := make([]int, len(ps)+1)
 	for pass := 0; pass < 2; pass++ {
+		next[len(ps)] = len(t.lines)
+		for k := len(ps) - 1; k >= 0; k-- {
+			next[k] = next[k+1]
+			if len(ps[k].cands) == 1 {
+				next[k] = ps[k].p.start
+			}
+		}
+		lo := 0 // the end of the last hunk before k with one place
 		for k, pl := range ps {
 			if len(pl.cands) < 2 {
+				if len(pl.cands) == 1 {
+					lo = pl.p.end
+				}
 				continue
 			}
-			lo, hi := 0, len(t.lines)
-			for j := k - 1; j >= 0; j-- {
-				if len(ps[j].cands) == 1 {
-					lo = ps[j].p.end
-					break
-				}
-			}
-			for j := k + 1; j < len(ps); j++ {
-				if len(ps[j].cands) == 1 {
-					hi = ps[j].p.start
-					break
-				}
-			}
-			if keep := filter(pl.cands, func(c place) bool { return c.start >= lo && c.end <= hi }); len(keep) > 0 {
+			if keep := within(pl.cands, lo, next[k+1]); len(keep) > 0 {
 				pl.cands = keep
 			}
 			if len(pl.cands) > 1 && len(pl.h.anchors) > 0 {
@@ -435,13 +642,43 @@ func disambiguate(t *text, ps []*placed) {
 				}
 			}
 			if len(pl.cands) > 1 && pl.h.hasPos {
-				if keep := filter(pl.cands, func(c place) bool { return c.start+1 == pl.h.oldStart }); len(keep) == 1 {
+				if keep := startingAt(pl.cands, pl.h.oldStart-1); len(keep) == 1 {
 					pl.cands = keep
 				}
 			}
 			pl.p = pl.cands[0]
+			if len(pl.cands) == 1 {
+				lo = pl.p.end
+			}
 		}
 	}
+}
+
+// startingAt returns the places that start at line i (0-based), by binary
+// search where within can use one.
+func startingAt(cs []place, i int) []place {
+	if cs[0].tier == TierFuzzy {
+		return filter(cs, func(c place) bool { return c.start == i })
+	}
+	k := sort.Search(len(cs), func(k int) bool { return cs[k].start >= i })
+	if k < len(cs) && cs[k].start == i {
+		return cs[k : k+1]
+	}
+	return nil
+}
+
+// within returns the places that lie in [lo, hi). Places found at an
+// exact, whitespace or indentation tier (by contiguous) have one length and
+// come in the order of their start: they give a part of cs, found by
+// binary search, not a copy. A hunk in a file of repeated lines has a place
+// on nearly every line, and every hunk of the patch narrows its own.
+func within(cs []place, lo, hi int) []place {
+	if cs[0].tier == TierFuzzy {
+		return filter(cs, func(c place) bool { return c.start >= lo && c.end <= hi })
+	}
+	i := sort.Search(len(cs), func(k int) bool { return cs[k].start >= lo })
+	j := sort.Search(len(cs), func(k int) bool { return cs[k].end > hi })
+	return cs[i:max(i, j)]
 }
 
 func bodyKey(h *looseHunk) string {
@@ -533,23 +770,13 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		if len(gap) > 0 {
 			r.ContextRestored += len(gap)
 		}
-		if len(gap) == 1 && len(pending) > 0 {
-			// The hunk skipped a file line and adds the same line back at
-			// one end of its added lines: that line is the file's, kept once.
-			switch {
-			case sameLine(gap[0], pending[0]):
-				out = append(out, gap...)
-				emit(pending[1:])
-				pending, cursor = nil, to
-				r.Repairs = appendOnce(r.Repairs, "skipped-line")
-				return ""
-			case sameLine(gap[0], pending[len(pending)-1]):
-				emit(pending[:len(pending)-1])
-				out = append(out, gap...)
-				pending, cursor = nil, to
-				r.Repairs = appendOnce(r.Repairs, "skipped-line")
-				return ""
-			}
+		if len(gap) == 1 && len(pending) > 0 && (sameLine(gap[0], pending[0]) || sameLine(gap[0], pending[len(pending)-1])) {
+			// The hunk skipped a file line that one end of its added lines
+			// repeats: the model wrote the file's line back (keep it once),
+			// or adds a block that starts or ends like the file's own, as a
+			// doc comment before the file's doc comment (keep both). Real
+			// commits show both; either guess can lose or add a line.
+			return fmt.Sprintf("uncertain: the hunk leaves out file line %d, which one of its added lines repeats: the file's line written back, or a block of its own", to)
 		}
 		if len(pending) > 0 && len(gap) > 0 {
 			// The hunk lacks file lines right next to its added lines: did
@@ -586,6 +813,15 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	ind, why := newIndenter(t, pl)
 	if why != "" {
 		return nil, why
+	}
+	if pl.h.unified && endsInserting(pl.h) && pl.p.end < len(t.lines) {
+		// Added lines last, after context and with none after them: git
+		// and GNU patch read such a hunk as the end of the file. Elsewhere
+		// the file's next lines may belong before the added ones (a
+		// closing brace the diff showed as context, say). Added lines
+		// that replace removed ones take their place, which is certain,
+		// and a search-replace or V4A block ends where its text does.
+		return nil, fmt.Sprintf("uncertain: the hunk ends with added lines and no context after them, but its place (line %d) is not the end of the file", pl.p.start+1)
 	}
 	lastDeleted := false // the last placed old-side line is one the hunk removes
 	for li, l := range pl.h.lines {
@@ -713,6 +949,19 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		r.Repairs = appendOnce(r.Repairs, "context-dropped")
 	}
 	return out, ""
+}
+
+// endsInserting reports whether the hunk ends with a run of added lines
+// that follows a context line.
+func endsInserting(h *looseHunk) bool {
+	i := len(h.lines) - 1
+	if i < 0 || h.lines[i].kind != patch.LineInsert {
+		return false
+	}
+	for i >= 0 && h.lines[i].kind == patch.LineInsert {
+		i--
+	}
+	return i >= 0 && h.lines[i].kind == patch.LineContext
 }
 
 func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }

@@ -2,47 +2,9 @@ package repair
 
 import "github.com/patchbench/patchbench/patch"
 
-// Two readings of a hunk that fits nowhere as written, each tried only at
-// the exact tiers and kept only where it fits exactly once: what they
-// assume is then the only way the hunk fits the file.
-
-// skippedLine reads the first (or last) line of a run of added lines as
-// context: a model that skipped a file line and then wrote it back as an
-// added line meant to keep it. It returns the reading that fits, when
-// exactly one of them does.
-func skippedLine(t *text, h *looseHunk) (*looseHunk, []entry, place, bool) {
-	var (
-		found *looseHunk
-		fes   []entry
-		fp    place
-		n     int
-	)
-	tried := map[int]bool{}
-	for i := 0; i < len(h.lines); i++ {
-		if h.lines[i].kind != patch.LineInsert || (i > 0 && h.lines[i-1].kind == patch.LineInsert) {
-			continue
-		}
-		j := i
-		for j+1 < len(h.lines) && h.lines[j+1].kind == patch.LineInsert {
-			j++
-		}
-		for _, k := range []int{i, j} {
-			if tried[k] {
-				continue
-			}
-			tried[k] = true
-			c := *h
-			c.lines = append([]looseLine(nil), h.lines...)
-			c.lines[k].kind = patch.LineContext
-			es := entries(&c)
-			if p, ok := exactlyOnce(t, es); ok {
-				found, fes, fp = &c, es, p
-				n++
-			}
-		}
-	}
-	return found, fes, fp, n == 1
-}
+// A reading of a hunk that fits nowhere as written, tried only at the
+// exact tiers and kept only where it fits exactly once: what it assumes is
+// then the only way the hunk fits the file.
 
 // exactlyOnce returns the one place where the entries match consecutive
 // file lines exactly or but for trailing whitespace; false when they fit
@@ -62,10 +24,14 @@ func exactlyOnce(t *text, es []entry) (place, bool) {
 // invented or misremembered.
 const maxEdgeTrim = 2
 
-// trimmedEdge places a hunk whose context at one end (up to maxEdgeTrim
-// lines) is invented or misremembered, when the rest of it, removed lines
-// included, fits exactly once and says enough to anchor it. The lines left
-// out are dropped context: the file keeps its own lines there.
+// trimmedEdge places a hunk whose context at one end, or at both, (up to
+// maxEdgeTrim lines each) is invented or misremembered, when the rest of
+// it, removed lines included, fits exactly once and says enough to anchor
+// it. Trims are tried fewest lines first; at the first count where some
+// trim fits, exactly one trim may fit, at one place. Trimming both ends
+// also needs a removed line, every significant removed line exact and
+// nowhere else in the file. The lines left out are dropped context: the
+// file keeps its own lines there.
 func trimmedEdge(t *text, h *looseHunk, es []entry) (place, bool) {
 	lead, trail := 0, 0
 	for _, l := range h.lines {
@@ -80,43 +46,61 @@ func trimmedEdge(t *text, h *looseHunk, es []entry) (place, bool) {
 	if lead == len(h.lines) {
 		return place{}, false // no change at all
 	}
-	var got []place
-	for _, front := range []bool{true, false} {
-		edge := trail
-		if front {
-			edge = lead
-		}
-		for k := 1; k <= min(maxEdgeTrim, edge); k++ {
-			sub := es[:len(es)-k]
-			if front {
-				sub = es[k:]
-			}
-			if len(sub) <= k || !anchored(sub) {
-				break
+	lead, trail = min(lead, maxEdgeTrim), min(trail, maxEdgeTrim)
+	for total := 1; total <= lead+trail; total++ {
+		var got []place
+		fits := false
+		for front := max(0, total-trail); front <= min(total, lead); front++ {
+			back := total - front
+			sub := es[front : len(es)-back]
+			if len(sub) < total || !anchored(sub) || (front > 0 && back > 0 && !uniqueRemoved(t, sub)) {
+				continue
 			}
 			c, ok := exactlyOnce(t, sub)
 			if c.at == nil {
 				continue // fits nowhere yet: one more line may be invented
 			}
+			fits = true
 			if ok {
-				p := place{start: c.start, end: c.end, at: make([]int, len(es)), tier: TierFuzzy, level: c.level, cost: k}
-				off := 0
-				if front {
-					off = k
-				}
+				p := place{start: c.start, end: c.end, at: make([]int, len(es)), tier: TierFuzzy, level: c.level, cost: total}
 				for i := range p.at {
 					p.at[i] = -1
 				}
-				copy(p.at[off:], c.at)
+				copy(p.at[front:], c.at)
 				got = append(got, p)
 			}
-			break // found, or ambiguous: more trimming only adds places
+		}
+		if fits {
+			// Found, or ambiguous: more trimming only adds places.
+			if len(got) != 1 {
+				return place{}, false
+			}
+			return got[0], true
 		}
 	}
-	if len(got) != 1 {
-		return place{}, false
+	return place{}, false
+}
+
+// uniqueRemoved reports whether the entries remove a line and every
+// significant line they remove is in the file exactly once, as written.
+func uniqueRemoved(t *text, es []entry) bool {
+	n := 0
+	ix := t.indexLevel(levelExact)
+	for i := range es {
+		e := &es[i]
+		if e.kind != patch.LineDelete || e.elision {
+			continue
+		}
+		n++
+		if !e.signif {
+			continue
+		}
+		c := ix.find(e.normAt(levelExact)[0])
+		if c < 0 || len(ix.at(c)) != 1 {
+			return false
+		}
 	}
-	return got[0], true
+	return n > 0
 }
 
 // anchored reports whether the entries hold at least two significant

@@ -7,6 +7,13 @@
 // returns the new file contents with a canonical unified diff that git apply
 // accepts.
 //
+// # What git accepts
+//
+// A unified diff that strict mode (patch.Parse and patch.Apply, git apply's
+// rules) applies is applied that way first: the default mode accepts all
+// that strict mode does, with the same bytes, and reports no repair for
+// it.
+//
 // # Placing a hunk
 //
 // A hunk is placed in tiers, from exact, to trailing-whitespace-insensitive,
@@ -17,8 +24,13 @@
 // two places fit, the patch's own hunk order and, failing that, an exact
 // line-number hint may decide; otherwise the hunk is refused as ambiguous
 // and the places are listed. A hunk that fits nowhere but whose new side is
-// in the file exactly once, with its removed lines gone, is already applied:
-// a success that changes nothing, reported with its place, never reversed.
+// in the file exactly once, with its removed lines gone, is already applied
+// (a success that changes nothing, reported with its place, never reversed)
+// when the new side says more than its context: an added line that differs
+// from the removed ones, or, for a hunk that only removes, exact context on
+// both sides of each removed block. A hunk with a removed line that is
+// nowhere in the file is stale and refused. Every placed hunk is checked:
+// no file line of its span disappears unless it removes it.
 //
 // Context and removed lines are always taken from the file, so its
 // whitespace, line endings and final newline survive. Added lines take the
@@ -94,8 +106,8 @@ type HunkReport struct {
 	ContextRestored int `json:"context_restored,omitempty"`
 	// Unmatched lists the dropped context lines as the hunk wrote them.
 	Unmatched []string `json:"unmatched,omitempty"`
-	// Candidates are the 1-based lines of every place that fit at the
-	// deciding tier.
+	// Candidates are the 1-based lines of the places that fit at the
+	// deciding tier (the first 10 when there are more).
 	Candidates []int  `json:"candidates,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 }
@@ -214,6 +226,10 @@ func Repair(text string, opts Options) (*Result, error) {
 		}
 	}
 	res.Format = f
+	if applyStrict(text, opts, res) {
+		// What strict mode applies, tolerant mode applies the same way.
+		return res, nil
+	}
 	var d diags
 	var files []*looseFile
 	switch f {
@@ -221,7 +237,10 @@ func Repair(text string, opts Options) (*Result, error) {
 		if v4aFirst && res.Extracted != "" && applyV4A(text, opts, res) {
 			return res, nil
 		}
-		files = parseV4A(text, &d)
+		var err error
+		if files, err = parseV4A(text, &d); err != nil {
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+		}
 	case patch.SearchReplace:
 		p, err := patch.Parse(text, f, patch.DefaultParseOptions)
 		if err != nil {
@@ -312,7 +331,8 @@ func allAlready(frs []FileReport) bool {
 func dropEmpty(files []*looseFile) []*looseFile {
 	out := files[:0]
 	for _, f := range files {
-		if len(f.hunks) > 0 || f.op == patch.Delete || f.op == patch.Rename || f.op == patch.Create || f.bin != nil || f.binErr != nil {
+		modeChange := f.oldMode != 0 && f.newMode != 0 && f.oldMode != f.newMode
+		if len(f.hunks) > 0 || f.op == patch.Delete || f.op == patch.Rename || f.op == patch.Create || f.bin != nil || f.binErr != nil || modeChange {
 			out = append(out, f)
 		}
 	}
@@ -524,6 +544,17 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		return fr, res, &Error{File: lf.newName, Reason: err.Error(), Err: ErrRefused}
 	}
 	fr.Repairs = repairs
+	if lf.op == patch.Modify && oldPath != "" && newPath != "" && oldPath != newPath {
+		if lf.git {
+			// git apply's rule: a git diff whose names differ renames.
+			lf.op = patch.Rename
+			fr.Op = lf.op.String()
+		} else {
+			// A traditional diff with two names patches one file in place.
+			oldPath = patch.TraditionalTarget(oldPath, newPath, ov.exists)
+			newPath = oldPath
+		}
+	}
 	if oldPath == "" && newPath == "" {
 		// No names and no target: find the file by its content.
 		p, err := findByContent(lf, opts, ov, width)
@@ -543,6 +574,9 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		fr.Reason = reason
 		return fr, res, &Error{File: name, Hunk: hunk, Reason: reason, Err: kind}
 	}
+	if err := patch.CheckModes(name, lf.oldMode, lf.newMode); err != nil {
+		return fail(0, err.Error(), ErrRefused)
+	}
 	// A path the file system refuses (through a symbolic link, say) is
 	// refused here, whatever the section does with it: a creation or the
 	// target of a rename would otherwise only fail when written.
@@ -553,6 +587,11 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		if _, _, err := ov.read(p); err != nil {
 			return fail(0, err.Error(), ErrRefused)
 		}
+	}
+	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) {
+		// As git apply: a rename or copy does not replace a file (V4A's
+		// Move to does, as codex's apply_patch).
+		return fail(0, fmt.Sprintf("the %s target %s already exists", lf.op, newPath), ErrRefused)
 	}
 	if lf.bin != nil || lf.binErr != nil {
 		return repairBinary(lf, fr, oldPath, newPath, ov)
@@ -590,7 +629,8 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		fr.Reason = err.Error()
 		return fr, res, err
 	}
-	if allHunksAlready(reports) && op == patch.Modify {
+	modeOld, modeNew := patch.ResultModes(op, lf.oldMode, lf.newMode)
+	if allHunksAlready(reports) && op == patch.Modify && modeNew == 0 {
 		fr.Status = StatusAlreadyApplied
 		return fr, res, nil
 	}
@@ -602,7 +642,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	}
 	fr.Status = StatusApplied
 	fr.Op = op.String()
-	res = patch.FileResult{OldPath: oldPath, Path: newPath, Op: op}
+	res = patch.FileResult{OldPath: oldPath, Path: newPath, Op: op, OldMode: modeOld, Mode: modeNew}
 	if op == patch.Create {
 		res.OldPath = ""
 	}
@@ -686,7 +726,9 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		from, to string // original and current path; "" for none
 		content  string
 		copy     bool
-		binary   bool // a binary patch made it: print it as one
+		binary   bool   // a binary patch made it: print it as one
+		oldMode  uint32 // the modes a section changed or created, 0 if none
+		mode     uint32
 	}
 	var chains []*chain
 	byPath := map[string]*chain{} // current path → its chain
@@ -701,6 +743,12 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		}
 		c.to, c.content = r.Path, string(r.Content)
 		c.binary = c.binary || r.Binary
+		if r.Mode != 0 {
+			if c.mode == 0 {
+				c.oldMode = r.OldMode
+			}
+			c.mode = r.Mode
+		}
 		if r.Path != "" {
 			byPath[r.Path] = c
 		}
@@ -714,7 +762,7 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		if c.from != "" {
 			old = orig[c.from]
 		}
-		if c.from == c.to && old == c.content {
+		if c.from == c.to && old == c.content && c.oldMode == c.mode {
 			continue
 		}
 		var fp *patch.FilePatch
@@ -725,6 +773,12 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		}
 		if c.copy {
 			fp.Op = patch.Copy
+		}
+		switch {
+		case fp.Op == patch.Create:
+			fp.NewMode = c.mode
+		case c.mode != 0 && fp.Op != patch.Delete:
+			fp.OldMode, fp.NewMode = c.oldMode, c.mode
 		}
 		p.Files = append(p.Files, fp)
 	}

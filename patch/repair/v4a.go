@@ -1,9 +1,6 @@
 package repair
 
 import (
-	"errors"
-	"io/fs"
-
 	"github.com/patchbench/patchbench/patch"
 )
 
@@ -42,7 +39,8 @@ func applyV4A(text string, opts Options, res *Result) bool {
 			}
 		}
 	}
-	results, err := patch.Apply(p, opts.FS, patch.ApplyOptions{})
+	rec := &recordFS{fsys: opts.FS}
+	results, err := patch.Apply(p, rec, patch.ApplyOptions{})
 	if err != nil {
 		return false
 	}
@@ -56,27 +54,6 @@ func applyV4A(text string, opts Options, res *Result) bool {
 			}
 		}
 	}
-	orig := map[string]string{}
-	for _, r := range results {
-		if r.OldPath == "" {
-			continue
-		}
-		if _, ok := orig[r.OldPath]; ok {
-			continue
-		}
-		b, err := opts.FS.ReadFile(r.OldPath)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // made by an earlier section
-		}
-		if err != nil {
-			return false
-		}
-		orig[r.OldPath] = string(b)
-	}
-	res.Files = res.Files[:0]
-	for _, r := range results {
-		res.Files = append(res.Files, ResultReport(r))
-	}
-	res.Results, res.orig, res.Status = results, orig, StatusApplied
+	rec.fill(res, results)
 	return true
 }

@@ -71,10 +71,24 @@ var diffxyzAggs = []struct {
 }{
 	{[]string{"task", "format"}, "em"},
 	{[]string{"task", "format"}, "applied"},
+	{[]string{"task", "format"}, "applied_tolerant"},
 	{[]string{"task", "prompt"}, "em"},
 	{[]string{"task", "lang"}, "em"},
 	{[]string{"task", "size_class"}, "em"},
+	{[]string{"task", "change_kind"}, "em"},
 }
+
+// diffxyzOrder orders the values of the Diff-XYZ dimensions in charts as
+// the report's tables do: tasks as the paper lists them, size classes from
+// small to large.
+var diffxyzOrder = map[string][]string{
+	"task":        {"apply", "anti-apply", "diffgen"},
+	"size_class":  {"small", "medium", "large"},
+	"change_kind": {"add+delete", "add-only", "delete-only"},
+}
+
+// diffxyzDims are the dimensions that get an EM chart when they vary.
+var diffxyzDims = []string{"prompt", "lang", "size_class", "change_kind"}
 
 func aggKey(dims []string, metric string) string { return strings.Join(dims, ",") + "|" + metric }
 
@@ -82,7 +96,7 @@ func newRunStats(name, kind string) *runStats {
 	st := &runStats{name: name, kind: kind, aggs: map[string]*report.Aggregator{}, distinct: map[string]map[any]bool{},
 		statuses: map[string]int{}, families: map[string]int{}}
 	for _, a := range diffxyzAggs {
-		st.aggs[aggKey(a.dims, a.metric)], _ = report.NewAggregator(report.Spec{Dims: a.dims, Metrics: []string{a.metric}})
+		st.aggs[aggKey(a.dims, a.metric)], _ = report.NewAggregator(report.Spec{Dims: a.dims, Metrics: []string{a.metric}, Order: diffxyzOrder})
 	}
 	st.generic, _ = report.NewAggregator(report.Spec{})
 	st.locAgg, _ = report.NewAggregator(report.Spec{Dims: []string{"category"}, Metrics: locMetrics})
@@ -130,7 +144,7 @@ func (st *runStats) addDiffXYZ(row map[string]any) {
 			}
 		}
 	}
-	for _, d := range []string{"prompt", "lang", "size_class"} {
+	for _, d := range diffxyzDims {
 		if v, ok := row[d]; ok {
 			if st.distinct[d] == nil {
 				st.distinct[d] = map[any]bool{}
@@ -157,6 +171,9 @@ func (st *runStats) addLoc(row map[string]any) {
 
 func (st *runStats) addAPE(row map[string]any) {
 	if task, ok := row["task"].(string); ok {
+		if st, _ := row["status"].(string); st == "environment-error" || st == "input-error" {
+			return // not evaluated (bench/ape's statuses): not a candidate of pass@k
+		}
 		if _, ape := row["judge_pass"]; ape {
 			c := st.apeTasks[task]
 			if c == nil {
@@ -283,9 +300,10 @@ func diffxyzCharts(runs []*runStats) ([]chart, error) {
 	}
 	list := []c{
 		{"EM by task × format", []string{"task", "format"}, "em"},
-		{"Apply rate by task × format", []string{"task", "format"}, "applied"},
+		{"Applying rate (requested format's parser, exact apply) by task × format", []string{"task", "format"}, "applied"},
+		{"Applying rate, tolerant engine, by task × format", []string{"task", "format"}, "applied_tolerant"},
 	}
-	for _, d := range []string{"prompt", "lang", "size_class"} {
+	for _, d := range diffxyzDims {
 		if distinct(runs, d) > 1 {
 			list = append(list, c{"EM by task × " + d, []string{"task", d}, "em"})
 		}
@@ -512,7 +530,7 @@ func apeCharts(runs []*runStats) []chart {
 	}
 	charts := []chart{
 		{"pass@k: compile and judge", lineSpec(curves, "stage", "pass@k")},
-		{"Semantic drop by k", lineSpec(drops, "", "semantic drop")},
+		{"Semantic drop by k (% of compile_pass@k)", lineSpec(drops, "", "semantic drop (%)")},
 	}
 	var judged []point
 	for _, p := range curves {

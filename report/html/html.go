@@ -527,7 +527,8 @@ func gzipBase64(v any) (string, error) {
 func wantColumns(kind string) []string {
 	switch kind {
 	case KindDiffXYZ:
-		return []string{"id", "task", "format", "prompt", "lang", "size_class", "status", "em", "iou", "applied", "parsed"}
+		return []string{"id", "task", "format", "prompt", "lang", "size_class", "change_kind", "status", "em", "iou", "parsed", "applied",
+			"em_tolerant", "applied_tolerant"}
 	case KindSWE:
 		return []string{"instance_id", "status", "patch_status", "format", "repairs", "reason"}
 	case KindLoc:

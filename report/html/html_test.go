@@ -235,3 +235,38 @@ func TestObserveOncePerRow(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffXYZChartOrder: the charts list size classes from small to large
+// and tasks as the paper does, whatever order the rows come in, and a run
+// whose rows carry change kinds gets a chart by change kind.
+func TestDiffXYZChartOrder(t *testing.T) {
+	st := newRunStats("run", KindDiffXYZ)
+	for i, size := range []string{"large", "small", "medium", "large", "small"} {
+		st.add(map[string]any{"task": []string{"diffgen", "apply"}[i%2], "format": "udiff", "size_class": size,
+			"change_kind": []string{"delete-only", "add+delete", "add-only"}[i%3], "em": 1.0, "applied": true, "applied_tolerant": true})
+	}
+	charts, err := diffxyzCharts([]*runStats{st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := func(title, field string) []string {
+		for _, c := range charts {
+			if c.Title != title {
+				continue
+			}
+			var got []string
+			for _, p := range c.Spec["data"].(map[string]any)["values"].([]point) {
+				got = append(got, p["task"].(string)+"/"+p[field].(string))
+			}
+			return got
+		}
+		t.Fatalf("no chart %q", title)
+		return nil
+	}
+	if got, want := order("EM by task × size_class", "size_class"), []string{"apply/small", "apply/large", "diffgen/small", "diffgen/medium", "diffgen/large"}; !slices.Equal(got, want) {
+		t.Errorf("size classes %v, want %v", got, want)
+	}
+	if got, want := order("EM by task × change_kind", "change_kind"), []string{"apply/add+delete", "apply/delete-only", "diffgen/add+delete", "diffgen/add-only", "diffgen/delete-only"}; !slices.Equal(got, want) {
+		t.Errorf("change kinds %v, want %v", got, want)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/patchbench/patchbench/bench/ape"
 	"github.com/patchbench/patchbench/envstore"
@@ -25,30 +26,43 @@ import (
 // told again, and merge knows the shards of one run. (Runs made before it
 // was run.json have it as ape.json.)
 type apeRunRecord struct {
-	Benchmark   string  `json:"benchmark"` // "ape"
-	Dataset     string  `json:"dataset"`
-	Repo        string  `json:"repo"`
-	Model       string  `json:"model,omitempty"`
-	Judge       string  `json:"judge,omitempty"`
-	N           int     `json:"n"`
-	JudgeN      int     `json:"judge_n,omitempty"`
-	K           int     `json:"k,omitempty"`
-	KRatio      float64 `json:"k_ratio,omitempty"`
-	Format      string  `json:"format"`
-	Limit       int     `json:"limit,omitempty"`
-	Shuffle     bool    `json:"shuffle,omitempty"`
-	ShuffleSeed int64   `json:"shuffle_seed,omitempty"`
-	Shard       string  `json:"shard,omitempty"`
+	Benchmark string `json:"benchmark"` // "ape"
+	Dataset   string `json:"dataset"`
+	// DatasetSHA256 is the hash of the dataset's bytes (runner.HashFiles).
+	DatasetSHA256 string  `json:"dataset_sha256,omitempty"`
+	Repo          string  `json:"repo"`
+	Model         string  `json:"model,omitempty"`
+	Judge         string  `json:"judge,omitempty"`
+	N             int     `json:"n"`
+	JudgeN        int     `json:"judge_n,omitempty"`
+	K             int     `json:"k,omitempty"`
+	KRatio        float64 `json:"k_ratio,omitempty"`
+	Format        string  `json:"format"`
+	EnvCommit     string  `json:"env_commit,omitempty"`
+	Limit         int     `json:"limit,omitempty"`
+	Shuffle       bool    `json:"shuffle,omitempty"`
+	ShuffleSeed   int64   `json:"shuffle_seed,omitempty"`
+	Shard         string  `json:"shard,omitempty"`
 }
 
 // apeOldRunFile is where runs before run.json recorded themselves.
 const apeOldRunFile = "ape.json"
 
-func (r apeRunRecord) write(dir string) error {
+// write records the run in dir; a resume must be of the same run (the
+// dataset compared by its bytes, not its path).
+func (r apeRunRecord) write(dir string, resume bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return cli.Failed(err)
 	}
-	return runner.WriteRunInfo(dir, r)
+	h, err := runner.HashFiles(r.Dataset)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	r.DatasetSHA256 = h
+	if err := runner.RecordRun(dir, r, resume, "dataset", "repo"); err != nil {
+		return exitFor(err)
+	}
+	return nil
 }
 
 // readApeRunRecord reads the record of the run in dir.
@@ -72,20 +86,21 @@ func newApeCommand(sio cli.Stdio) *cobra.Command {
 		Short: "APE-Bench I style evaluation of instructed edits: build, run, judge",
 		Long: `APE-Bench I evaluates edits of one file made from a natural-language
 instruction: n candidates per task, applied with the tolerant patch engine,
-compiled in the environment of the task's commit, graded by a judge model by
-majority of votes. The figures are compile_pass@K, judge_pass@K and the
-semantic drop between them.`,
+compiled in the environment of the task's commit, graded by a judge by
+APE-Bench's vote rule. The figures are compile_pass@K, judge_pass@K and the
+semantic drop between them. ape check verifies whole-file code rows in their
+commits' environments.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cli.Usage(errors.New("ape: give a subcommand: build, run or judge"))
+			return cli.Usage(errors.New("ape: give a subcommand: build, run, judge or check"))
 		},
 	}
-	cmd.AddCommand(newApeBuildCommand(sio), newApeRunCommand(sio), newApeJudgeCommand(sio))
+	cmd.AddCommand(newApeBuildCommand(sio), newApeRunCommand(sio), newApeJudgeCommand(sio), newApeCheckCommand(sio))
 	return cmd
 }
 
 func newApeBuildCommand(sio cli.Stdio) *cobra.Command {
-	var repo, commits, out, instruct string
+	var repo, commits, out, instruct, checkCmd string
 	var model modelFlags
 	cmd := &cobra.Command{
 		Use:   "build --repo DIR --commits RANGE --out FILE [--instruct-model MODEL]",
@@ -93,6 +108,9 @@ func newApeBuildCommand(sio cli.Stdio) *cobra.Command {
 		Long: `Make one task per commit of RANGE (git rev-list syntax) and per file the
 commit modifies, in the columns of the published APE-Bench I data: the file
 before the commit, the gold diff, the instruction, category and difficulty.
+Files no built-in check compiles (.go, .py, .java, .rs and .lean have one)
+are left out, named on stderr, unless --check-cmd says the run will give a
+check command for them.
 
 The instruction is the commit message; with --instruct-model MODEL, a model
 writes it from the gold diff (and the message), as APE-Bench's instructions
@@ -109,11 +127,12 @@ usage or input error.`,
 			if repo == "" || out == "" {
 				return cli.Usage(errors.New("ape build: --repo and --out are required"))
 			}
+			// --out may name a file in a directory not made yet.
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return cli.Failed(err)
+			}
 			var m *runner.Model
 			if instruct != "" {
-				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-					return cli.Failed(err)
-				}
 				model.model = instruct
 				mopts, _, err := model.options("ape build", filepath.Dir(out))
 				if err != nil {
@@ -124,9 +143,13 @@ usage or input error.`,
 				}
 				defer m.Close()
 			}
-			tasks, err := ape.Build(cmd.Context(), repo, commits)
+			tasks, skipped, err := ape.Build(cmd.Context(), repo, commits, ape.BuildOptions{AnyFile: checkCmd != ""})
 			if err != nil {
 				return cli.Usage(err)
+			}
+			if len(skipped) > 0 {
+				fmt.Fprintf(sio.Err, "%s: ape build: left out %d files no built-in check compiles (give --check-cmd to keep them): %s\n",
+					cli.ProgramName, len(skipped), strings.Join(skipped, ", "))
 			}
 			var failed []error
 			if m != nil {
@@ -150,19 +173,33 @@ usage or input error.`,
 	f.StringVar(&commits, "commits", "HEAD", "commit `RANGE` (git rev-list syntax)")
 	f.StringVar(&out, "out", "", "tasks `FILE` (JSONL)")
 	f.StringVar(&instruct, "instruct-model", "", "write the instructions with `MODEL` from the gold diffs")
+	f.StringVar(&checkCmd, "check-cmd", "", "the check `TEMPLATE` the run will use: keep files without a built-in check")
 	model.register(f, "")
 	f.MarkHidden("model") // --instruct-model names it
 	return cmd
 }
 
-// apeCheckFlags are the compile stage's flags, shared by run.
+// apeCheckFlags are the compile stage's flags, shared by run and check.
 type apeCheckFlags struct {
-	repo, envStore, checkCmd string
-	checkTimeout             time.Duration
+	repo, envStore, checkCmd, envCommit string
+	checkTimeout                        time.Duration
+}
+
+func (c *apeCheckFlags) register(f *pflag.FlagSet, envCommit bool) {
+	f.StringVar(&c.repo, "repo", "", "git repository `DIR` of the tasks' commits")
+	f.StringVar(&c.envStore, "env-store", "", "environment store `DIR` (patchbench env) to restore each commit's environment from")
+	f.StringVar(&c.checkCmd, "check-cmd", "", "check command `TEMPLATE` run with sh -c at the tree's root; {file}, {dir}")
+	f.DurationVar(&c.checkTimeout, "check-timeout", 2*time.Minute, "bound on one check")
+	if envCommit {
+		f.StringVar(&c.envCommit, "env-commit", ape.EnvCommitTask, "environment a candidate is checked in: commit (the task's commit_hash, as APE-Bench) or parent")
+	}
 }
 
 func (c *apeCheckFlags) options() (ape.CheckOptions, error) {
-	o := ape.CheckOptions{Repo: c.repo, Command: c.checkCmd, Timeout: c.checkTimeout}
+	o := ape.CheckOptions{Repo: c.repo, Command: c.checkCmd, Timeout: c.checkTimeout, EnvCommit: c.envCommit}
+	if c.envCommit != "" && c.envCommit != ape.EnvCommitTask && c.envCommit != ape.EnvCommitParent {
+		return o, fmt.Errorf("--env-commit %q: want %s or %s", c.envCommit, ape.EnvCommitTask, ape.EnvCommitParent)
+	}
 	if c.envStore != "" {
 		s, err := envstore.Open(c.envStore)
 		if err != nil {
@@ -179,7 +216,7 @@ func (c *apeCheckFlags) options() (ape.CheckOptions, error) {
 type apeRunOptions struct {
 	dataset, format, judgeModel string
 	n, judgeN, k                int
-	kRatio                      float64
+	kRatio, judgeTemperature    float64
 	check                       apeCheckFlags
 
 	run   runFlags
@@ -192,13 +229,21 @@ func newApeRunCommand(sio cli.Stdio) *cobra.Command {
 		Use:   "run --dataset FILE --repo DIR --model MODEL --out DIR [flags]",
 		Short: "Generate, apply, compile and judge n candidates per task",
 		Long: `For every task of the dataset ask the model --n times for an edit in
---format, apply it to the file with the tolerant patch engine, check the
-patched file in the environment of the task's commit (restored from
---env-store, else a git archive of --repo) inside the sandbox, and have
---judge-model grade the compiled candidates --judge-n times at temperature 0.
-One row per candidate goes to DIR/results.jsonl as it finishes, with its
-response, patch, compile result and votes; DIR/report.json and DIR/report.md
-give compile_pass@K, judge_pass@K and semantic_drop.
+--format (at --temperature, 1 by default; each candidate its own sample, so
+the response cache holds n answers and a rerun asks nothing), apply it to the
+file with the tolerant patch engine, check the patched file in the
+environment of the task's commit_hash (--env-commit parent: of the commit
+before it; restored from --env-store, else a git archive of --repo) inside
+the sandbox, and have --judge-model grade the compiled candidates --judge-n
+times at --judge-temperature (0). A candidate passes the judge by
+APE-Bench's rule: over every grade of every vote, more of Good and Excellent
+than of Poor and Unacceptable. One row per candidate goes to
+DIR/results.jsonl as it finishes, with its response, patch, compile result
+and votes; DIR/report.json, report.md and report.html give compile_pass@K,
+judge_pass@K, semantic_drop (the percentage of compile_pass@K the judge
+takes away) and compile_judge_gap (the difference). Candidates whose
+environment could not be had, or whose task names a path outside the tree,
+are named on stderr and in the report and left out of pass@k.
 
 Checks: go build and go vet of the package for .go files, byte-compile and
 an undefined-name check for .py files, --check-cmd TEMPLATE for anything
@@ -207,8 +252,8 @@ Lean: --check-cmd 'lake env lean {file}').
 
 Models: openai/NAME, anthropic/NAME, replay/FILE (rows {id, sample,
 response}; for the judge {id, sample, vote, response}) and reference (the
-gold patch; as judge, Excellent exactly when the file equals the gold
-result).
+gold patch; as judge, an exact match with the gold file, which the reports
+name as such: it is no model).
 
 Exit status: 0 every candidate evaluated; 1 some failed or the run was
 interrupted (continue with --resume); 2 usage or input error.`,
@@ -219,13 +264,11 @@ interrupted (continue with --resume); 2 usage or input error.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.dataset, "dataset", "", "tasks `FILE` (JSONL in the APE-Bench I columns; see ape build)")
-	f.StringVar(&o.check.repo, "repo", "", "git repository `DIR` of the tasks' commits")
-	f.StringVar(&o.check.envStore, "env-store", "", "environment store `DIR` (patchbench env) to restore each commit's environment from")
-	f.StringVar(&o.check.checkCmd, "check-cmd", "", "check command `TEMPLATE` run with sh -c at the tree's root; {file}, {dir}")
-	f.DurationVar(&o.check.checkTimeout, "check-timeout", 2*time.Minute, "bound on one check")
+	o.check.register(f, true)
 	f.StringVar(&o.format, "format", "udiff", "edit format asked for: udiff, udiff-h, udiff-l, search-replace or v4a")
 	f.IntVar(&o.n, "n", 20, "candidates per task")
-	f.StringVar(&o.judgeModel, "judge-model", "reference", "judge `MODEL` (same forms as --model)")
+	f.StringVar(&o.judgeModel, "judge-model", "reference", "judge `MODEL` (same forms as --model; reference: exact match with the gold file)")
+	f.Float64Var(&o.judgeTemperature, "judge-temperature", 0, "the judge's sampling temperature")
 	f.IntVar(&o.judgeN, "judge-n", 4, "judge votes per compiled candidate")
 	f.IntVar(&o.k, "k", 0, "k of pass@k (default: --k-ratio of n)")
 	f.Float64Var(&o.kRatio, "k-ratio", 0.8, "k as a fraction of n when --k is not given")
@@ -259,7 +302,7 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(fmt.Errorf("--format: %w", err))
 	}
-	mopts, _, err := o.model.options("ape run", o.run.out)
+	mopts, samp, err := o.model.options("ape run", o.run.out)
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -286,6 +329,11 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if len(tasks) == 0 {
 		return cli.Usage(fmt.Errorf("ape run: %s: no usable task", o.dataset))
 	}
+	dir, err := o.run.openDir("ape run", ape.ResultsFile, &ropts)
+	if err != nil {
+		return err
+	}
+	defer dir.Release()
 	if o.run.out != "" {
 		ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
 		if o.run.force {
@@ -296,18 +344,19 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 		abs, _ := filepath.Abs(o.dataset)
 		repo, _ := filepath.Abs(o.check.repo)
 		rec := apeRunRecord{Benchmark: "ape", Dataset: abs, Repo: repo, Model: mopts.Model, Judge: jopts.Model,
-			N: o.n, JudgeN: o.judgeN, K: o.k, KRatio: o.kRatio, Format: string(format),
+			N: o.n, JudgeN: o.judgeN, K: o.k, KRatio: o.kRatio, Format: string(format), EnvCommit: copts.EnvCommit,
 			Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}
 		if ropts.Shuffle {
 			rec.ShuffleSeed = ropts.Seed
 		}
-		if err := rec.write(o.run.out); err != nil {
-			return cli.Failed(err)
+		if err := rec.write(o.run.out, o.run.resume); err != nil {
+			return err
 		}
 	}
 	sum, rep, err := ape.Run(ctx, tasks, ape.RunOptions{
 		Runner: ropts, Model: mopts, Judge: jopts, N: o.n, JudgeN: o.judgeN, Check: copts,
-		Format: format, K: o.k, KRatio: o.kRatio,
+		Format: format, K: o.k, KRatio: o.kRatio, JudgeTemperature: &o.judgeTemperature,
+		Sampling: ape.Sampling{Temperature: samp.Temperature, MaxTokens: samp.MaxTokens, Seed: samp.Seed},
 	})
 	return apeExit("ape run", o.run.out, o.run.dryRun, sum, rep, err, sio)
 }
@@ -325,8 +374,11 @@ func apeExit(cmd, out string, dryRun bool, sum runner.Summary, rep *ape.Report, 
 	}
 	if rep != nil {
 		io.WriteString(sio.Out, rep.Markdown())
-		fmt.Fprintf(sio.Err, "%s: %s: %d candidates run (%d failed, %d skipped as done); report in %s\n",
-			cli.ProgramName, cmd, sum.Done, sum.Failed, sum.Skipped, filepath.Join(out, "report.md"))
+		for _, s := range rep.NotEvaluated {
+			fmt.Fprintf(sio.Err, "%s: %s: not evaluated: %s\n", cli.ProgramName, cmd, s)
+		}
+		fmt.Fprintf(sio.Err, "%s: %s: %d candidates run (%d failed, %d not evaluated, %d skipped as done); report in %s\n",
+			cli.ProgramName, cmd, sum.Done, rep.Failed, len(rep.NotEvaluated), sum.Skipped, filepath.Join(out, "report.md"))
 	}
 	switch {
 	case err != nil && rep == nil && sum.Done == 0 && ctx0(err):
@@ -335,8 +387,17 @@ func apeExit(cmd, out string, dryRun bool, sum runner.Summary, rep *ape.Report, 
 		return cli.Failed(fmt.Errorf("%w; continue with --resume", err))
 	case rep != nil && rep.Failed > 0:
 		return cli.Failed(fmt.Errorf("%d of %d candidates failed; run again with --resume --retry-failed", rep.Failed, rep.Candidates))
+	case rep != nil && len(rep.NotEvaluated) > 0:
+		return cli.Failed(notEvaluatedError(len(rep.NotEvaluated), rep.Candidates, "candidates"))
 	}
 	return nil
+}
+
+// notEvaluatedError says that n of total items could not be evaluated for
+// environment or input problems: rerunning as it is cannot help, so it
+// gives no --retry-failed hint.
+func notEvaluatedError(n, total int, what string) error {
+	return fmt.Errorf("%d of %d %s not evaluated: environment or input problems, named above; fix the environment (patchbench env) or the dataset first", n, total, what)
 }
 
 // ctx0 reports whether err is an input error rather than an interruption.
@@ -347,7 +408,7 @@ func ctx0(err error) bool {
 type apeJudgeOptions struct {
 	from, dataset, judgeModel string
 	judgeN, k                 int
-	kRatio                    float64
+	kRatio, judgeTemperature  float64
 
 	run   runFlags
 	model modelFlags
@@ -375,6 +436,7 @@ or input error.`,
 	f.StringVar(&o.dataset, "dataset", "", "tasks `FILE` (default: the one DIR/ape.json names)")
 	f.StringVar(&o.judgeModel, "judge-model", "", "judge `MODEL`")
 	f.IntVar(&o.judgeN, "judge-n", 4, "judge votes per compiled candidate")
+	f.Float64Var(&o.judgeTemperature, "judge-temperature", 0, "the judge's sampling temperature")
 	f.IntVar(&o.k, "k", 0, "k of pass@k (default: that of the run, else --k-ratio of n)")
 	f.Float64Var(&o.kRatio, "k-ratio", 0, "k as a fraction of n (default: that of the run)")
 	o.model.register(f, "unused by judge: give --judge-model")
@@ -412,13 +474,18 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
-	if o.run.force {
-		_ = os.Remove(ropts.Out)
-	}
 	tasks, err := ape.ReadTasks(o.dataset)
 	if err != nil {
 		return cli.Usage(err)
+	}
+	dir, err := o.run.openDir("ape judge", ape.ResultsFile, &ropts)
+	if err != nil {
+		return err
+	}
+	defer dir.Release()
+	ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
+	if o.run.force {
+		_ = os.Remove(ropts.Out)
 	}
 	k, ratio := rec.K, rec.KRatio
 	if o.k != 0 || o.kRatio != 0 {
@@ -431,12 +498,142 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 		if ropts.Shuffle {
 			rec.ShuffleSeed = ropts.Seed
 		}
-		if err := rec.write(o.run.out); err != nil {
-			return cli.Failed(err)
+		if err := rec.write(o.run.out, o.run.resume); err != nil {
+			return err
 		}
 	}
 	sum, rep, err := ape.Rejudge(ctx, tasks, ape.RejudgeOptions{
-		From: o.from, Runner: ropts, Judge: mopts, JudgeN: o.judgeN, N: rec.N, K: k, KRatio: ratio,
+		From: o.from, Runner: ropts, Judge: mopts, JudgeN: o.judgeN, JudgeTemperature: &o.judgeTemperature, N: rec.N, K: k, KRatio: ratio,
 	})
 	return apeExit("ape judge", o.run.out, o.run.dryRun, sum, rep, err, sio)
+}
+
+type apeCheckOptions struct {
+	dataset                            string
+	codeKey, commitKey, pathKey, idKey string
+	defaultPath                        string
+	check                              apeCheckFlags
+	run                                runFlags
+}
+
+// apeCheckRecord is an ape check run's run.json.
+type apeCheckRecord struct {
+	Benchmark string `json:"benchmark"` // "ape-check"
+	Dataset   string `json:"dataset"`
+	// DatasetSHA256 is the hash of the dataset's bytes (runner.HashFiles).
+	DatasetSHA256 string `json:"dataset_sha256,omitempty"`
+	Repo          string `json:"repo"`
+	CodeKey       string `json:"code_key"`
+	CommitKey     string `json:"commit_key"`
+	PathKey       string `json:"path_key"`
+	Shard         string `json:"shard,omitempty"`
+}
+
+func newApeCheckCommand(sio cli.Stdio) *cobra.Command {
+	var o apeCheckOptions
+	cmd := &cobra.Command{
+		Use:   "check --dataset FILE --repo DIR --out DIR [--env-store DIR] [--check-cmd TEMPLATE] [flags]",
+		Short: "Check whole-file code rows, each in its commit's environment",
+		Long: `Check each row of the dataset (JSONL or Parquet) as APE-Bench's Eleanstic
+verifies its gathered patches: the row's code (--code-key) written as the file
+at --path-key (else --default-path) in the environment of its commit
+(--commit-key; restored from --env-store, else a git archive of --repo), then
+the file's check (built-in for .go, .py, .java, .rs, .lean, else
+--check-cmd) in the sandbox. One row per code row goes to DIR/results.jsonl:
+pass, errors, error kind, time. Rows with the same commit, path and code are
+checked once. A row that is not JSON, lacks a column or names a path outside
+the tree is left out, named on stderr. The run resumes like every run.
+
+Exit status: 0 every row checked (pass or not); 1 some rows could not be
+checked (environment problems, named) or the run was interrupted (continue
+with --resume); 2 usage or input error.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runApeCheck(cmd.Context(), o, sio)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dataset, "dataset", "", "code rows `FILE` (JSONL or Parquet)")
+	f.StringVar(&o.codeKey, "code-key", "code", "column of the file's content")
+	f.StringVar(&o.commitKey, "commit-key", "commit_hash", "column of the commit whose environment checks it")
+	f.StringVar(&o.pathKey, "path-key", "file_path_after", "column of the file's path in the tree")
+	f.StringVar(&o.defaultPath, "default-path", "", "path of rows without --path-key (for example Check.lean)")
+	f.StringVar(&o.idKey, "id-key", "id", "column naming a row (default: a hash of commit, path and code)")
+	o.check.register(f, false)
+	o.run.register(f, ape.ResultsFile)
+	return cmd
+}
+
+func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
+	if o.dataset == "" || o.run.out == "" {
+		return cli.Usage(errors.New("ape check: --dataset and --out are required"))
+	}
+	copts, err := o.check.options()
+	if err != nil {
+		return cli.Usage(fmt.Errorf("ape check: %w", err))
+	}
+	ropts, err := o.run.options("ape check", ape.ResultsFile, sio)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	rows, bad, err := ape.ReadCodeRows(o.dataset, ape.CodeKeys{Code: o.codeKey, Commit: o.commitKey, Path: o.pathKey, DefaultPath: o.defaultPath, ID: o.idKey})
+	if err != nil {
+		return cli.Usage(err)
+	}
+	for _, b := range bad {
+		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
+	}
+	if len(rows) == 0 {
+		return cli.Usage(fmt.Errorf("ape check: %s: no usable row", o.dataset))
+	}
+	dir, err := o.run.openDir("ape check", ape.ResultsFile, &ropts)
+	if err != nil {
+		return err
+	}
+	defer dir.Release()
+	ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
+	if o.run.force {
+		_ = os.Remove(ropts.Out)
+	}
+	if !o.run.dryRun {
+		abs, _ := filepath.Abs(o.dataset)
+		repo, _ := filepath.Abs(o.check.repo)
+		h, err := runner.HashFiles(abs)
+		if err != nil {
+			return cli.Usage(err)
+		}
+		rec := apeCheckRecord{Benchmark: "ape-check", Dataset: abs, DatasetSHA256: h, Repo: repo, CodeKey: o.codeKey, CommitKey: o.commitKey, PathKey: o.pathKey, Shard: ropts.Shard.String()}
+		if err := runner.RecordRun(o.run.out, rec, o.run.resume, "dataset", "repo"); err != nil {
+			return exitFor(err)
+		}
+	}
+	sum, err := ape.Verify(ctx, rows, ape.VerifyOptions{Runner: ropts, Check: copts})
+	if o.run.dryRun {
+		if err != nil {
+			return cli.Usage(err)
+		}
+		fmt.Fprintf(sio.Err, "%s: dry run: %d rows selected, %d already done, %d to run\n", cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
+		return nil
+	}
+	if err != nil {
+		if sum.Done == 0 && ctx0(err) {
+			return cli.Usage(err)
+		}
+		return cli.Failed(fmt.Errorf("%w; continue with --resume", err))
+	}
+	vs, err := ape.SummarizeVerify(o.run.out)
+	if err != nil {
+		return cli.Failed(err)
+	}
+	for _, s := range vs.NotEvaluated {
+		fmt.Fprintf(sio.Err, "%s: ape check: not evaluated: %s\n", cli.ProgramName, s)
+	}
+	fmt.Fprintf(sio.Out, "%d rows: %d pass, %d fail, %d not evaluated, %d failed\n", vs.Rows, vs.Pass, vs.Fail, len(vs.NotEvaluated), vs.Failed)
+	switch {
+	case vs.Failed > 0:
+		return cli.Failed(fmt.Errorf("%d of %d rows failed; run again with --resume --retry-failed", vs.Failed, vs.Rows))
+	case len(vs.NotEvaluated) > 0:
+		return cli.Failed(notEvaluatedError(len(vs.NotEvaluated), vs.Rows, "rows"))
+	}
+	return nil
 }

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"github.com/patchbench/patchbench/internal/cli"
 	"io"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -85,6 +88,8 @@ error.`,
 	f.StringVar(&o.prompts, "prompt", diffxyz.WithFormat, "prompt variants, comma-separated: with-format, without-format (or all), or a variant of --prompts")
 	f.StringVar(&o.promptDir, "prompts", "", "`DIR` of .tmpl files overriding the embedded prompt templates (see diffxyz prompts --write)")
 	o.model.register(f, "openai/NAME, anthropic/NAME, replay/FILE or reference")
+	// The paper decodes greedily; diffxyz.Run sends 0 unless told otherwise.
+	f.Lookup("temperature").Usage = "sampling temperature (default 0: greedy decoding, as the Diff-XYZ paper evaluates)"
 	o.run.register(f, diffxyz.ResultsFile)
 	return cmd
 }
@@ -122,6 +127,11 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 			return cli.Usage(fmt.Errorf("--prompt: unknown prompt variant %q (have %s)", v, strings.Join(prompts.Variants(), ", ")))
 		}
 	}
+	dir, err := o.run.openDir("diffxyz run", diffxyz.ResultsFile, &ropts)
+	if err != nil {
+		return err
+	}
+	defer dir.Release()
 	// The dataset is read by Run, a row at a time; an unreadable one is a
 	// usage error from it.
 	opts := diffxyz.Options{
@@ -202,13 +212,30 @@ func runDiffxyzScore(o diffxyzScoreOptions, sio cli.Stdio) error {
 	if o.from == "" {
 		return cli.Usage(errors.New("diffxyz score: --from is required"))
 	}
-	sum, err := diffxyz.Rescore(diffxyz.RescoreOptions{From: o.from, Dataset: o.dataset, Out: o.out})
-	if err != nil {
-		return cli.Usage(err)
-	}
 	out := o.out
 	if out == "" {
 		out = o.from
+	}
+	// The run rescored in place is held as a resume holds it; another
+	// --out must hold no run (nothing of another run is replaced).
+	if _, err := os.Stat(o.from); err != nil {
+		return cli.Usage(fmt.Errorf("diffxyz score: --from: %w", err))
+	}
+	dopts := runner.DirOptions{Command: cli.ProgramName + " diffxyz score", ResultsFile: diffxyz.ResultsFile, Resume: true}
+	if !sameDir(out, o.from) {
+		dopts = runner.DirOptions{Command: dopts.Command, ResultsFile: diffxyz.ResultsFile, New: true}
+	}
+	dir, err := runner.OpenDir(out, dopts)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	defer dir.Release()
+	sum, err := diffxyz.Rescore(diffxyz.RescoreOptions{From: o.from, Dataset: o.dataset, Out: o.out})
+	if err != nil {
+		if dir.Created {
+			os.RemoveAll(out)
+		}
+		return cli.Usage(err)
 	}
 	if err := sum.Report.Reports[0].WriteText(sio.Out); err != nil {
 		return err
@@ -231,10 +258,16 @@ func newDiffxyzBuildCommand(sio cli.Stdio) *cobra.Command {
 		Short: "Build a Diff-XYZ dataset from a git history",
 		Long: `Build a dataset in the Diff-XYZ schema from the history of a git repository,
 with the paper's filter: commits (no merges) that modify exactly one file of
-the language, 40 to 1000 lines before and after, not whitespace only, taken
-40/40/20 from small (≤ 7 changed lines), medium (8–24) and large (> 24) edits.
-Within each size class candidates are taken in an order fixed by --seed.
-When a class runs short the dataset is smaller than N (said on stderr).
+the language, 40 to 1000 lines before and after, not whitespace only, and not
+binary, vendored (vendor/, third_party/, node_modules/, ...), minified or
+generated ("Code generated", "DO NOT EDIT", "@generated" near the top), taken
+40/40/20 from small (≤ 7 changed lines), medium (8–24) and large (> 24) edits,
+each class half single-hunk and half multi-hunk (a short side is filled from
+the other). Within each size class candidates are taken in an order fixed by
+--seed.
+When a class runs short the dataset is smaller than N (said on stderr). Each
+row records its size class, change kind (add+delete, add-only, delete-only)
+and hunk count; the summary on stderr counts them, and the refusals by reason.
 
 Rows are written as JSONL to --out (gzipped when it ends in .gz) or standard
 output. The udiff column is git's diff; diffxyz run generates the others.
@@ -267,13 +300,39 @@ func runDiffxyzBuild(ctx context.Context, o diffxyzBuildOptions, sio cli.Stdio) 
 	if err := writeRows(o.out, rows, sio); err != nil {
 		return cli.Failed(err)
 	}
-	fmt.Fprintf(sio.Err, "%s: %d commits read; candidates small/medium/large %d/%d/%d; wrote %d rows (%d/%d/%d)\n",
-		cli.ProgramName, st.Commits, st.Candidates[diffxyz.Small], st.Candidates[diffxyz.Medium], st.Candidates[diffxyz.Large],
-		len(rows), st.Selected[diffxyz.Small], st.Selected[diffxyz.Medium], st.Selected[diffxyz.Large])
+	fmt.Fprint(sio.Err, buildSummary(st, rows))
 	if len(rows) < o.n {
 		fmt.Fprintf(sio.Err, "%s: warning: only %d of %d rows: too few candidates pass the filter\n", cli.ProgramName, len(rows), o.n)
 	}
 	return nil
+}
+
+// buildSummary says what a build read, refused and wrote: the size strata
+// and change kinds of the rows, and their hunks.
+func buildSummary(st diffxyz.BuildStats, rows []*diffxyz.Row) string {
+	var b strings.Builder
+	counts := func(m map[string]int, keys []string) string {
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(&b, "%s: %d commits read; candidates by size: %s\n", cli.ProgramName, st.Commits, counts(st.Candidates, diffxyz.SizeClasses))
+	if len(st.Rejected) > 0 {
+		fmt.Fprintf(&b, "%s: refused: %s\n", cli.ProgramName, counts(st.Rejected, slices.Sorted(maps.Keys(st.Rejected))))
+	}
+	hunks := map[string]int{}
+	for _, r := range rows {
+		if r.NHunks > 1 {
+			hunks["multi"]++
+		} else {
+			hunks["single"]++
+		}
+	}
+	fmt.Fprintf(&b, "%s: wrote %d rows; by size: %s; by change kind: %s; by hunks: %s\n", cli.ProgramName, len(rows),
+		counts(st.Selected, diffxyz.SizeClasses), counts(st.Kinds, diffxyz.ChangeKinds), counts(hunks, []string{"single", "multi"}))
+	return b.String()
 }
 
 // writeRows writes rows as JSONL to path (gzipped for .gz), atomically, or
@@ -376,4 +435,14 @@ func runDiffxyzPrompts(o diffxyzPromptsOptions, sio cli.Stdio) error {
 	}
 	_, err = fmt.Fprintf(sio.Out, "=== system\n%s\n=== user\n%s\n", system, user)
 	return err
+}
+
+// sameDir reports whether a and b name one directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ia, err1 := os.Stat(a)
+	ib, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
 }

@@ -294,7 +294,9 @@ error.`,
 	return cmd
 }
 
-func (o *locRunOptions) options(cmd string, sio cli.Stdio) (loc.RunOptions, error) {
+// options checks the flags of cmd, whose run directory is recognised by
+// resultsFile (loc.ResultsFile; loc.GridFile for a grid of runs).
+func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.RunOptions, error) {
 	if o.output != "" {
 		if o.run.out != "" && o.run.out != o.output {
 			return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --out %s and --output %s differ", cmd, o.run.out, o.output))
@@ -310,7 +312,7 @@ func (o *locRunOptions) options(cmd string, sio cli.Stdio) (loc.RunOptions, erro
 	if o.dataset == "" || o.repos.repos == "" {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --dataset and --repos are required", cmd))
 	}
-	ropts, err := o.run.options(cmd, loc.ResultsFile, sio)
+	ropts, err := o.run.options(cmd, resultsFile, sio)
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
 	}
@@ -380,10 +382,15 @@ func agentWith(a loc.AgentOptions, m *runner.Model, ro loc.RunOptions) loc.Agent
 }
 
 func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {
-	ro, err := o.options("loc run", sio)
+	ro, err := o.options("loc run", loc.ResultsFile, sio)
 	if err != nil {
 		return err
 	}
+	dir, err := o.run.openDir("loc run", loc.ResultsFile, &ro.Runner)
+	if err != nil {
+		return err
+	}
+	defer dir.Release()
 	sum, err := loc.Run(ctx, ro)
 	if sum.Report != nil {
 		if o.verbose {

@@ -34,7 +34,9 @@ input error.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.modeGiven = cmd.Flags().Changed("mode")
-			ro, err := o.options("loc grid", sio)
+			// The grid's directory is not a run but holds one per
+			// configuration; the runner locks each as it runs it.
+			ro, err := o.options("loc grid", "", sio)
 			if err != nil {
 				return err
 			}

@@ -6,7 +6,6 @@ import (
 	"github.com/patchbench/patchbench/internal/cli"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -49,7 +48,9 @@ func (r *runFlags) register(f *pflag.FlagSet, resultsFile string) {
 
 // options checks the runner flags of command cmd (for messages) and
 // returns the runner's options; a run directory already holding
-// resultsFile needs --resume or --force.
+// resultsFile needs --resume or --force, and one holding something else
+// is refused (see runner.CheckDir). resultsFile "" is for a directory
+// that is not itself a run (loc grid).
 func (r *runFlags) options(cmd, resultsFile string, sio cli.Stdio) (runner.Options, error) {
 	switch {
 	case r.out == "" && !r.dryRun:
@@ -63,10 +64,17 @@ func (r *runFlags) options(cmd, resultsFile string, sio cli.Stdio) (runner.Optio
 	if err != nil {
 		return runner.Options{}, fmt.Errorf("--shard: %w", err)
 	}
-	if !r.dryRun && !r.resume && !r.force {
-		results := filepath.Join(r.out, resultsFile)
-		if info, err := os.Stat(results); err == nil && info.Size() > 0 {
-			return runner.Options{}, fmt.Errorf("%s already holds a run: --resume to continue it, --force to start over, or another --out", results)
+	switch {
+	case r.workers < 1:
+		return runner.Options{}, fmt.Errorf("%s: --workers %d: want at least 1", cmd, r.workers)
+	case r.limit < 0:
+		return runner.Options{}, fmt.Errorf("%s: --limit %d: want 0 (all) or more", cmd, r.limit)
+	case r.failFast < 0:
+		return runner.Options{}, fmt.Errorf("%s: --fail-fast %d: want 0 (never) or more", cmd, r.failFast)
+	}
+	if !r.dryRun && resultsFile != "" {
+		if err := runner.CheckDir(r.out, r.dirOptions(cmd, resultsFile)); err != nil {
+			return runner.Options{}, err
 		}
 	}
 	runGC()
@@ -81,6 +89,36 @@ func (r *runFlags) options(cmd, resultsFile string, sio cli.Stdio) (runner.Optio
 		o.Progress = runner.ProgressTo(sio.Err)
 	}
 	return o, nil
+}
+
+func (r *runFlags) dirOptions(cmd, resultsFile string) runner.DirOptions {
+	return runner.DirOptions{Command: cli.ProgramName + " " + cmd, ResultsFile: resultsFile, Resume: r.resume, Force: r.force}
+}
+
+// openDir takes the run directory --out for command cmd once its other
+// inputs are checked: created when missing, refused when it holds
+// something else or another process holds it (see runner.OpenDir). It
+// sets o.Dir; the caller releases it when the run ends. A dry run takes
+// nothing.
+func (r *runFlags) openDir(cmd, resultsFile string, o *runner.Options) (*runner.Dir, error) {
+	if r.dryRun {
+		return nil, nil
+	}
+	d, err := runner.OpenDir(r.out, r.dirOptions(cmd, resultsFile))
+	if err != nil {
+		return nil, cli.Usage(err)
+	}
+	o.Dir = d
+	return d, nil
+}
+
+// exitFor maps an error of a run to its exit status: 2 for a run
+// directory that cannot be used as asked (runner.ErrRunDir), else 1.
+func exitFor(err error) error {
+	if errors.Is(err, runner.ErrRunDir) {
+		return cli.Usage(err)
+	}
+	return cli.Failed(err)
 }
 
 // modelFlags are the model flags of a run command.

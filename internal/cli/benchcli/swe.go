@@ -180,7 +180,7 @@ func runSWEEval(cmd *cobra.Command, c swe.Config, sio cli.Stdio) error {
 }
 
 func sweExit(s *swe.Summary, err error) error {
-	if errors.Is(err, swe.ErrInput) {
+	if errors.Is(err, swe.ErrInput) || errors.Is(err, runner.ErrRunDir) {
 		return cli.Usage(err)
 	}
 	if err != nil {

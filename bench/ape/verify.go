@@ -1,0 +1,202 @@
+package ape
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// CodeRow is one whole-file code row to check: APE-Bench's gathered patch
+// format (the patched file and the commit whose environment checks it).
+type CodeRow struct {
+	ID     string
+	Commit string
+	Path   string
+	Code   string
+}
+
+// CodeKeys name the columns of a code dataset (see ReadCodeRows).
+type CodeKeys struct {
+	// Code and Commit are the columns of the file's content and of the
+	// commit (APE-Bench: code, commit_hash).
+	Code, Commit string
+	// Path is the column of the file's path in the tree; DefaultPath the
+	// path of rows without one (APE-Bench's rows have none: it checks each
+	// as a file of its own, for example Check.lean).
+	Path, DefaultPath string
+	// ID is the column naming a row; a row without it is named by the
+	// hash of its commit, path and code, so that the same code checked in
+	// the same place is one row.
+	ID string
+}
+
+// ReadCodeRows reads the rows of a JSONL or Parquet file. Rows that cannot
+// be read, lack a column or name a path that may not be written (see
+// patch.CheckPath) are returned in bad, each naming the file, the line
+// and the reason; a row repeating an earlier one is left out.
+func ReadCodeRows(file string, keys CodeKeys) (rows []CodeRow, bad []error, err error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ape check: %w", err)
+	}
+	if bytes.HasPrefix(data, []byte("PAR1")) {
+		if data, err = parquetLines(file); err != nil {
+			return nil, nil, fmt.Errorf("ape check: %w", err)
+		}
+	}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			bad = append(bad, fmt.Errorf("ape check: %s:%d: %w", file, line, err))
+			continue
+		}
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		r := CodeRow{Commit: str(keys.Commit), Path: str(keys.Path), Code: str(keys.Code), ID: str(keys.ID)}
+		if r.Path == "" {
+			r.Path = keys.DefaultPath
+		}
+		switch {
+		case r.Commit == "":
+			err = fmt.Errorf("no %s", keys.Commit)
+		case r.Path == "":
+			err = fmt.Errorf("no %s (give a default path)", keys.Path)
+		default:
+			err = patch.CheckPath(r.Path)
+		}
+		if err != nil {
+			bad = append(bad, fmt.Errorf("ape check: %s:%d: %w", file, line, err))
+			continue
+		}
+		if r.ID == "" {
+			sum := sha256.Sum256([]byte(r.Commit + "\x00" + r.Path + "\x00" + r.Code))
+			r.ID = hex.EncodeToString(sum[:8])
+		}
+		if seen[r.ID] {
+			continue
+		}
+		seen[r.ID] = true
+		rows = append(rows, r)
+	}
+	return rows, bad, sc.Err()
+}
+
+// Verification is one code row's line in results.jsonl.
+type Verification struct {
+	Row    string   `json:"row"`
+	Commit string   `json:"commit_hash"`
+	Path   string   `json:"path"`
+	Pass   bool     `json:"pass"`
+	Errors []string `json:"errors,omitempty"`
+	// Millis is the time of the check, SetupMillis that of restoring the
+	// environment and writing the file.
+	Millis      int64  `json:"time_ms"`
+	SetupMillis int64  `json:"setup_ms"`
+	Kind        string `json:"error_kind,omitempty"`
+	// Status and NotEvaluated: as in Result, for a row whose environment
+	// could not be had.
+	Status       string `json:"status,omitempty"`
+	NotEvaluated string `json:"not_evaluated,omitempty"`
+}
+
+// Usage is none: a check calls no model.
+func (*Verification) Usage() runner.Usage { return runner.Usage{} }
+
+// VerifyOptions configure Verify.
+type VerifyOptions struct {
+	Runner runner.Options
+	Check  CheckOptions
+}
+
+// Verify checks each row's code in the environment of its commit, the
+// file written at its path, as APE-Bench's Eleanstic verifies gathered
+// patches; a row per code row goes to opts.Runner.Out through the runner,
+// so that a run resumes. A row whose environment cannot be had is failed
+// for the runner (--resume --retry-failed checks it again) with status
+// StatusEnvironment.
+func Verify(ctx context.Context, rows []CodeRow, opts VerifyOptions) (runner.Summary, error) {
+	check, done, err := withGoCache(opts.Check)
+	if err != nil {
+		return runner.Summary{}, err
+	}
+	defer done()
+	check.EnvCommit = EnvCommitTask
+	cases := make([]runner.Case, len(rows))
+	for i := range rows {
+		cases[i] = runner.Case{ID: rows[i].ID, Key: rows[i].ID, Data: &rows[i]}
+	}
+	fn := func(ctx context.Context, c runner.Case) (runner.Result, error) {
+		r := c.Data.(*CodeRow)
+		v := &Verification{Row: r.ID, Commit: r.Commit, Path: r.Path}
+		t := &Task{ID: r.ID, CommitHash: r.Commit, FilePathBefore: r.Path, FilePathAfter: r.Path}
+		res, err := Compile(ctx, t, r.Code, check)
+		switch {
+		case errors.Is(err, patch.ErrUnsafePath):
+			v.Status, v.NotEvaluated = StatusInput, err.Error()
+			return v, err
+		case errors.Is(err, ErrEnvironment):
+			v.Status, v.NotEvaluated = StatusEnvironment, err.Error()
+			return v, err
+		case err != nil:
+			return v, err
+		}
+		v.Pass, v.Errors, v.Millis, v.SetupMillis, v.Kind = res.Pass, res.Errors, res.Millis, res.SetupMillis, res.Kind()
+		if v.Kind == KindEnvironment {
+			v.Status, v.NotEvaluated = StatusEnvironment, res.Errors[0]
+			return v, fmt.Errorf("ape check %s: %w: %s", r.ID, ErrEnvironment, res.Errors[0])
+		}
+		return v, nil
+	}
+	return runner.Run(ctx, cases, fn, opts.Runner)
+}
+
+// VerifySummary counts a check run's rows in dir/results.jsonl.
+type VerifySummary struct {
+	// Rows counts the rows; Pass and Fail those checked, Failed those the
+	// runner could not finish (interrupted, timed out).
+	Rows, Pass, Fail, Failed int
+	// NotEvaluated names the rows whose environment could not be had.
+	NotEvaluated []string
+}
+
+// SummarizeVerify reads dir/results.jsonl (the last row of each key).
+func SummarizeVerify(dir string) (VerifySummary, error) {
+	var s VerifySummary
+	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return s, err
+	}
+	runner.SortRows(rows)
+	for _, r := range rows {
+		s.Rows++
+		if st, _ := r["status"].(string); st != "" {
+			why, _ := r["not_evaluated"].(string)
+			s.NotEvaluated = append(s.NotEvaluated, fmt.Sprintf("%v: %s: %s", r["row"], st, why))
+			continue
+		}
+		switch {
+		case r["failed"] == true:
+			s.Failed++
+		case r["pass"] == true:
+			s.Pass++
+		default:
+			s.Fail++
+		}
+	}
+	return s, nil
+}

@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+var argsSchema = json.RawMessage(`{"type":"object","properties":{"patch":{"type":"string"},"dry_run":{"type":"boolean"},"opts":{"type":"object"}}}`)
+
+func TestCheckArgs(t *testing.T) {
+	for _, c := range []struct {
+		args, want string // want "" for accepted
+	}{
+		{`{"patch":"x","dry_run":true}`, ""},
+		{``, ""},
+		{`null`, ""},
+		{`{}`, ""},
+		{`{"opts":{"a":[1,{"b":2},{"b":3}],"c":{}}}`, ""}, // the same key in two objects of an array
+		{`{"patch":"x","dry_run":true,"DRY_RUN":false}`, `unknown argument "DRY_RUN"`},
+		{`{"Patch":"x"}`, `unknown argument "Patch"`},
+		{`{"patch":"x","patch":"y"}`, `key "patch" given twice`},
+		{`{"dry_run":true,"patch":"x","dry_run":false}`, `key "dry_run" given twice`},
+		{`{"opts":{"a":1,"a":2}}`, `key "a" given twice`},
+		{`{"opts":{"l":[{"a":1,"a":2}]}}`, `key "a" given twice`},
+		{`{"other":1}`, `unknown argument "other" (argument names are exact, in lower case: dry_run, opts, patch)`},
+		{`["patch"]`, "want a JSON object"},
+		{`"patch"`, "want a JSON object"},
+		{`{"patch":`, "bad arguments"},
+		{`{"patch":"x"} {"DRY_RUN":true}`, "want a JSON object"},
+		{`{"` + strings.Repeat("k", 5000) + `":1}`, "[... "},
+	} {
+		err := CheckArgs(json.RawMessage(c.args), argsSchema)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%.80s: %v", c.args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%.80s: error %v, want %q", c.args, err, c.want)
+		}
+		if err != nil && len(err.Error()) > 1000 {
+			t.Errorf("%.80s: a %d-byte error", c.args, len(err.Error()))
+		}
+	}
+}
+
+// FuzzCheckArgs: what CheckArgs lets through is a JSON object whose keys
+// are declared names, each once.
+func FuzzCheckArgs(f *testing.F) {
+	f.Add(`{"patch":"x","dry_run":true}`)
+	f.Add(`{"patch":"x","PATCH":"y"}`)
+	f.Add(`{"opts":{"a":[{"a":1}]},"patch":""}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		if CheckArgs(json.RawMessage(raw), argsSchema) != nil || strings.TrimSpace(raw) == "" || strings.TrimSpace(raw) == "null" {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatalf("accepted %q, which is not a JSON object: %v", raw, err)
+		}
+		for k := range m {
+			if k != "patch" && k != "dry_run" && k != "opts" {
+				t.Fatalf("accepted %q with key %q", raw, k)
+			}
+		}
+	})
+}
+
+func TestClip(t *testing.T) {
+	for _, s := range []string{strings.Repeat("a", 80_000), strings.Repeat("é", 50_000), strings.Repeat("日本", 20_000) + "end"} {
+		for _, n := range []int{200, 1000, 8000} {
+			c := Clip(s, n)
+			if len(c) > n || !utf8.ValidString(c) || !strings.Contains(c, "bytes left out") {
+				t.Errorf("Clip(%d bytes, %d): %d bytes, valid %v: %.120q", len(s), n, len(c), utf8.ValidString(c), c)
+			}
+			if !strings.HasPrefix(s, c[:20]) || !strings.HasSuffix(s, c[len(c)-20:]) {
+				t.Errorf("Clip(%d bytes, %d) lost the start or the end: %.120q", len(s), n, c)
+			}
+		}
+	}
+	if Clip("short", 100) != "short" {
+		t.Error("a short string was changed")
+	}
+}
+
+// TestApplyPatchDeadline: an apply_patch call past its deadline writes
+// nothing, whether it waited for the lock or got it, and leaves the lock
+// free.
+func TestApplyPatchDeadline(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.txt")
+	os.WriteFile(file, []byte("one\ntwo\n"), 0o644)
+	s := &engineTools{dir: dir, writeLock: make(chan struct{}, 1)}
+	edit := json.RawMessage(`{"patch":"--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n"}`)
+
+	// Another call holds the lock: this one gives up at its deadline.
+	s.writeLock <- struct{}{}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ans := s.applyPatch(ctx, edit)
+	cancel()
+	if !ans.Failed || !strings.Contains(ans.Text, "waited for an earlier apply_patch") {
+		t.Errorf("waiting for the lock: %+v", ans)
+	}
+	<-s.writeLock
+
+	// A deadline already passed: whichever way the call goes (it may get
+	// the lock and compute), it writes nothing.
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if ans := s.applyPatch(ctx, edit); !ans.Failed {
+			t.Fatalf("a call past its deadline: %+v", ans)
+		}
+		if b, _ := os.ReadFile(file); string(b) != "one\ntwo\n" {
+			t.Fatalf("a call past its deadline wrote a.txt: %q", b)
+		}
+	}
+	// The lock is free (the abandoned calls gave it back) and a call in
+	// time writes.
+	ans = s.applyPatch(context.Background(), edit)
+	if b, _ := os.ReadFile(file); ans.Failed || string(b) != "one\nthree\n" {
+		t.Errorf("apply in time: %+v, a.txt %q", ans, b)
+	}
+}
+
+// TestHoldSignals runs itself as a child process: a SIGTERM that comes
+// while the writes are held waits for them, then ends the process; once
+// released, no signal is left ignored (children would inherit that).
+func TestHoldSignals(t *testing.T) {
+	switch os.Getenv("PATCHBENCH_HOLDSIGNALS_CHILD") {
+	case "signal":
+		done, _ := holdSignals()
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		time.Sleep(200 * time.Millisecond) // the signal has arrived; the writes go on
+		fmt.Println("written")
+		done()
+		time.Sleep(10 * time.Second)
+		fmt.Println("survived")
+		os.Exit(0)
+	case "none":
+		done, _ := holdSignals()
+		done()
+		b, _ := os.ReadFile("/proc/self/status")
+		fmt.Println(regexp.MustCompile(`(?m)^SigIgn:\s*(\S+)$`).FindStringSubmatch(string(b))[1])
+		os.Exit(0)
+	}
+	run := func(mode string) (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHoldSignals$")
+		cmd.Env = append(os.Environ(), "PATCHBENCH_HOLDSIGNALS_CHILD="+mode)
+		out, err := cmd.Output()
+		return string(out), err
+	}
+	out, err := run("signal")
+	ee, ok := err.(*exec.ExitError)
+	if !ok || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM || out != "written\n" {
+		t.Errorf("SIGTERM during the writes: output %q, %v; want the writes finished, then the end by SIGTERM", out, err)
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc")
+	}
+	out, err = run("none")
+	ign, perr := strconv.ParseUint(strings.TrimSpace(out), 16, 64)
+	if err != nil || perr != nil || ign&(1<<(syscall.SIGTERM-1)|1<<(syscall.SIGINT-1)) != 0 {
+		t.Errorf("after the writes: SigIgn %q (%v, %v); want SIGINT and SIGTERM not ignored", out, err, perr)
+	}
+}
+
+// TestApplyPatchReportBounded: a patch of 1,000 hunks gets an answer of
+// at most maxReportHunks hunk reports, the refused one among them.
+func TestApplyPatchReportBounded(t *testing.T) {
+	dir := t.TempDir()
+	var file, pt strings.Builder
+	pt.WriteString("--- a/big.txt\n+++ b/big.txt\n")
+	for i := range 1000 {
+		fmt.Fprintf(&file, "line %d\nkeep\nkeep\nkeep\n", i)
+		old := fmt.Sprintf("line %d", i)
+		if i == 999 {
+			old = "not in the file"
+		}
+		fmt.Fprintf(&pt, "@@ -%d,2 +%d,2 @@\n-%s\n+LINE %d\n keep\n", 4*i+1, 4*i+1, old, i)
+	}
+	os.WriteFile(filepath.Join(dir, "big.txt"), []byte(file.String()), 0o644)
+	s := &engineTools{dir: dir, writeLock: make(chan struct{}, 1)}
+	ans := s.applyPatch(context.Background(), json.RawMessage(`{"patch":`+strconv.Quote(pt.String())+`}`))
+	a, ok := ans.Structured.(ApplyAnswer)
+	if !ok || !ans.Failed {
+		t.Fatalf("answer %.300s", ans.Text)
+	}
+	var hunks []int
+	refused := false
+	for _, f := range a.Files {
+		for _, h := range f.Hunks {
+			hunks = append(hunks, h.Hunk)
+			refused = refused || h.Hunk == 1000 && h.Status == "refused"
+		}
+	}
+	if len(hunks) != maxReportHunks || a.HunksOmitted != 1000-maxReportHunks || !refused || len(ans.Text) > MaxToolOutputBytes {
+		t.Errorf("%d hunk reports, %d omitted, refused hunk kept %v, %d bytes", len(hunks), a.HunksOmitted, refused, len(ans.Text))
+	}
+}

@@ -1,0 +1,193 @@
+package benchcli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxFrameBytes bounds one message of the stdio transport, as the SDK's
+// own stdio transport does (mcp.DefaultMaxLineLength).
+const maxFrameBytes = mcp.DefaultMaxLineLength
+
+// lineTransport is the MCP stdio transport (one JSON-RPC message per line)
+// that survives a bad line. The SDK's transport ends the session at the
+// first line it cannot decode, and with it every tool of the agent; here a
+// line that is not JSON, nests deeper than the JSON decoder allows, or is
+// longer than maxFrameBytes is answered with a JSON-RPC error (-32700
+// parse error, or -32600 for JSON that is no JSON-RPC message) and the
+// session goes on with the next line. Batches (JSON arrays), which the
+// protocol dropped in 2025-06-18, are refused the same way.
+type lineTransport struct {
+	in  io.Reader
+	out io.Writer
+	max int
+}
+
+func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &lineConn{out: t.out, msgs: make(chan jsonrpc.Message), done: make(chan struct{}), readErr: make(chan error, 1)}
+	go c.readLoop(bufio.NewReaderSize(t.in, 64<<10), t.max)
+	return c, nil
+}
+
+type lineConn struct {
+	wmu  sync.Mutex
+	out  io.Writer
+	msgs chan jsonrpc.Message
+	// readErr holds the error that ended the input (io.EOF at its end).
+	readErr   chan error
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// readLoop reads lines until the input ends or the connection closes.
+func (c *lineConn) readLoop(r *bufio.Reader, max int) {
+	for {
+		line, tooLong, err := readLine(r, max)
+		if tooLong {
+			c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: message longer than %d bytes; skipped", max))
+		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			if m, ok := c.decode(msg); ok {
+				select {
+				case c.msgs <- m:
+				case <-c.done:
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.readErr <- err
+			close(c.msgs)
+			return
+		}
+	}
+}
+
+// readLine reads up to the next newline and returns the line without its
+// \n or \r\n, keeping at most max bytes: a longer line is read to its end
+// and dropped (tooLong). err is the reader's error (io.EOF after the last
+// line).
+func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max+2 { // +2: room for the \r\n
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if len(line) > max {
+			tooLong, line = true, nil
+		}
+		return line, tooLong, err
+	}
+}
+
+// decode reads one message, or answers why it cannot.
+func (c *lineConn) decode(data []byte) (jsonrpc.Message, bool) {
+	if !json.Valid(data) {
+		// json.Valid also refuses nesting deeper than encoding/json's
+		// limit; say why the decoder would have refused it.
+		var v any
+		err := json.Unmarshal(data, &v)
+		msg := "parse error: not JSON"
+		if err != nil {
+			msg = "parse error: " + err.Error()
+		}
+		c.refuse(nil, jsonrpc.CodeParseError, msg)
+		return nil, false
+	}
+	if data[0] == '[' {
+		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported")
+		return nil, false
+	}
+	m, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		// Answer with the request's id when it has a usable one.
+		var probe struct {
+			ID any `json:"id"`
+		}
+		json.Unmarshal(data, &probe)
+		id, _ := jsonrpc.MakeID(probe.ID)
+		c.refuse(&id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		return nil, false
+	}
+	return m, true
+}
+
+// refuse writes an error response; id nil or invalid is written as null,
+// as JSON-RPC wants when the request's id could not be read.
+func (c *lineConn) refuse(id *jsonrpc.ID, code int64, msg string) {
+	var rawID any
+	if id != nil && id.IsValid() {
+		rawID = id.Raw()
+	}
+	b, err := json.Marshal(struct {
+		Version string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{Version: "2.0", ID: rawID, Error: struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
+	if err != nil {
+		return
+	}
+	c.write(append(b, '\n'))
+}
+
+func (c *lineConn) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.out.Write(b)
+	return err
+}
+
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.done:
+		return nil, io.EOF
+	case m, ok := <-c.msgs:
+		if !ok {
+			err := <-c.readErr
+			c.readErr <- err // for a later Read
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	return c.write(append(b, '\n'))
+}
+
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() { close(c.done) })
+	return nil
+}
+
+func (c *lineConn) SessionID() string { return "" }

@@ -1,0 +1,134 @@
+package repair
+
+import (
+	"strings"
+	"unsafe"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+// applyStrict applies a well-formed unified diff as `apply --strict` (and
+// git apply) would, so that tolerant mode accepts everything strict mode
+// does, with the same bytes, and reports no repair for a patch git takes as
+// written. It reports false, leaving res alone, when the text does not
+// parse strictly, a name is not one strict mode would read the same way, or
+// a hunk does not apply: the repair pipeline then takes over.
+func applyStrict(text string, opts Options, res *Result) bool {
+	if opts.FS == nil || (opts.Format != "" && opts.Format != patch.UDiff) {
+		return false
+	}
+	if f, ok := patch.Detect(text); !ok || f != patch.UDiff || crlfHeaders(text) {
+		return false
+	}
+	strip := 1
+	if opts.FixedStrip {
+		strip = opts.Strip
+	} else if !prefixedNames(text) {
+		// Without a/ and b/ the pipeline decides per file which component
+		// to strip; strict mode's fixed -p1 could name another file.
+		return false
+	}
+	p, err := patch.Parse(text, patch.UDiff, patch.ParseOptions{Strip: strip})
+	if err != nil || len(p.Files) == 0 {
+		return false
+	}
+	if opts.Target != "" {
+		if len(p.Files) != 1 {
+			return false
+		}
+		Retarget(p.Files[0], opts.Target)
+	}
+	for _, fp := range p.Files {
+		if fp.Path() == "" {
+			return false
+		}
+		for _, name := range []string{fp.OldPath, fp.NewPath} {
+			if name != "" && patch.CheckPath(name) != nil {
+				return false
+			}
+		}
+	}
+	rec := &recordFS{fsys: opts.FS}
+	results, err := patch.Apply(p, rec, patch.ApplyOptions{Reverse: opts.Reverse})
+	if err != nil {
+		return false
+	}
+	res.Format = patch.UDiff
+	rec.fill(res, results)
+	return true
+}
+
+// Retarget points a single-file patch at target, as --target does.
+func Retarget(fp *patch.FilePatch, target string) {
+	switch fp.Op {
+	case patch.Create:
+		fp.NewPath = target
+	case patch.Delete:
+		fp.OldPath = target
+	default:
+		fp.OldPath, fp.NewPath, fp.Op = target, target, patch.Modify
+	}
+}
+
+// crlfHeaders reports whether the patch's own header lines end in CRLF:
+// it went through a CRLF channel, the pipeline assumes, and the files
+// decide whether a CR in a body line is content. (A diff of a CRLF file
+// has CRs only in its body lines.)
+func crlfHeaders(text string) bool {
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if strings.HasPrefix(l, "@@") || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "diff --git ") {
+			if strings.HasSuffix(l, "\r\n") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// prefixedNames reports whether every ---/+++ header pair of a unified
+// diff names a/ and b/ paths (or /dev/null).
+func prefixedNames(text string) bool {
+	lines := strings.Split(text, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "--- ") || !strings.HasPrefix(lines[i+1], "+++ ") {
+			continue
+		}
+		o, n := headerName(lines[i][4:]), headerName(lines[i+1][4:])
+		if !(strings.HasPrefix(o, "a/") || o == "/dev/null") || !(strings.HasPrefix(n, "b/") || n == "/dev/null") {
+			return false
+		}
+		i++
+	}
+	return true
+}
+
+// recordFS keeps the first content read of each file, for the canonical
+// diff, without reading it twice.
+type recordFS struct {
+	fsys patch.FileSystem
+	orig map[string]string
+}
+
+func (r *recordFS) ReadFile(name string) ([]byte, error) {
+	b, err := r.fsys.ReadFile(name)
+	if err != nil {
+		return b, err
+	}
+	if r.orig == nil {
+		r.orig = map[string]string{}
+	}
+	if _, ok := r.orig[name]; !ok {
+		// The bytes are the caller's and nothing changes them.
+		r.orig[name] = unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return b, nil
+}
+
+// fill makes res the outcome of results applied by patch.Apply.
+func (r *recordFS) fill(res *Result, results []patch.FileResult) {
+	res.Files = res.Files[:0]
+	for _, x := range results {
+		res.Files = append(res.Files, ResultReport(x))
+	}
+	res.Results, res.orig, res.Status = results, r.orig, StatusApplied
+}
