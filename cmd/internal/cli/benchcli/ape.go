@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/patchbench/patchbench/bench/ape"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/envstore"
-	"github.com/patchbench/patchbench/internal/cli"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/bench/loc"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
 
 type locGridOptions struct {

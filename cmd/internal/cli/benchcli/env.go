@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"io/fs"
 	"time"
 

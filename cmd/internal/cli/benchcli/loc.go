@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/patchbench/patchbench/bench/loc"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/internal/atomicfile"
-	"github.com/patchbench/patchbench/internal/cli"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 )
