@@ -364,10 +364,7 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 		e.test.Env, e.test.Writable, e.test.ReadOnly, e.test.WorkDir = c.Env, c.Writable, c.ReadOnly, c.WorkDir
 		e.test.Limits = sandbox.Limits{AddressSpace: c.Memory, FileSize: 4 << 30}
 		if c.EnvStore != "" {
-			if _, err := os.Stat(filepath.Join(c.EnvStore, "format")); err != nil {
-				return nil, inputErr("--env-store %s is not an environment store: %v", c.EnvStore, err)
-			}
-			if e.test.EnvStore, err = envstore.Open(c.EnvStore); err != nil {
+			if e.test.EnvStore, err = envstore.OpenExisting(c.EnvStore); err != nil {
 				return nil, inputErr("%v", err)
 			}
 		}

@@ -255,10 +255,10 @@ func gradeRun(inst Instance, cfg *TestConfig, run *TestRun, parser string, res s
 }
 
 // testTree makes the tree the tests run in at dir: a worktree of commit, or
-// its environment restored from cfg.EnvStore. In a restored tree, files are
-// hard links to the store's read-only objects: everything below replaces
-// files (patch.WriteResults, resetFiles, git apply) rather than writing into
-// them, so nothing reaches the store.
+// its environment restored from cfg.EnvStore. Restore makes files the tests
+// may write in place without reaching the store (reflinks, copies, or hard
+// links only where this process cannot write read-only files); everything
+// below replaces files anyway (patch.WriteResults, resetFiles, git apply).
 func testTree(ctx context.Context, r *repo.Repo, commit, dir string, cfg *TestConfig) (string, func(), error) {
 	if cfg.EnvStore != nil {
 		res, err := cfg.EnvStore.Restore(ctx, commit, dir, envstore.RestoreOptions{})

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/hfhub/hubtest"
-	"github.com/patchbench/patchbench/internal/cli"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
 )

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"io"
 	"maps"
 	"os"

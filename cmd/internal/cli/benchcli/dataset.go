@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/hfhub"
-	"github.com/patchbench/patchbench/internal/cli"
 	"github.com/patchbench/patchbench/runner"
 )
 

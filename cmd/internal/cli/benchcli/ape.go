@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/patchbench/patchbench/bench/ape"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/envstore"
-	"github.com/patchbench/patchbench/internal/cli"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )
@@ -201,7 +201,7 @@ func (c *apeCheckFlags) options() (ape.CheckOptions, error) {
 		return o, fmt.Errorf("--env-commit %q: want %s or %s", c.envCommit, ape.EnvCommitTask, ape.EnvCommitParent)
 	}
 	if c.envStore != "" {
-		s, err := envstore.Open(c.envStore)
+		s, err := envstore.OpenExisting(c.envStore)
 		if err != nil {
 			return o, err
 		}
