@@ -11,11 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/sandbox"
@@ -202,6 +205,13 @@ func (s *Store) buildOne(ctx context.Context, r *repo.Repo, rev string, opts *Bu
 	if err := os.Remove(filepath.Join(tree, ".git")); err != nil {
 		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
 	}
+	epoch, env, err := setupEpoch(ctx, r.GitDir(), commit, opts.Env)
+	if err != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
+	}
+	if err := setTimes(tree, epoch); err != nil {
+		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
+	}
 	tracked, err := trackedFiles(ctx, r.GitDir(), commit, tree)
 	if err != nil {
 		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
@@ -215,7 +225,7 @@ func (s *Store) buildOne(ctx context.Context, r *repo.Repo, rev string, opts *Bu
 	sres, err := opts.Runner.Run(ctx, sandbox.Command{
 		Dir:     tree,
 		Args:    []string{"/bin/sh", "-c", opts.Setup},
-		Env:     opts.Env,
+		Env:     env,
 		Timeout: opts.Timeout,
 		Network: opts.Network,
 		Limits:  opts.Limits,
@@ -250,7 +260,7 @@ func (s *Store) buildOne(ctx context.Context, r *repo.Repo, rev string, opts *Bu
 
 	start = time.Now()
 	m := &Manifest{Commit: commit, Setup: opts.Setup, Runner: opts.Runner.Name(), Created: time.Now().UTC(),
-		SetupMS: res.SetupMS, Log: log}
+		SetupMS: res.SetupMS, Log: log, SourceDateEpoch: epoch}
 	if err := s.snapshot(ctx, tree, tracked, opts, m, &res); err != nil {
 		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
 	}
@@ -264,6 +274,68 @@ func (s *Store) buildOne(ctx context.Context, r *repo.Repo, rev string, opts *Bu
 	os.Remove(s.failurePath(commit))
 	res.Status = StatusBuilt
 	return res
+}
+
+// setupEpoch returns the time a setup at commit runs at, in seconds since
+// 1970, and the setup's environment: SOURCE_DATE_EPOCH as env sets it (the
+// last setting wins) or else the commit's committer time, added to env.
+// Tools that honour it (Python's byte-compiler writes hash-checked .pyc
+// files, archivers and compilers stamp it instead of the clock) then write
+// the same bytes for the same sources at every commit, and the store keeps
+// them once. A value that is not a number is passed on as the user set it,
+// and the commit's time dates the files.
+func setupEpoch(ctx context.Context, gitDir, commit string, env []string) (int64, []string, error) {
+	set, user := "", false
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "SOURCE_DATE_EPOCH="); ok {
+			set, user = v, true
+		}
+	}
+	if t, err := strconv.ParseInt(set, 10, 64); user && err == nil && t >= 0 {
+		return t, env, nil
+	}
+	out, err := gitOutput(ctx, gitDir, "show", "-s", "--format=%ct", commit)
+	if err != nil {
+		return 0, nil, err
+	}
+	t, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return 0, nil, fmt.Errorf("committer time of %s: %w", commit, err)
+	}
+	if user {
+		return t, env, nil
+	}
+	return t, append(slices.Clip(env), "SOURCE_DATE_EPOCH="+strconv.FormatInt(t, 10)), nil
+}
+
+// setTimes sets the access and modification times of everything in tree,
+// not following symbolic links, to epoch: the checkout's times are then the
+// commit's, not the clock's, and outputs that record a source's time
+// (timestamp-checked .pyc files, archives) repeat from commit to commit.
+func setTimes(tree string, epoch int64) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(epoch * 1e9), unix.NsecToTimespec(epoch * 1e9)}
+	return filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("set the time of %s: %w", p, err)
+		}
+		return nil
+	})
+}
+
+// gitOutput runs git on the repository gitDir and returns its standard
+// output; the error holds its standard error.
+func gitOutput(ctx context.Context, gitDir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + gitDir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
 }
 
 // statKey is what says a file has not changed: git's test, with the change
@@ -292,12 +364,9 @@ type trackedFile struct {
 // trackedFiles lists commit's regular files with their blob ids and sizes
 // (git ls-tree) and the state of each in tree after checkout.
 func trackedFiles(ctx context.Context, gitDir, commit, tree string) (map[string]trackedFile, error) {
-	cmd := exec.CommandContext(ctx, "git", "--git-dir="+gitDir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := gitOutput(ctx, gitDir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
 	if err != nil {
-		return nil, fmt.Errorf("git ls-tree %s: %w: %s", commit, err, strings.TrimSpace(stderr.String()))
+		return nil, err
 	}
 	files := map[string]trackedFile{}
 	for _, rec := range bytes.Split(out, []byte{0}) {

@@ -38,35 +38,59 @@
 // .gitattributes filters (eol, ident) make the checked-out bytes differ from
 // the blob. BuildResult reports the files and bytes this saved from reading.
 //
-// # Restore, and why objects are read-only
+// # Restore: no write through a restored tree reaches the store
 //
-// Restore rebuilds a tree from its manifest by reflinks where the file system
-// has them (each file then is its own inode, copy-on-write), else by hard
-// links, or by copies (RestoreCopy). Restores run in parallel, into a
-// temporary directory beside the destination that is renamed into place at
-// the end, so a failed restore leaves nothing.
+// Restore rebuilds a tree from its manifest, in parallel, into a temporary
+// directory beside the destination that is renamed into place at the end,
+// so a failed restore leaves nothing. How it makes each file is chosen so
+// that nothing written through the tree can change the store, for root too.
+// Before a restore it probes, on a read-only file in the store's tmp
+// directory, whether a reflink and a hard link to the destination work and
+// whether this process can open a read-only file for writing (root, or
+// CAP_DAC_OVERRIDE: asking the file system is exact where a capability check
+// is not). Then (RestoreAuto):
 //
-// A hard-linked file IS the store's object: the same inode. A program that
-// replaces a file (writes a temporary file and renames it over the old
-// name, as git, editors, Python's byte-compiler and patchbench do) only
-// changes the restored tree's directory entry, and the store and every other
-// restored tree keep the old content. A program that opened the file for
-// writing in place would change the object itself, and with it every tree
-// restored from it; objects are therefore 0444 (0555), so such an open fails
-// with EACCES. That holds for ordinary users and for the sandbox (bubblewrap
-// drops every capability, root's included), but not for root outside a
-// sandbox, which ignores permissions, nor for a program that chmods the file
-// first (it owns it). Verify reports any object whose mode is not read-only,
-// and Restore refuses to link one. Use RestoreCopy (or a file system with
-// reflinks) where the tree's users cannot be trusted to replace files.
+//   - reflinks (FICLONE) where the file system has them: each file is its
+//     own inode sharing the object's blocks, copy-on-write;
+//   - else hard links, where this process cannot write a read-only file, or
+//     where the caller promises read-only use (RestoreOptions.ReadOnlyUse:
+//     it only replaces files, and mounts the tree read-only for others);
+//   - else copies.
+//
+// A hard-linked file IS the store's object. A program that replaces a file
+// (writes a temporary file and renames it, as git, editors, Python's
+// byte-compiler and patchbench do) only changes the tree's directory entry.
+// One that opens the file for writing in place is refused, since objects
+// are 0444 (0555) and the process cannot override that; only a program that
+// chmods the file first (its owner may) gets through, which verify reports
+// (an object whose mode is not read-only) and Restore refuses to use.
+// RestoreLink asked for by a process that could write through the links is
+// refused (ErrUnsafeLinks). The result names the method and the reason.
 //
 // Hard-linked files have the object's mode: the manifest's mode without the
 // write bits (0644 -> 0444, 0755 -> 0555). Files with other modes (0600,
-// setuid, ...) are copied so they keep their exact mode. Modification times
-// are not part of an environment: a hard-linked file has its object's time.
-// Byte-code that is validated by source timestamps (Python's default .pyc)
-// is therefore recompiled after a restore; compile with
-// "python3 -m compileall --invalidation-mode checked-hash" to keep it valid.
+// setuid, ...) are copied so they keep their exact mode, and so is an
+// object the kernel will not let this user link (fs.protected_hardlinks,
+// another user's store). Modification times are not part of an
+// environment: a hard-linked file has its object's time, a copy the time
+// it was made.
+//
+// What is checked: every restore checks each object's type, size and mode
+// (a truncated or chmodded object fails it). A copy reads the bytes anyway,
+// so it hashes them and a changed object fails the restore. Reflinks and
+// hard links do not read the bytes (that would make a 10,000-file restore
+// cost what a copy does); RestoreOptions.Verify re-hashes every object
+// first, and Verify finds any object whose bytes changed.
+//
+// # Deterministic setups
+//
+// A setup runs with SOURCE_DATE_EPOCH set to the commit's committer time
+// (unless BuildOptions.Env sets it), and every file and directory of the
+// checkout has that time as its access and modification time. Tools that
+// honour it write the same bytes for the same sources at every commit
+// (Python's byte-compiler then writes hash-checked .pyc files), so a build
+// output that did not change is stored once, not once per commit. The time
+// is recorded in the manifest (Manifest.SourceDateEpoch).
 //
 // # Concurrency
 //
@@ -114,18 +138,30 @@ type Store struct {
 }
 
 // Open opens the store in dir, making it if dir does not exist or is empty.
-func Open(dir string) (*Store, error) {
+func Open(dir string) (*Store, error) { return open(dir, true) }
+
+// OpenExisting opens the store in dir and makes nothing: if dir holds no
+// store, the error wraps fs.ErrNotExist. Commands that only read a store
+// (restore, verify, ls) use it, so that a mistyped path is an error rather
+// than a new empty store.
+func OpenExisting(dir string) (*Store, error) { return open(dir, false) }
+
+func open(dir string, create bool) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("envstore: open %s: %w", dir, err)
 	}
 	fail := func(err error) (*Store, error) { return nil, fmt.Errorf("envstore: open %s: %w", abs, err) }
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return fail(err)
+	if create {
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return fail(err)
+		}
 	}
 	format := filepath.Join(abs, "format")
 	b, err := os.ReadFile(format)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && !create:
+		return fail(fmt.Errorf("no environment store here (env build makes one): %w", fs.ErrNotExist))
 	case errors.Is(err, fs.ErrNotExist):
 		ents, err := os.ReadDir(abs)
 		if err != nil {

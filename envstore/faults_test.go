@@ -306,7 +306,8 @@ func TestCorruptObject(t *testing.T) {
 		}
 	}
 	dest := filepath.Join(t.TempDir(), "r")
-	if _, err := s.Restore(ctx, commits[1], dest, RestoreOptions{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), truncated) {
+	// Hard links (the fast path) check each object's size.
+	if _, err := s.Restore(ctx, commits[1], dest, RestoreOptions{Method: RestoreLink, ReadOnlyUse: true}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), truncated) {
 		t.Errorf("restore with a truncated object: %v", err)
 	}
 	if _, err := os.Lstat(dest); !errors.Is(err, fs.ErrNotExist) {
@@ -323,6 +324,14 @@ func TestCorruptObject(t *testing.T) {
 	}
 	if _, err := s.Restore(ctx, commits[1], dest, RestoreOptions{Verify: true}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), altered) {
 		t.Errorf("restore --verify with an altered object: %v", err)
+	}
+	// A copy reads the bytes, so it hashes them: it finds the altered
+	// object without Verify, and leaves nothing.
+	if _, err := s.Restore(ctx, commits[1], dest, RestoreOptions{Method: RestoreCopy}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), altered) {
+		t.Errorf("restore --copy with an altered object: %v", err)
+	}
+	if _, err := os.Lstat(dest); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a failed copy left %s", dest)
 	}
 	// A missing object is a problem too.
 	rep, err = s.Verify(ctx, 0)

@@ -253,3 +253,18 @@ func sandboxCommand(dir, script string) sandbox.Command {
 }
 
 func openRepoErr(dir string) (*repo.Repo, error) { return repo.Open(context.Background(), dir) }
+
+// builtStore makes a Python history of n commits and a store at dir with
+// the environment of the last one built (compileall), and returns the store
+// and the commits.
+func builtStore(t testing.TB, dir string, n int) (*Store, []string) {
+	t.Helper()
+	repoDir, commits := makeHistory(t, "python", n)
+	r := openRepo(t, repoDir)
+	s := openStore(t, dir)
+	res, err := s.Build(context.Background(), r, commits[n-1:], BuildOptions{Setup: pySetup(), Runner: runner()})
+	if err != nil || res[0].Status != StatusBuilt {
+		t.Fatalf("build: %v %+v", err, res)
+	}
+	return s, commits
+}

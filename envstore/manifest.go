@@ -61,9 +61,13 @@ type Manifest struct {
 	Created time.Time `json:"created"`
 	// SetupMS is how long the setup ran, and Log its output (capped by the
 	// sandbox, first and last halves kept).
-	SetupMS int64   `json:"setup_ms"`
-	Log     string  `json:"log"`
-	Entries []Entry `json:"entries"`
+	SetupMS int64  `json:"setup_ms"`
+	Log     string `json:"log"`
+	// SourceDateEpoch is the time the setup ran at (SOURCE_DATE_EPOCH, and
+	// the checkout's file times), in seconds since 1970; zero in stores
+	// made before it was recorded.
+	SourceDateEpoch int64   `json:"source_date_epoch,omitempty"`
+	Entries         []Entry `json:"entries"`
 }
 
 // Failure is the record of a setup that failed at a commit.

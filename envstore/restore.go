@@ -21,21 +21,50 @@ import (
 type RestoreMethod int
 
 const (
-	// RestoreAuto uses reflinks where the file system has them and hard
-	// links where it does not.
+	// RestoreAuto uses reflinks where the file system has them; else hard
+	// links where this process cannot write a read-only file (or
+	// RestoreOptions.ReadOnlyUse is set); else copies. No write through
+	// the tree can then reach the store (see the package documentation).
 	RestoreAuto RestoreMethod = iota
-	// RestoreLink uses hard links.
+	// RestoreLink uses hard links. Restore refuses it (ErrUnsafeLinks)
+	// where this process could write through them (root, or a process
+	// with CAP_DAC_OVERRIDE), unless RestoreOptions.ReadOnlyUse is set.
 	RestoreLink
-	// RestoreCopy copies every file: slower, but the tree shares nothing
-	// with the store, and files keep their exact modes.
+	// RestoreCopy copies every file, hashing the bytes as it copies them:
+	// the tree shares nothing with the store, and files keep their exact
+	// modes.
 	RestoreCopy
+	// RestoreReflink uses reflinks (copy-on-write clones), and fails
+	// where the file system has none.
+	RestoreReflink
 )
+
+// String names the method as Restore reports it ("auto", "hardlink",
+// "copy", "reflink").
+func (m RestoreMethod) String() string {
+	switch m {
+	case RestoreLink:
+		return "hardlink"
+	case RestoreCopy:
+		return "copy"
+	case RestoreReflink:
+		return "reflink"
+	}
+	return "auto"
+}
 
 // RestoreOptions says how to restore.
 type RestoreOptions struct {
 	Method RestoreMethod
-	// Verify re-hashes every object before using it. Without it, restore
-	// checks each object's size and mode only.
+	// ReadOnlyUse promises that nothing will write into a restored file in
+	// place: the caller only replaces files (writes a new file and renames
+	// it) and gives the tree to other programs read-only (a read-only bind
+	// mount). Hard links are then safe even for a process that can write
+	// read-only files, and RestoreAuto and RestoreLink use them.
+	ReadOnlyUse bool
+	// Verify re-hashes every object before using it. Without it, reflinks
+	// and hard links check each object's type, size and mode only; copies
+	// always hash the bytes they copy.
 	Verify bool
 	// Workers is how many files are made at once; zero means 8 (making a
 	// file is a system call or two, mostly waiting on the file system).
@@ -44,25 +73,48 @@ type RestoreOptions struct {
 
 // RestoreResult counts what a restore made.
 type RestoreResult struct {
-	Commit    string `json:"commit"`
-	Dir       string `json:"dir"`
-	Files     int    `json:"files"`
-	Dirs      int    `json:"dirs"`
-	Symlinks  int    `json:"symlinks"`
-	Bytes     int64  `json:"bytes"`
-	Linked    int    `json:"linked"`
-	Reflinked int    `json:"reflinked"`
-	Copied    int    `json:"copied"`
+	Commit string `json:"commit"`
+	Dir    string `json:"dir"`
+	// Method is how the tree's files were made ("reflink", "hardlink" or
+	// "copy"), and MethodReason why: what the probes of the file system
+	// and of this process's privileges found, or the option that asked
+	// for it. A file whose mode a hard link cannot give, or that another
+	// user's object protects from linking, is copied whatever the method:
+	// Linked, Reflinked and Copied count each.
+	Method       string `json:"method"`
+	MethodReason string `json:"method_reason"`
+	Files        int    `json:"files"`
+	Dirs         int    `json:"dirs"`
+	Symlinks     int    `json:"symlinks"`
+	Bytes        int64  `json:"bytes"`
+	Linked       int    `json:"linked"`
+	Reflinked    int    `json:"reflinked"`
+	Copied       int    `json:"copied"`
 }
 
 // ErrCorrupt is wrapped by errors about an object that is missing, has the
 // wrong size, mode or content.
 var ErrCorrupt = errors.New("corrupt object")
 
+// ErrDestination is wrapped by Restore's error when the destination exists
+// and is not an empty directory.
+var ErrDestination = errors.New("destination exists and is not an empty directory")
+
+// ErrMethod is wrapped by Restore's error when the method asked for cannot
+// be had here: reflinks where the file system has none, hard links across
+// file systems (or ErrUnsafeLinks).
+var ErrMethod = errors.New("restore method not available")
+
+// ErrUnsafeLinks is wrapped (with ErrMethod) by Restore's error when hard
+// links are asked for (RestoreLink) by a process that could write through
+// them into the store.
+var ErrUnsafeLinks = errors.New("hard links would let this process's writes reach the store: it can write read-only files (root or CAP_DAC_OVERRIDE)")
+
 // Restore rebuilds the environment of commit (a full id or a unique prefix)
-// at dest, which must not exist or be an empty directory. The tree is made in
-// a temporary directory beside dest and renamed to it at the end, so a
-// restore that fails (a missing or damaged object, ctx ended) leaves nothing.
+// at dest, which must not exist or be an empty directory (else the error
+// wraps ErrDestination). The tree is made in a temporary directory beside
+// dest and renamed to it at the end, so a restore that fails (a missing or
+// damaged object, ctx ended) leaves nothing.
 func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{Commit: commit}
 	m, err := s.Manifest(commit)
@@ -78,9 +130,16 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	fail := func(err error) (RestoreResult, error) {
 		return res, fmt.Errorf("envstore: restore %s to %s: %w", m.Commit, abs, err)
 	}
-	if ents, err := os.ReadDir(abs); err == nil && len(ents) > 0 {
-		return fail(errors.New("destination is not empty"))
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if fi, err := os.Lstat(abs); err == nil {
+		if !fi.IsDir() {
+			return fail(ErrDestination)
+		}
+		if ents, err := os.ReadDir(abs); err != nil {
+			return fail(err)
+		} else if len(ents) > 0 {
+			return fail(ErrDestination)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fail(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
@@ -96,6 +155,12 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 			removeAll(tmp)
 		}
 	}()
+
+	method, reason, err := chooseMethod(opts, s.probe(tmp))
+	if err != nil {
+		return fail(err)
+	}
+	res.Method, res.MethodReason = method.String(), reason
 
 	// Directories first, writable, so files can be made in them; their
 	// modes are set at the end, deepest first.
@@ -124,11 +189,7 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 		}
 	}
 
-	method := opts.Method
-	if method == RestoreAuto {
-		method = s.probeReflink(tmp)
-	}
-	var linked, reflinked, copied atomic.Int64
+	var made [RestoreReflink + 1]atomic.Int64
 	work := make(chan *Entry)
 	errc := make(chan error, 1)
 	var wg sync.WaitGroup
@@ -138,10 +199,7 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	}
 	for range workers {
 		wg.Go(func() {
-			var buf []byte
-			if opts.Verify {
-				buf = make([]byte, 256<<10)
-			}
+			buf := make([]byte, 256<<10)
 			for e := range work {
 				how, err := s.restoreFile(e, filepath.Join(tmp, filepath.FromSlash(e.Path)), method, opts.Verify, buf)
 				if err != nil {
@@ -151,14 +209,7 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 					}
 					continue
 				}
-				switch how {
-				case RestoreLink:
-					linked.Add(1)
-				case RestoreCopy:
-					copied.Add(1)
-				default:
-					reflinked.Add(1)
-				}
+				made[how].Add(1)
 			}
 		})
 	}
@@ -178,21 +229,110 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	res.Linked, res.Reflinked, res.Copied = int(linked.Load()), int(reflinked.Load()), int(copied.Load())
+	res.Linked, res.Reflinked, res.Copied = int(made[RestoreLink].Load()), int(made[RestoreReflink].Load()), int(made[RestoreCopy].Load())
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := os.Chmod(filepath.Join(tmp, filepath.FromSlash(dirs[i].Path)), fileMode(dirs[i].Mode)); err != nil {
 			return fail(err)
 		}
 	}
-	// rename(2) replaces an empty directory.
-	if err := os.Rename(tmp, abs); err != nil {
-		return fail(err)
+	// rename(2) replaces an empty directory (os.Rename refuses to).
+	if err := syscall.Rename(tmp, abs); err != nil {
+		return fail(&os.LinkError{Op: "rename", Old: tmp, New: abs, Err: err})
 	}
 	done = true
 	return res, nil
 }
 
-// restoreFile makes the file e at dst from its object and says how.
+// probes is what Restore finds out before it chooses a method.
+type probes struct {
+	// err is set when the probes could not be made (the store's tmp is
+	// not writable); the others are then false.
+	err error
+	// reflink: a reflink from the store to the destination works.
+	reflink bool
+	// link: a hard link from the store to the destination works.
+	link bool
+	// writesReadOnly: this process could open a read-only file of the
+	// store for writing (root, or CAP_DAC_OVERRIDE).
+	writesReadOnly bool
+}
+
+// probe makes a read-only file in the store's tmp directory and tries on it
+// what chooseMethod needs to know: whether this process can open it for
+// writing, and whether it can be reflinked and hard-linked into dir. Asking
+// the file system is exact where a capability check is not (a file system
+// may refuse root, or ignore modes).
+func (s *Store) probe(dir string) probes {
+	name := s.tempName("probe-")
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return probes{err: err}
+	}
+	defer os.Remove(name)
+	_, err = f.WriteString("x")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return probes{err: err}
+	}
+	var p probes
+	if w, err := os.OpenFile(name, os.O_WRONLY, 0); err == nil {
+		w.Close()
+		p.writesReadOnly = true
+	}
+	r := filepath.Join(dir, ".probe-reflink")
+	p.reflink = reflinkObject(name, r, 0o444) == nil
+	os.Remove(r)
+	l := filepath.Join(dir, ".probe-link")
+	p.link = os.Link(name, l) == nil
+	os.Remove(l)
+	return p
+}
+
+// chooseMethod turns the asked method and what the probes found into the
+// method a restore uses and the reason it gives, or an error when the asked
+// method cannot be had (or had safely).
+func chooseMethod(opts RestoreOptions, p probes) (RestoreMethod, string, error) {
+	switch opts.Method {
+	case RestoreCopy:
+		return RestoreCopy, "copies asked for", nil
+	case RestoreReflink:
+		if !p.reflink {
+			return 0, "", fmt.Errorf("%w: reflinks asked for, but the file system has none from the store to the destination", ErrMethod)
+		}
+		return RestoreReflink, "reflinks asked for", nil
+	case RestoreLink:
+		switch {
+		case p.err != nil:
+			return 0, "", fmt.Errorf("%w: hard links asked for, but the store cannot be probed: %w", ErrMethod, p.err)
+		case p.writesReadOnly && !opts.ReadOnlyUse:
+			return 0, "", fmt.Errorf("%w: %w", ErrMethod, ErrUnsafeLinks)
+		case !p.link:
+			return 0, "", fmt.Errorf("%w: hard links asked for, but they fail from the store to the destination (another file system?)", ErrMethod)
+		}
+		return RestoreLink, "hard links asked for", nil
+	}
+	switch {
+	case p.err != nil:
+		return RestoreCopy, fmt.Sprintf("the store cannot be probed for reflinks and hard links (%v)", p.err), nil
+	case p.reflink:
+		return RestoreReflink, "the file system has reflinks", nil
+	case p.writesReadOnly && !opts.ReadOnlyUse:
+		return RestoreCopy, "no reflinks here, and this process can write read-only files (root or CAP_DAC_OVERRIDE): a hard link would let its writes reach the store", nil
+	case !p.link:
+		return RestoreCopy, "no reflinks here, and hard links from the store fail (another file system?)", nil
+	case p.writesReadOnly:
+		return RestoreLink, "no reflinks here; hard links, as the tree is used read-only", nil
+	}
+	return RestoreLink, "no reflinks here; hard links, as this process cannot write read-only files", nil
+}
+
+// restoreFile makes the file e at dst from its object and says how: by
+// method, or by a copy where method cannot give the file (a mode a shared
+// inode cannot have, an object the kernel will not let this user link).
+// Every object's type, size and mode are checked; its bytes are hashed when
+// verify is set or when they are copied.
 func (s *Store) restoreFile(e *Entry, dst string, method RestoreMethod, verify bool, buf []byte) (RestoreMethod, error) {
 	exec := e.exec()
 	obj := s.objectPath(e.Hash, exec)
@@ -209,80 +349,158 @@ func (s *Store) restoreFile(e *Entry, dst string, method RestoreMethod, verify b
 	if mode := fs.FileMode(st.Mode & 0o7777); mode != objectMode(exec) {
 		return 0, fmt.Errorf("%w %s: mode %04o, not read-only %04o: a write may have reached it", ErrCorrupt, obj, mode, objectMode(exec))
 	}
-	if verify {
-		h, err := hashFile(obj, e.Size, buf)
+	if verify && method != RestoreCopy {
+		h, n, err := hashObject(obj, buf)
 		if err != nil {
 			return 0, fmt.Errorf("%w %s: %w", ErrCorrupt, obj, err)
 		}
-		if h != e.Hash {
-			return 0, fmt.Errorf("%w %s: content hashes to %s", ErrCorrupt, obj, h)
+		if err := checkContent(obj, e, h, n); err != nil {
+			return 0, err
 		}
 	}
-	if method == RestoreLink && e.linkable() {
-		return RestoreLink, os.Link(obj, dst)
+	switch {
+	case method == RestoreLink && e.linkable():
+		err := os.Link(obj, dst)
+		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EXDEV) {
+			return RestoreLink, err
+		}
+		// fs.protected_hardlinks refuses a link to another user's file
+		// this user cannot write: copy it.
+	case method == RestoreReflink:
+		if err := reflinkObject(obj, dst, e.Mode); err == nil {
+			return RestoreReflink, nil
+		}
+		os.Remove(dst)
 	}
-	if method == RestoreLink {
-		method = RestoreCopy // a mode a shared inode cannot give
-	}
-	return method, copyObject(obj, dst, fileMode(e.Mode), method != RestoreCopy)
+	return RestoreCopy, copyObject(obj, dst, e, buf)
 }
 
-// copyObject makes dst a copy of obj with mode, by a reflink (FICLONE) if
-// reflink is set, else by copying (copy_file_range, through os.File).
-func copyObject(obj, dst string, mode fs.FileMode, reflink bool) error {
-	src, err := os.Open(obj)
+// makeFrom opens obj, creates dst (which must not exist) and runs fill on
+// the two descriptors, then gives dst mode (a manifest mode; after writing,
+// as it may lack the owner's write bit). Raw descriptors, not os.File: a
+// restore makes thousands of small files, and os.File's poller registration
+// and Fd's switch back to blocking mode cost more system calls than the
+// copy itself.
+func makeFrom(obj, dst string, mode uint32, fill func(out, src int) error) error {
+	src, err := openRead(obj)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	defer unix.Close(src)
+	out, err := retry(func() (int, error) {
+		return unix.Open(dst, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	})
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: dst, Err: err}
 	}
-	if reflink {
-		err = ficlone(out, src)
-	} else {
-		_, err = io.Copy(out, src)
-	}
+	err = fill(out, src)
 	if err == nil {
-		err = out.Chmod(mode) // after writing: the mode may lack the owner's write bit
+		if err = unix.Fchmod(out, mode&0o7777); err != nil {
+			err = &os.PathError{Op: "chmod", Path: dst, Err: err}
+		}
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	if cerr := unix.Close(out); err == nil && cerr != nil {
+		err = &os.PathError{Op: "close", Path: dst, Err: cerr}
 	}
 	return err
 }
 
-// ficlone is ioctl(FICLONE): dst shares src's blocks, copy-on-write.
-func ficlone(dst, src *os.File) error {
-	return unix.IoctlFileClone(int(dst.Fd()), int(src.Fd()))
+// openRead opens p for reading.
+func openRead(p string) (int, error) {
+	fd, err := retry(func() (int, error) { return unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0) })
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	return fd, nil
 }
 
-// probeReflink returns RestoreAuto (meaning reflinks) if a reflink from the
-// store to dir works, and RestoreLink otherwise.
-func (s *Store) probeReflink(dir string) RestoreMethod {
-	probe := s.tempName("reflink-")
-	if err := os.WriteFile(probe, []byte("x"), 0o600); err != nil {
-		return RestoreLink
+// retry calls f again while it fails with EINTR.
+func retry(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
 	}
-	defer os.Remove(probe)
-	dst := filepath.Join(dir, ".reflink-probe")
-	defer os.Remove(dst)
-	if copyObject(probe, dst, 0o600, true) != nil {
-		return RestoreLink
+}
+
+// fd reads and writes a raw file descriptor.
+type fd int
+
+func (f fd) Read(b []byte) (int, error) {
+	n, err := retry(func() (int, error) { return unix.Read(int(f), b) })
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0 && len(b) > 0:
+		return 0, io.EOF
 	}
-	return RestoreAuto
+	return n, nil
+}
+
+func (f fd) Write(b []byte) (int, error) {
+	written := 0
+	for written < len(b) {
+		n, err := retry(func() (int, error) { return unix.Write(int(f), b[written:]) })
+		if err != nil {
+			return written, err
+		}
+		written += n
+	}
+	return written, nil
+}
+
+// reflinkObject makes dst a reflink of obj (ioctl FICLONE): its own inode,
+// sharing obj's blocks until either is written.
+func reflinkObject(obj, dst string, mode uint32) error {
+	return makeFrom(obj, dst, mode, func(out, src int) error {
+		return unix.IoctlFileClone(out, src)
+	})
+}
+
+// copyObject makes dst a copy of obj, the content of e, hashing the bytes
+// on the way: a copy reads them anyway, so a damaged object (right size,
+// other bytes) fails the restore instead of being copied.
+func copyObject(obj, dst string, e *Entry, buf []byte) error {
+	return makeFrom(obj, dst, e.Mode, func(out, src int) error {
+		h, n, err := hashCopy(fd(out), fd(src), buf)
+		if err != nil {
+			return err
+		}
+		return checkContent(obj, e, h, n)
+	})
+}
+
+// checkContent says whether n bytes hashing to hash are e's content.
+func checkContent(obj string, e *Entry, hash string, n int64) error {
+	if n != e.Size {
+		return fmt.Errorf("%w %s: %d bytes read, the manifest says %d", ErrCorrupt, obj, n, e.Size)
+	}
+	if hash != e.Hash {
+		return fmt.Errorf("%w %s: content hashes to %s", ErrCorrupt, obj, hash)
+	}
+	return nil
 }
 
 // hashObject re-hashes an object file.
 func hashObject(p string, buf []byte) (string, int64, error) {
-	f, err := os.Open(p)
+	src, err := openRead(p)
 	if err != nil {
 		return "", 0, err
 	}
-	defer f.Close()
+	defer unix.Close(src)
+	return hashCopy(nil, fd(src), buf)
+}
+
+// hashCopy reads r to its end through buf, writing its bytes to w if w is
+// not nil, and returns their SHA-256 and count.
+func hashCopy(w io.Writer, r io.Reader, buf []byte) (string, int64, error) {
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, f, buf)
+	var dst io.Writer = h
+	if w != nil {
+		dst = io.MultiWriter(h, w)
+	}
+	n, err := io.CopyBuffer(dst, r, buf)
 	if err != nil {
 		return "", n, err
 	}

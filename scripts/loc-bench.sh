@@ -3,7 +3,7 @@
 # sympy__sympy-20590 (../shared/data/swebench-lite-dev.bundle, 1,449 Python
 # files, 29 MB): one case, run three times with /usr/bin/time:
 #
-#   cold:  no index cache: the index is built (git archive, chunking,
+#   cold:  no index cache: the index is built (ls-tree + cat-file, chunking,
 #          BM25), written to the cache, and the case's query answered;
 #   warm:  the same run again: the index is loaded from the cache;
 #   query: the time of the one BM25 query alone, as loc run reports it.

@@ -8,7 +8,7 @@
 #        REPS=500 scripts/startup-bench.sh
 #        PATCHBENCH=/path/to/patchbench NOCGO=/path/to/nocgo-build scripts/startup-bench.sh
 #
-# The input: this repository's internal/cli/cli.go committed to a fresh git
+# The input: this repository's cmd/internal/cli/cli.go committed to a fresh git
 # repository, one line changed, the edit written by git diff (one hunk).
 # Paired runs: each round runs every command once, in an order rotated from
 # round to round, after one warm-up run each; a command's figure is the
@@ -49,7 +49,7 @@ fi
 # --- input ------------------------------------------------------------------
 repo=$TMP/repo
 mkdir -p "$repo"
-cp internal/cli/cli.go "$repo/main.go"
+cp cmd/internal/cli/cli.go "$repo/main.go"
 git -C "$repo" init -q
 git -C "$repo" -c user.name=b -c user.email=b@example.com add main.go
 git -C "$repo" -c user.name=b -c user.email=b@example.com commit -qm base

@@ -3,6 +3,7 @@ package loc
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -47,7 +48,12 @@ func MissKind(row map[string]any) string {
 // Analyze writes the analysis of the run in dir to w: key metrics per
 // category and per repository, the miss kinds, and the worst cases by
 // quality_score.
+// dir may also name a file of the run (report.json, results.jsonl), as
+// patchbench report takes it.
 func Analyze(dir string, w io.Writer) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		dir = filepath.Dir(dir)
+	}
 	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
 	if err != nil {
 		return fmt.Errorf("loc analyze: %w", err)
@@ -63,7 +69,7 @@ func Analyze(dir string, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("loc analyze: %w", err)
 		}
-		fmt.Fprintf(&b, "%s\n\n", g.Title)
+		// WriteText prints the title.
 		if err := r.WriteText(&b); err != nil {
 			return err
 		}

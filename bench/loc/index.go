@@ -1,19 +1,14 @@
 package loc
 
 import (
-	"archive/tar"
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -28,10 +23,7 @@ import (
 
 // indexVersion changes whenever the index format or the chunking does, so
 // that an old cached index is rebuilt rather than misread.
-const indexVersion = 2
-
-// maxIndexedFile is the largest file indexed; larger ones are data.
-const maxIndexedFile = 1 << 20
+const indexVersion = 3
 
 // Chunk is one unit of the index: a function (Name set) or the code of a
 // file outside its functions (Name empty, Start and End span the file).
@@ -48,26 +40,40 @@ type posting struct {
 
 // Index is a BM25 index over the chunks of a repository at one commit.
 type Index struct {
-	Version  int
-	Chunks   []Chunk
+	Version int
+	Chunks  []Chunk
+	// Classes are the classes and types the files define (not chunks:
+	// their methods are), for resolving the names a query mentions.
+	Classes  []Chunk
 	DocLen   []int32
 	Terms    map[string][]posting
 	AvgLen   float64
 	NumFiles int
+
+	tab repoTables // the signals' lookups, built on first use
 }
 
 // BuildIndex indexes every file of rp at commit whose language package
 // symbols knows: one chunk per function or method and one per file for
 // the code outside functions (with the file's path, so a query naming a
-// file finds it). The files are streamed by one "git archive" and chunked
-// on all CPUs.
+// file finds it). The files are read by one "git cat-file --batch" (see
+// treeFiles) and chunked on all CPUs.
 func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
+	return buildIndex(ctx, rp, commit, nil)
+}
+
+// buildIndex is BuildIndex taking the blobs blobs knows from it, and
+// putting the others there.
+func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCache) (*Index, error) {
 	// A slot is one file: the workers chunk it, the merger takes it in
 	// file order once done is closed.
 	type slot struct {
 		path, src string
+		id        string
+		known     *blobEntry
 		done      chan struct{}
 		chunks    []Chunk
+		classes   []Chunk
 		terms     [][]termCount // per chunk, in the ids of vocab
 		vocab     *vocab
 		newTerms  []string // the terms vocab met first in this file
@@ -87,7 +93,14 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 			// each vocabulary's new terms in the order of their ids.
 			for f := range work {
 				known := len(v.terms)
-				f.chunks, f.terms, f.err = chunkFile(ctx, p, v, f.path, f.src)
+				if f.known != nil {
+					f.chunks, f.terms, f.classes = f.known.replay(v, blobs.termsNow(), f.path)
+				} else {
+					f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
+					if f.err == nil {
+						blobs.put(f.id, f.chunks, f.classes, f.terms, v)
+					}
+				}
 				f.vocab, f.newTerms, f.src = v, v.terms[known:len(v.terms):len(v.terms)], ""
 				close(f.done)
 			}
@@ -145,8 +158,12 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 	}()
 
 	n := 0
-	err := archiveFiles(ctx, rp.GitDir(), commit, func(path string, src string) {
-		f := &slot{path: path, src: src, done: make(chan struct{})}
+	var known func(string) *blobEntry
+	if blobs != nil {
+		known = blobs.get
+	}
+	err := treeFiles(ctx, rp.GitDir(), commit, known, func(path, src string, b *blobEntry, id string) {
+		f := &slot{path: path, src: src, id: id, known: b, done: make(chan struct{})}
 		order <- f
 		work <- f
 		n++
@@ -170,6 +187,7 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 	ix.DocLen = make([]int32, 0, nChunks)
 	total := 0
 	for _, f := range merged {
+		ix.Classes = append(ix.Classes, f.classes...)
 		tr := trans[f.vocab]
 		for j, c := range f.chunks {
 			id := int32(len(ix.Chunks))
@@ -194,61 +212,62 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 	return ix, nil
 }
 
-// archiveFiles streams the files of commit that package symbols can
-// parse, up to maxIndexedFile bytes each, to fn: one git process for the
-// whole tree instead of a cat-file round trip per file.
-func archiveFiles(ctx context.Context, gitDir, commit string, fn func(path string, src string)) error {
-	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "archive", "--format=tar", commit)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git archive: %w", err)
-	}
-	tr := tar.NewReader(bufio.NewReaderSize(out, 1<<20))
-	var readErr error
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
+// Bounds on what one file puts in the index. A line longer than
+// maxLineBytes is tokenized up to that length only; a file with a line
+// over maxLineMinified bytes, a mean line over maxMeanLine bytes or a
+// generated-file marker near its top is minified or generated code and is
+// indexed by its path alone (a query naming it still finds it): one
+// 521 KB vega.min.js made a 27 MB index.
+const (
+	maxLineBytes    = 1000
+	maxLineMinified = 4096
+	maxMeanLine     = 200
+)
+
+// generatedMarkers are the markers of generated files, as code generators
+// write them in a file's first lines (lower-cased).
+var generatedMarkers = []string{"code generated", "do not edit", "@generated", "autogenerated", "auto-generated"}
+
+// machineMade reports whether text is minified or generated code.
+func machineMade(text string) bool {
+	head := strings.ToLower(text[:min(len(text), 1024)])
+	for _, m := range generatedMarkers {
+		if strings.Contains(head, m) {
+			return true
 		}
-		if err != nil {
-			readErr = err
-			break
-		}
-		if h.Typeflag != tar.TypeReg || h.Size > maxIndexedFile || symbols.LanguageOf(h.Name) == "" {
-			continue
-		}
-		// Read into a string of the file's size: no growing buffer, and no
-		// copy to turn it into the text that is tokenized.
-		var b strings.Builder
-		b.Grow(int(h.Size))
-		if _, err := io.CopyN(&b, tr, h.Size); err != nil {
-			readErr = err
-			break
-		}
-		fn(h.Name, b.String())
 	}
-	_, _ = io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("git archive %s: %s: %w", commit, strings.TrimSpace(stderr.String()), err)
+	lines := strings.Count(text, "\n")
+	if !strings.HasSuffix(text, "\n") {
+		lines++
 	}
-	return readErr
+	if len(text)/max(lines, 1) > maxMeanLine {
+		return true
+	}
+	for rest := text; len(rest) > maxLineMinified; {
+		i := strings.IndexByte(rest, '\n')
+		if i < 0 || i > maxLineMinified {
+			return true
+		}
+		rest = rest[i+1:]
+	}
+	return false
 }
 
 // chunkFile splits one file into chunks and counts each chunk's terms
-// (in the ids of v).
-func chunkFile(ctx context.Context, p *symbols.Parser, v *vocab, path string, text string) ([]Chunk, [][]termCount, error) {
+// (in the ids of v). classes are the file's classes (and types), for the
+// definitions a query names; they are not chunks.
+func chunkFile(ctx context.Context, p *symbols.Parser, v *vocab, path string, text string) (chunks []Chunk, terms [][]termCount, classes []Chunk, err error) {
+	if machineMade(text) {
+		v.add(path)
+		return []Chunk{{Path: path, Start: 1, End: strings.Count(text, "\n")}}, [][]termCount{v.take()}, nil, nil
+	}
 	var syms []symbols.Symbol
 	if symbols.LanguageOf(path) == symbols.Python {
 		syms = pythonDefs(text)
 	} else {
 		res, err := p.Parse(ctx, path, []byte(text))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		syms = res.Symbols
 	}
@@ -266,12 +285,14 @@ func chunkFile(ctx context.Context, p *symbols.Parser, v *vocab, path string, te
 		starts = append(starts, int32(len(text)))
 	}
 	nLines := len(starts) - 1
-	line := func(l int) string { return text[starts[l-1]:starts[l]] }
+	line := func(l int) string {
+		s := text[starts[l-1]:starts[l]]
+		return s[:min(len(s), maxLineBytes)]
+	}
 	inFunc := make([]bool, nLines+2)
-	var chunks []Chunk
-	var terms [][]termCount
 	for _, s := range syms {
 		if s.Kind == symbols.Class {
+			classes = append(classes, Chunk{Path: path, Name: s.Name, Start: s.Start, End: s.End})
 			continue
 		}
 		// The qualified name counts once more: a query naming the
@@ -292,7 +313,7 @@ func chunkFile(ctx context.Context, p *symbols.Parser, v *vocab, path string, te
 	}
 	chunks = append(chunks, Chunk{Path: path, Start: 1, End: strings.Count(text, "\n")})
 	terms = append(terms, v.take())
-	return chunks, terms, nil
+	return chunks, terms, classes, nil
 }
 
 // termCount is a term's count in one chunk; term is an id of a vocab.
@@ -312,6 +333,9 @@ type vocab struct {
 	terms   []string           // an id → its term
 	counts  []int32            // an id → its count in the current chunk
 	touched []int32            // the ids counted in the current chunk
+	// fromInterned maps the blob cache's term ids to this vocab's (-1:
+	// not met yet).
+	fromInterned []int32
 }
 
 func newVocab() *vocab {
@@ -343,6 +367,31 @@ func (v *vocab) add(text string) {
 			v.counts[id]++
 		}
 	})
+}
+
+// addInterned counts the blob cache's term g (a string of interned) tf
+// times in the current chunk. The vocab keeps each interned id's own id,
+// so a term is looked up by its string once per build.
+func (v *vocab) addInterned(interned []string, g, tf int32) {
+	for int(g) >= len(v.fromInterned) {
+		v.fromInterned = append(v.fromInterned, -1)
+	}
+	id := v.fromInterned[g]
+	if id < 0 {
+		t := interned[g]
+		var ok bool
+		if id, ok = v.ids[t]; !ok {
+			id = int32(len(v.terms))
+			v.ids[t] = id
+			v.terms = append(v.terms, t)
+			v.counts = append(v.counts, 0)
+		}
+		v.fromInterned[g] = id
+	}
+	if v.counts[id] == 0 {
+		v.touched = append(v.touched, id)
+	}
+	v.counts[id] += tf
 }
 
 // take returns the current chunk's term counts and starts a new chunk.
@@ -522,15 +571,34 @@ type Indexed struct {
 	// TopFiles, TopFunctions and TopRanges bound the answer: ranked
 	// files and functions, and the chunks whose lines make the ranges.
 	TopFiles, TopFunctions, TopRanges int
+	// Signals are the signals fused with BM25 (see [Signals]); nil
+	// means all.
+	Signals map[string]bool
+
+	// MaxMemory bounds the memory of the indexes kept between searches
+	// (see [DefaultIndexMemory]); 0 keeps every index.
+	MaxMemory int64
 
 	mu      sync.Mutex
 	indexes map[string]*indexEntry
+	tick    int
 	stats   IndexStats
+	// builds bounds the indexes built at once to the CPUs: a build
+	// already chunks on every CPU, and each one in flight holds its
+	// files' terms (8 workers building at once peaked at 1.4 GB).
+	builds chan struct{}
+	// blobs keeps what chunking made of each blob, within a budget the
+	// size of MaxMemory's default: the commits of one repository share
+	// most of their files.
+	blobs *blobCache
 }
 
 // IndexStats counts what the indexed searcher did with its indexes.
 type IndexStats struct {
 	Built, Loaded int
+	// Dropped counts the indexes dropped from memory to stay within
+	// MaxMemory.
+	Dropped int
 	// BuildTime and LoadTime total the time spent building (and writing)
 	// and loading indexes; QueryTime the time of the Queries searches.
 	BuildTime, LoadTime, QueryTime time.Duration
@@ -541,11 +609,23 @@ type indexEntry struct {
 	once sync.Once
 	ix   *Index
 	err  error
+	// size is the index's estimated memory; refs the searches using it;
+	// used the tick of its last use (guarded by Indexed.mu).
+	size       int64
+	refs, used int
 }
+
+// DefaultIndexMemory is the memory the indexes kept between searches may
+// take: beyond it the least recently used are dropped (and read again from
+// the disk cache when a later case needs them), so that a run over many
+// commits stays in bounded memory.
+const DefaultIndexMemory = 128 << 20
 
 // NewIndexed returns an indexed searcher caching under dir.
 func NewIndexed(dir string) *Indexed {
-	return &Indexed{Dir: dir, TopFiles: 10, TopFunctions: 10, TopRanges: 5, indexes: map[string]*indexEntry{}}
+	return &Indexed{Dir: dir, TopFiles: 10, TopFunctions: 10, TopRanges: 5, MaxMemory: DefaultIndexMemory,
+		indexes: map[string]*indexEntry{}, builds: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		blobs: newBlobCache(DefaultIndexMemory)}
 }
 
 // Stats reports how many indexes were built and loaded from disk.
@@ -558,9 +638,17 @@ func (s *Indexed) Stats() IndexStats {
 // Index returns the index of rp at commit: from memory, from the disk
 // cache, or built (and then cached).
 func (s *Indexed) Index(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
+	ix, release, err := s.acquire(ctx, rp, commit)
+	release()
+	return ix, err
+}
+
+// acquire is Index for one search: the index stays in memory until
+// release is called.
+func (s *Indexed) acquire(ctx context.Context, rp *repo.Repo, commit string) (*Index, func(), error) {
 	full, err := rp.ResolveCommit(ctx, commit)
 	if err != nil {
-		return nil, err
+		return nil, func() {}, err
 	}
 	key := rp.GitDir() + "\x00" + full
 	s.mu.Lock()
@@ -572,9 +660,61 @@ func (s *Indexed) Index(ctx context.Context, rp *repo.Repo, commit string) (*Ind
 		e = &indexEntry{}
 		s.indexes[key] = e
 	}
+	e.refs++
 	s.mu.Unlock()
-	e.once.Do(func() { e.ix, e.err = s.load(ctx, rp, full) })
-	return e.ix, e.err
+	e.once.Do(func() {
+		e.ix, e.err = s.load(ctx, rp, full)
+		if e.ix != nil {
+			s.mu.Lock()
+			e.size = e.ix.memSize()
+			s.mu.Unlock()
+		}
+	})
+	release := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		e.refs--
+		s.tick++
+		e.used = s.tick
+		s.evict()
+	}
+	return e.ix, release, e.err
+}
+
+// evict drops the least recently used indexes no search holds until the
+// others fit in MaxMemory (s.mu held).
+func (s *Indexed) evict() {
+	if s.MaxMemory <= 0 {
+		return
+	}
+	for {
+		var total int64
+		var oldest string
+		for k, e := range s.indexes {
+			total += e.size
+			if e.refs == 0 && e.size > 0 && (oldest == "" || e.used < s.indexes[oldest].used) {
+				oldest = k
+			}
+		}
+		if total <= s.MaxMemory || oldest == "" {
+			return
+		}
+		delete(s.indexes, oldest)
+		s.stats.Dropped++
+	}
+}
+
+// memSize estimates the memory an index takes: its postings, terms,
+// chunks and lengths, and the signals' tables.
+func (ix *Index) memSize() int64 {
+	n := int64(len(ix.Chunks)+len(ix.Classes))*(2*16+16+16) + int64(len(ix.DocLen))*4
+	for t, ps := range ix.Terms {
+		// The string and slice headers, the map's slot and its slack.
+		n += int64(len(t)) + 16 + 24 + 24 + int64(cap(ps))*8
+	}
+	// The tables hold about one entry of a few words per chunk and path
+	// suffix.
+	return n + int64(len(ix.Chunks)+len(ix.Classes))*160
 }
 
 func (s *Indexed) cachePath(rp *repo.Repo, commit string) string {
@@ -598,7 +738,15 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 			_ = os.Remove(path)
 		}
 	}
-	ix, err := BuildIndex(ctx, rp, commit)
+	if s.builds != nil {
+		select {
+		case s.builds <- struct{}{}:
+			defer func() { <-s.builds }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	ix, err := buildIndex(ctx, rp, commit, s.blobs)
 	if err != nil {
 		return nil, fmt.Errorf("index %s at %s: %w", rp.Name(), commit, err)
 	}
@@ -618,37 +766,30 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 // give the ranked files and functions, and the top chunks' lines the
 // ranges.
 func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.ModelCalls) (Answer, error) {
-	ix, err := s.Index(ctx, rp, c.BaseCommit)
+	ix, release, err := s.acquire(ctx, rp, c.BaseCommit)
+	defer release()
 	if err != nil {
 		return Answer{}, err
 	}
 	start := time.Now()
-	hits := ix.Search(c.Query, 200)
+	on := s.Signals
+	if on == nil {
+		on, _ = ParseSignals("all")
+	}
+	r := ix.rank(c.Query, on)
 	defer func() {
 		s.mu.Lock()
 		s.stats.Queries++
 		s.stats.QueryTime += time.Since(start)
 		s.mu.Unlock()
 	}()
-	var f Found
-	f.Ranges = map[string][]Range{}
-	seenFile, seenFn := map[string]bool{}, map[string]bool{}
-	ranges := 0
-	for _, h := range hits {
-		ch := h.Chunk
-		if !seenFile[ch.Path] && len(f.Files) < s.TopFiles {
-			seenFile[ch.Path] = true
-			f.Files = append(f.Files, ch.Path)
+	f := Found{Files: r.files[:min(len(r.files), s.TopFiles)], Ranges: map[string][]Range{}}
+	for i, ch := range r.functions {
+		if i >= s.TopFunctions {
+			break
 		}
-		if ch.Name == "" {
-			continue
-		}
-		if id := ch.Path + ":" + ch.Name; !seenFn[id] && len(f.Functions) < s.TopFunctions {
-			seenFn[id] = true
-			f.Functions = append(f.Functions, id)
-		}
-		if ranges < s.TopRanges {
-			ranges++
+		f.Functions = append(f.Functions, ch.Path+":"+ch.Name)
+		if i < s.TopRanges {
 			f.Ranges[ch.Path] = append(f.Ranges[ch.Path], Range{ch.Start, ch.End})
 		}
 	}

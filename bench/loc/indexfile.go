@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
 )
@@ -24,6 +25,7 @@ import (
 //	version, files, avg-len (float64 bits), chunks
 //	per chunk: same-path flag (0: a new path follows), [path], name, start, end
 //	per chunk: doc length
+//	classes; per class: path, name, start, end
 //	terms; per term: term, postings; per posting: chunk id delta, tf
 const indexMagic = "patchbench loc index\n"
 
@@ -57,14 +59,27 @@ func writeIndex(path string, ix *Index) error {
 		for _, n := range ix.DocLen {
 			num(uint64(n))
 		}
-		terms := make([]string, 0, len(ix.Terms))
-		for t := range ix.Terms {
-			terms = append(terms, t)
+		num(uint64(len(ix.Classes)))
+		for _, c := range ix.Classes {
+			str(c.Path)
+			str(c.Name)
+			num(uint64(c.Start))
+			num(uint64(c.End))
 		}
-		slices.Sort(terms)
+		// The pairs sorted, rather than the terms sorted and looked up
+		// each looked up again.
+		type termPostings struct {
+			t  string
+			ps []posting
+		}
+		terms := make([]termPostings, 0, len(ix.Terms))
+		for t, ps := range ix.Terms {
+			terms = append(terms, termPostings{t, ps})
+		}
+		slices.SortFunc(terms, func(a, b termPostings) int { return strings.Compare(a.t, b.t) })
 		num(uint64(len(terms)))
-		for _, t := range terms {
-			ps := ix.Terms[t]
+		for _, tp := range terms {
+			t, ps := tp.t, tp.ps
 			str(t)
 			num(uint64(len(ps)))
 			last := int32(0)
@@ -157,6 +172,13 @@ func decodeIndex(r *bufio.Reader) (*Index, error) {
 	ix.DocLen = make([]int32, 0, len(ix.Chunks))
 	for i := uint64(0); i < nChunks && bad == nil; i++ {
 		ix.DocLen = append(ix.DocLen, int32(num(math.MaxInt32)))
+	}
+	nClasses := num(maxCount)
+	ix.Classes = make([]Chunk, 0, min(nClasses, 1<<20))
+	for i := uint64(0); i < nClasses && bad == nil; i++ {
+		c := Chunk{Path: str(), Name: str()}
+		c.Start, c.End = int(num(math.MaxInt32)), int(num(math.MaxInt32))
+		ix.Classes = append(ix.Classes, c)
 	}
 	nTerms := num(maxCount)
 	ix.Terms = make(map[string][]posting, min(nTerms, 1<<20))

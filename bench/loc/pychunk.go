@@ -95,7 +95,8 @@ func pyDef(s string) (kind, name string) {
 	if end == 0 {
 		return "", ""
 	}
-	return kind, s[:end]
+	// A copy: the name outlives the file's text, which it would keep.
+	return kind, strings.Clone(s[:end])
 }
 
 // pyCodeStops marks the bytes scanPyLine acts on outside strings, and

@@ -24,6 +24,72 @@ type Report struct {
 	Dataset string           `json:"dataset,omitempty"`
 	Rows    int              `json:"rows"`
 	Reports []*report.Report `json:"reports"`
+	// The top-level fields of relace-mcp's report.json, for its readers.
+	RelaceSummary
+}
+
+// RelaceSummary holds relace-mcp's summary fields: means over the scored
+// (not failed) cases; the function hit rate over the cases whose ground
+// truth has functions. Latency is the time of a case's model calls (0
+// without a model), not its wall time: report.json is a function of the
+// results' rows, the same for a run and for its shards merged.
+type RelaceSummary struct {
+	TotalCases              int     `json:"total_cases"`
+	SuccessRate             float64 `json:"success_rate"`
+	AvgReturnedFiles        float64 `json:"avg_returned_files"`
+	AvgFileRecall           float64 `json:"avg_file_recall"`
+	AvgFilePrecision        float64 `json:"avg_file_precision"`
+	AvgLineCoverage         float64 `json:"avg_line_coverage"`
+	AvgLinePrecisionMatched float64 `json:"avg_line_precision_matched"`
+	FunctionCases           int     `json:"function_cases"`
+	AvgFunctionHitRate      float64 `json:"avg_function_hit_rate"`
+	AvgQualityScore         float64 `json:"avg_quality_score"`
+	AvgTurns                float64 `json:"avg_turns"`
+	AvgLatencyMS            float64 `json:"avg_latency_ms"`
+}
+
+// relaceSummary computes [RelaceSummary] from the rows of a run.
+func relaceSummary(rows []map[string]any) RelaceSummary {
+	s := RelaceSummary{TotalCases: len(rows)}
+	scored := 0
+	for _, r := range rows {
+		if r["failed"] == true {
+			continue
+		}
+		scored++
+		m, _ := r["metrics"].(map[string]any)
+		num := func(k string) float64 { v, _ := m[k].(float64); return v }
+		s.AvgFileRecall += num("file_recall")
+		s.AvgFilePrecision += num("file_precision")
+		s.AvgLineCoverage += num("line_coverage")
+		s.AvgLinePrecisionMatched += num("line_precision_matched")
+		s.AvgQualityScore += num("quality_score")
+		if _, ok := m["function_acc@1"]; ok {
+			s.FunctionCases++
+			s.AvgFunctionHitRate += num("function_hit_rate")
+		}
+		if f, ok := r["found"].(map[string]any); ok {
+			files, _ := f["files"].([]any)
+			s.AvgReturnedFiles += float64(len(files))
+		}
+		t, _ := r["turns"].(float64)
+		s.AvgTurns += t
+		ms, _ := r["latency_ms"].(float64)
+		s.AvgLatencyMS += ms
+	}
+	if scored == 0 {
+		return s
+	}
+	n := float64(scored)
+	s.SuccessRate = n / float64(len(rows))
+	for _, p := range []*float64{&s.AvgReturnedFiles, &s.AvgFileRecall, &s.AvgFilePrecision, &s.AvgLineCoverage,
+		&s.AvgLinePrecisionMatched, &s.AvgQualityScore, &s.AvgTurns, &s.AvgLatencyMS} {
+		*p /= n
+	}
+	if s.FunctionCases > 0 {
+		s.AvgFunctionHitRate /= float64(s.FunctionCases)
+	}
+	return s
 }
 
 // Groupings are the tables of a report.
@@ -145,6 +211,7 @@ func WriteReport(dir, dataset string) (*Report, int, int, error) {
 		return nil, 0, 0, err
 	}
 	rep.Model, rep.Mode, rep.Dataset = model, mode, dataset
+	rep.RelaceSummary = relaceSummary(rows)
 	if err := rep.WriteFiles(dir); err != nil {
 		return nil, 0, 0, err
 	}

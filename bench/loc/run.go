@@ -31,6 +31,9 @@ type RunOptions struct {
 	Model string
 	// IndexDir caches the indexed mode's indexes (see [Indexed]).
 	IndexDir string
+	// Signals are the indexed mode's signals (see [ParseSignals]); empty
+	// means all.
+	Signals string
 	// MaxTurns and Temperature configure the agentic search (loc grid
 	// varies them); ModelOptions is its model-call path.
 	MaxTurns     int
@@ -67,7 +70,15 @@ func (o RunOptions) searcher(ctx context.Context) (Searcher, func() error, error
 		if o.Model != "" {
 			return nil, nil, fmt.Errorf("indexed mode asks no model; got --model %s", o.Model)
 		}
-		return NewIndexed(o.IndexDir), nop, nil
+		ix := NewIndexed(o.IndexDir)
+		if o.Signals != "" {
+			on, err := ParseSignals(o.Signals)
+			if err != nil {
+				return nil, nil, err
+			}
+			ix.Signals = on
+		}
+		return ix, nop, nil
 	case o.Mode == ModeAgentic:
 		if o.Agentic == nil {
 			return nil, nil, errors.New("agentic mode is not available in this build")
@@ -86,6 +97,7 @@ type RunInfo struct {
 	DatasetSHA256 string   `json:"dataset_sha256,omitempty"`
 	Mode          string   `json:"mode"`
 	Model         string   `json:"model,omitempty"`
+	Signals       string   `json:"signals,omitempty"`
 	MaxTurns      int      `json:"max_turns,omitempty"`
 	Temperature   *float64 `json:"temperature,omitempty"`
 	Limit         int      `json:"limit,omitempty"`
@@ -99,6 +111,13 @@ type RunInfo struct {
 // whose repository or base_commit is missing, or whose search fails, is
 // a failed row naming the case; the others go on.
 func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
+	if !o.Runner.DryRun {
+		// The searcher may open files in the run directory (the agentic
+		// mode's response cache, DIR/cache.db by default).
+		if err := os.MkdirAll(o.Out, 0o777); err != nil {
+			return RunSummary{}, fmt.Errorf("loc run: %w", err)
+		}
+	}
 	s, release, err := o.searcher(ctx)
 	if err != nil {
 		return RunSummary{}, fmt.Errorf("loc run: %w", err)
@@ -114,15 +133,15 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		sum, err := runner.Plan(cases, ropts)
 		return RunSummary{Summary: sum}, err
 	}
-	if err := os.MkdirAll(o.Out, 0o777); err != nil {
-		return RunSummary{}, fmt.Errorf("loc run: %w", err)
-	}
 	datasetHash, err := runner.HashFiles(o.Dataset)
 	if err != nil {
 		return RunSummary{}, fmt.Errorf("loc run: %w", err)
 	}
 	info := RunInfo{Benchmark: "loc", Dataset: o.Dataset, DatasetSHA256: datasetHash, Mode: o.Mode, Model: o.Model,
 		Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}
+	if o.Mode == ModeIndexed && o.Signals != "all" {
+		info.Signals = o.Signals
+	}
 	if o.Mode == ModeAgentic {
 		info.MaxTurns, info.Temperature = o.MaxTurns, o.Temperature
 	}

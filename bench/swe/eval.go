@@ -65,6 +65,10 @@ type Config struct {
 	// fresh worktree.
 	EnvStore string `json:"env_store,omitempty"`
 
+	// InstanceIDs, when set, are the only instances evaluated (the
+	// official harness's --instance_ids); each must be in the dataset.
+	InstanceIDs []string `json:"instance_ids,omitempty"`
+
 	// Shard is the part of the instances this run evaluates ("i/n"; ""
 	// for all; see runner.Shard).
 	Shard string `json:"shard,omitempty"`
@@ -115,6 +119,9 @@ type Summary struct {
 	// Infra is the number of instances whose status is an infrastructure
 	// failure.
 	Infra int
+	// RerunReport is the rerun's comparison file (rerun-TIME.json, with
+	// its .md beside it) in the run directory.
+	RerunReport string
 }
 
 // abs makes the run's paths absolute, so run.json works from anywhere.
@@ -197,6 +204,11 @@ func loadInputs(c *Config) (*inputs, error) {
 	for _, inst := range ds {
 		in.byID[inst.InstanceID] = inst
 	}
+	if len(c.InstanceIDs) > 0 {
+		if preds, err = in.selectIDs(c); err != nil {
+			return nil, err
+		}
+	}
 	var missing []string
 	kept := preds[:0]
 	for _, p := range preds {
@@ -215,6 +227,41 @@ func loadInputs(c *Config) (*inputs, error) {
 		return nil, inputErr("no prediction is for an instance of the dataset %s", c.Dataset)
 	}
 	return in, nil
+}
+
+// selectIDs keeps the predictions of c.InstanceIDs, as the official
+// harness's --instance_ids does: an id not in the dataset is an input
+// error naming every such id; an id without a prediction is a warning.
+func (in *inputs) selectIDs(c *Config) ([]Prediction, error) {
+	want := map[string]bool{}
+	var unknown []string
+	for _, id := range c.InstanceIDs {
+		if _, ok := in.byID[id]; !ok {
+			unknown = append(unknown, id)
+		}
+		want[id] = true
+	}
+	if len(unknown) > 0 {
+		return nil, inputErr("--instance-ids: %d not in the dataset %s: %s", len(unknown), c.Dataset, strings.Join(unknown, ", "))
+	}
+	var kept []Prediction
+	have := map[string]bool{}
+	for _, p := range in.preds {
+		if want[p.InstanceID] {
+			kept = append(kept, p)
+			have[p.InstanceID] = true
+		}
+	}
+	var noPred []string
+	for _, id := range c.InstanceIDs {
+		if !have[id] {
+			noPred = append(noPred, id)
+		}
+	}
+	if len(noPred) > 0 {
+		c.logf("warning: --instance-ids: %d have no prediction: %s\n", len(noPred), listSome(noPred))
+	}
+	return kept, nil
 }
 
 // cases turns predictions into runner cases, keyed by instance id.
@@ -236,6 +283,9 @@ func (in *inputs) cases(ids map[string]bool) []runner.Case {
 func NewSandbox(ctx context.Context, kind, image string) (sandbox.Runner, error) {
 	switch kind {
 	case "bwrap":
+		if image == OfficialImage {
+			return nil, inputErr("--image %s runs the tests in the official images: it needs --sandbox docker (or auto)", OfficialImage)
+		}
 		return sandbox.NewBwrap(ctx)
 	case "docker":
 		if image == "" {
@@ -243,8 +293,15 @@ func NewSandbox(ctx context.Context, kind, image string) (sandbox.Runner, error)
 		}
 		return sandbox.NewDocker(ctx)
 	case "none":
+		if image == OfficialImage {
+			return nil, inputErr("--image %s runs the tests in the official images: it needs --sandbox docker (or auto)", OfficialImage)
+		}
 		return sandbox.Plain{}, nil
 	case "auto", "":
+		if image == OfficialImage {
+			// The official images hold the environment: nothing else will do.
+			return sandbox.NewDocker(ctx)
+		}
 		if b, err := sandbox.NewBwrap(ctx); err == nil {
 			return b, nil
 		}
@@ -307,10 +364,7 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 		e.test.Env, e.test.Writable, e.test.ReadOnly, e.test.WorkDir = c.Env, c.Writable, c.ReadOnly, c.WorkDir
 		e.test.Limits = sandbox.Limits{AddressSpace: c.Memory, FileSize: 4 << 30}
 		if c.EnvStore != "" {
-			if _, err := os.Stat(filepath.Join(c.EnvStore, "format")); err != nil {
-				return nil, inputErr("--env-store %s is not an environment store: %v", c.EnvStore, err)
-			}
-			if e.test.EnvStore, err = envstore.Open(c.EnvStore); err != nil {
+			if e.test.EnvStore, err = envstore.OpenExisting(c.EnvStore); err != nil {
 				return nil, inputErr("%v", err)
 			}
 		}
@@ -389,7 +443,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 	if e.test == nil {
 		return res
 	}
-	to := runTests(ctx, r, commit, inst, po.Results, e.test)
+	to := runTests(ctx, r, commit, inst, po.Results, po.Repaired, e.test)
 	res.Status, res.Reason, res.Test = to.status, to.reason, to.run
 	if to.log != nil {
 		if err := os.MkdirAll(dir, 0o755); err == nil {
@@ -674,6 +728,9 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 		return s, err
 	}
 	s.Counts, _, s.Infra = countStatuses(rows)
+	if s.RerunReport, err = newRerunReport(o.Type, time.Now(), s, sel, rows).write(c.Out); err != nil {
+		return s, err
+	}
 	if runErr != nil {
 		return s, fmt.Errorf("swe: %w", runErr)
 	}

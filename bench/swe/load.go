@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -144,8 +146,8 @@ var ErrDuplicatePrediction = errors.New("duplicate instance_id")
 // readRowsLenient is ReadRows that, for JSON Lines, leaves out the lines
 // that are not JSON (returned in bad) instead of failing.
 func readRowsLenient(path string) ([]map[string]any, []error, error) {
-	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
-		rows, err := readParquet(path)
+	if st, err := os.Stat(path); err == nil && st.IsDir() || strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		rows, err := ReadRows(path)
 		return rows, nil, err
 	}
 	return readJSONRowsLenient(path)
@@ -184,9 +186,13 @@ func readJSONRowsLenient(path string) ([]map[string]any, []error, error) {
 
 // ReadRows reads the rows of a dataset file without interpreting them:
 // JSON Lines, a JSON array or an object keyed by instance id (".gz"
-// decompressed), or Parquet. Other benchmarks built on SWE-bench-schema
+// decompressed), or Parquet, or a directory of Parquet files (a split's
+// shards, read in name order). Other benchmarks built on SWE-bench-schema
 // datasets (loc build) read their files with it.
 func ReadRows(path string) ([]map[string]any, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return readParquetDir(path)
+	}
 	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
 		return readParquet(path)
 	}
@@ -264,6 +270,27 @@ func readMaybeGzip(path string) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// readParquetDir reads the *.parquet files of dir in name order.
+func readParquetDir(dir string) ([]map[string]any, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		return nil, fmt.Errorf("swe: %w", err)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("swe: %s: a directory without .parquet files", dir)
+	}
+	sort.Strings(names)
+	var rows []map[string]any
+	for _, name := range names {
+		r, err := readParquet(name)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
 }
 
 // readParquet reads every row of a Parquet file into generic rows: a

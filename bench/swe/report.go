@@ -76,6 +76,12 @@ type ErrorAnalysis struct {
 	// ByClass counts failed instances by a short class of their reason,
 	// such as "apply_failed: context not found".
 	ByClass map[string]int `json:"by_class"`
+	// Harness maps each status present to the official harness's and
+	// SWE4CC's class; BySWE4CC and ByHarnessReport count the instances
+	// in those classes, to set beside their tables.
+	Harness         map[string]HarnessClass `json:"harness"`
+	BySWE4CC        map[string]int          `json:"by_swe4cc"`
+	ByHarnessReport map[string]int          `json:"by_harness_report"`
 	// Repairs counts, for each repair, the instances whose edit needed it.
 	Repairs      map[string]int `json:"repairs"`
 	CreatedFiles []string       `json:"created_files"`
@@ -90,6 +96,8 @@ type FailedEntry struct {
 	Status     string `json:"status"`
 	Class      string `json:"class"`
 	Reason     string `json:"reason"`
+	// Harness is the status in the official harness's and SWE4CC's terms.
+	Harness HarnessClass `json:"harness"`
 }
 
 // IsFailure reports whether status counts as a failed instance in the error
@@ -253,10 +261,15 @@ func makeErrorAnalysis(runID string, rows []Row) *ErrorAnalysis {
 		RunID: runID, Instances: len(rows),
 		ByStatus: map[string]int{}, ByRepo: map[string]map[string]int{}, ByClass: map[string]int{},
 		Repairs: map[string]int{}, CreatedFiles: []string{}, TestFiles: []string{}, Failed: []FailedEntry{},
+		Harness: map[string]HarnessClass{}, BySWE4CC: map[string]int{}, ByHarnessReport: map[string]int{},
 	}
 	for _, r := range rows {
 		st := r.FinalStatus()
 		ea.ByStatus[st]++
+		hc := HarnessClassOf(st)
+		ea.Harness[st] = hc
+		ea.BySWE4CC[hc.SWE4CC]++
+		ea.ByHarnessReport[hc.Report]++
 		if ea.ByRepo[r.Repo] == nil {
 			ea.ByRepo[r.Repo] = map[string]int{}
 		}
@@ -279,7 +292,7 @@ func makeErrorAnalysis(runID string, rows []Row) *ErrorAnalysis {
 		}
 		cl := reasonClass(st, reason)
 		ea.ByClass[cl]++
-		ea.Failed = append(ea.Failed, FailedEntry{InstanceID: r.InstanceID, Repo: r.Repo, Status: st, Class: cl, Reason: reason})
+		ea.Failed = append(ea.Failed, FailedEntry{InstanceID: r.InstanceID, Repo: r.Repo, Status: st, Class: cl, Reason: reason, Harness: hc})
 	}
 	return ea
 }
@@ -325,6 +338,20 @@ func (ea *ErrorAnalysis) WriteMarkdown(b *bytes.Buffer) {
 			present = append(present, s)
 		}
 	}
+	b.WriteString("\n## In the official harness's and SWE4CC's terms\n\n")
+	b.WriteString("| status | instances | SWE4CC class | official report | official log |\n| --- | ---: | --- | --- | --- |\n")
+	for _, s := range present {
+		hc := HarnessClassOf(s)
+		log := hc.Log
+		if log == "" {
+			log = "(not run)"
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s | `%s` |\n", s, ea.ByStatus[s], hc.SWE4CC, hc.Report, log)
+	}
+	b.WriteString("\n| SWE4CC class | instances |\n| --- | ---: |\n")
+	for _, k := range sortedByCount(ea.BySWE4CC) {
+		fmt.Fprintf(b, "| %s | %d |\n", k, ea.BySWE4CC[k])
+	}
 	repos := sortedKeys(ea.ByRepo)
 	b.WriteString("\n## By repository\n\n| repository |")
 	for _, s := range present {
@@ -360,7 +387,7 @@ func (ea *ErrorAnalysis) WriteMarkdown(b *bytes.Buffer) {
 	if len(ea.Failed) > 0 {
 		b.WriteString("\n## Failed instances\n\n")
 		for _, f := range ea.Failed {
-			fmt.Fprintf(b, "- `%s` (%s) %s: %s\n", f.InstanceID, f.Repo, f.Status, oneLine(f.Reason))
+			fmt.Fprintf(b, "- `%s` (%s) %s [%s]: %s\n", f.InstanceID, f.Repo, f.Status, f.Harness.SWE4CC, oneLine(f.Reason))
 		}
 	}
 }

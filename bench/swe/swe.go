@@ -131,7 +131,10 @@ type TestRun struct {
 	Parser  string `json:"parser,omitempty"`
 	// EnvStore says the tree was the base commit's environment restored
 	// from the --env-store, not a fresh worktree.
-	EnvStore   bool         `json:"env_store,omitempty"`
+	EnvStore bool `json:"env_store,omitempty"`
+	// Image is the official harness's image the tests ran in (--image
+	// swebench).
+	Image      string       `json:"image,omitempty"`
 	ExitCode   int          `json:"exit_code"`
 	TimedOut   bool         `json:"timed_out,omitempty"`
 	DurationMS int64        `json:"duration_ms"`

@@ -162,7 +162,10 @@ type testOutcome struct {
 // the files the test patch touches to their base content and applies the test
 // patch (as SWE-bench does), runs the test command in the sandbox, and grades
 // the log.
-func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, results []patch.FileResult, cfg *TestConfig) testOutcome {
+func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, results []patch.FileResult, diff string, cfg *TestConfig) testOutcome {
+	if cfg.Image == OfficialImage {
+		return runOfficial(ctx, inst, diff, cfg)
+	}
 	cmdline, parser, specEnv := cfg.testCommand(inst)
 	if cmdline == "" {
 		return testOutcome{status: StatusTestError, reason: "no test command: the dataset row has no test_cmd, no spec names its repository and version, and no --test-cmd was given"}
@@ -203,6 +206,13 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		c.Image = ExpandTemplate(cfg.Image, inst)
 	}
 	res, err := cfg.Runner.Run(ctx, c)
+	return gradeRun(inst, cfg, run, parser, res, err, nil)
+}
+
+// gradeRun grades a test command's result: a sandbox failure or a timeout,
+// else the log read by parser and graded against FAIL_TO_PASS and
+// PASS_TO_PASS. text, when not nil, is the part of the log to grade.
+func gradeRun(inst Instance, cfg *TestConfig, run *TestRun, parser string, res sandbox.Result, err error, text []byte) testOutcome {
 	run.ExitCode, run.TimedOut, run.DurationMS = res.ExitCode, res.TimedOut, res.Duration.Milliseconds()
 	log := append(append([]byte{}, res.Stdout...), res.Stderr...)
 	out := testOutcome{run: run, log: log}
@@ -214,9 +224,12 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		out.status, out.reason = StatusTestTimeout, fmt.Sprintf("the test command ran past %s", cfg.Timeout)
 		return out
 	}
-	text := string(res.Stdout) + "\n" + string(res.Stderr)
-	statuses, _ := ParseLog(parser, text)
-	_, known := ParseTestOutput(text)
+	graded := string(res.Stdout) + "\n" + string(res.Stderr)
+	if text != nil {
+		graded = string(text)
+	}
+	statuses, _ := ParseLog(parser, graded)
+	_, known := ParseTestOutput(graded)
 	if !known && len(statuses) == 0 && res.ExitCode != 0 {
 		out.status = StatusTestError
 		out.reason = fmt.Sprintf("no test results in the output (exit %d): %s", res.ExitCode, lastLine(log))
@@ -242,10 +255,10 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 }
 
 // testTree makes the tree the tests run in at dir: a worktree of commit, or
-// its environment restored from cfg.EnvStore. In a restored tree, files are
-// hard links to the store's read-only objects: everything below replaces
-// files (patch.WriteResults, resetFiles, git apply) rather than writing into
-// them, so nothing reaches the store.
+// its environment restored from cfg.EnvStore. Restore makes files the tests
+// may write in place without reaching the store (reflinks, copies, or hard
+// links only where this process cannot write read-only files); everything
+// below replaces files anyway (patch.WriteResults, resetFiles, git apply).
 func testTree(ctx context.Context, r *repo.Repo, commit, dir string, cfg *TestConfig) (string, func(), error) {
 	if cfg.EnvStore != nil {
 		res, err := cfg.EnvStore.Restore(ctx, commit, dir, envstore.RestoreOptions{})

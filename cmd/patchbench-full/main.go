@@ -7,8 +7,8 @@ package main
 import (
 	"os"
 
-	"github.com/patchbench/patchbench/internal/cli"
-	"github.com/patchbench/patchbench/internal/cli/benchcli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli/benchcli"
 )
 
 func main() {

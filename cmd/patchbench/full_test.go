@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchbench/patchbench/internal/cli"
-	"github.com/patchbench/patchbench/internal/cli/benchcli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli/benchcli"
 )
 
 // The tests run every command in process, as patchbench-full does.

@@ -10,7 +10,7 @@ package main
 import (
 	"os"
 
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
 
 func main() {

@@ -13,7 +13,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/hfhub/hubtest"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
 )
@@ -31,6 +32,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"fakellm":     cmdFakeLLM,
 		"llmrequests": cmdLLMRequests,
+		"fakehub":     cmdFakeHub,
 		"exitcode":    cmdExitCode,
 	}})
 }
@@ -113,6 +115,35 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	fakeServers.Store(fakeKey{ts, args[0]}, srv)
 	ts.Setenv(args[0]+"_OPENAI", srv.OpenAIBaseURL())
 	ts.Setenv(args[0]+"_ANTHROPIC", srv.AnthropicBaseURL())
+}
+
+// cmdFakeHub: fakehub OWNER/NAME PATH=FILE... starts a fake Hugging Face
+// Hub (package hubtest) serving one dataset whose files are the script's
+// FILEs at PATH (a .jsonl FILE at a .parquet PATH is written as Parquet),
+// and points HF_ENDPOINT at it and HF_HOME into the work directory.
+func cmdFakeHub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: fakehub OWNER/NAME PATH=FILE...")
+	}
+	rp := &hubtest.Repo{Name: args[0], Commit: "8f3c2a1b0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b"}
+	for _, a := range args[1:] {
+		path, file, ok := strings.Cut(a, "=")
+		if !ok {
+			ts.Fatalf("fakehub: %q is not PATH=FILE", a)
+		}
+		data := []byte(ts.ReadFile(file))
+		if strings.HasSuffix(file, ".jsonl") && strings.HasSuffix(path, ".parquet") {
+			var err error
+			if data, err = hubtest.ParquetOfJSONL(data); err != nil {
+				ts.Fatalf("fakehub: %s: %v", file, err)
+			}
+		}
+		rp.Files = append(rp.Files, hubtest.File{Path: path, Data: data, LFS: strings.HasSuffix(path, ".parquet")})
+	}
+	srv := hubtest.NewServer(rp)
+	ts.Defer(srv.Close)
+	ts.Setenv("HF_ENDPOINT", srv.URL)
+	ts.Setenv("HF_HOME", ts.MkAbs("hfhome"))
 }
 
 // cmdLLMRequests: llmrequests NAME N checks that the fake server NAME has

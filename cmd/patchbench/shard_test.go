@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/patchbench/patchbench/bench/swe/swetest"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/internal/gittest"
 	"github.com/patchbench/patchbench/runner"
 )

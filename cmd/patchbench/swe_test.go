@@ -283,6 +283,7 @@ func TestSWERerun(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = runCLI(t, "", "swe", "rerun", "--from", out, "--type", "infra")
+	stdout0 := stdout
 	if code != 0 {
 		t.Fatalf("rerun --type infra: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -317,6 +318,48 @@ func TestSWERerun(t *testing.T) {
 	}
 	if rep.ErrorInstances != 4 || rep.StatusCounts["infra_error"] != 0 || rep.StatusCounts["applied"] != 4 || len(rep.IncompleteIDs) != 10 {
 		t.Errorf("report.json after the rerun: %+v", rep)
+	}
+	checkRerunReport(t, out, stdout0, f, want["infra"])
+}
+
+// checkRerunReport asserts that the rerun wrote its comparison into the
+// run directory: one rerun-TIME.json naming every re-evaluated instance
+// whose status changed (infra_error to its expected status), the counts
+// printed, and the .md beside it.
+func checkRerunReport(t *testing.T, out, stdout string, f *swetest.Fixture, infra []string) {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(out, "rerun-*.json"))
+	if len(names) != 1 {
+		t.Fatalf("rerun comparison files: %q, want one", names)
+	}
+	if !strings.Contains(stdout, "comparison: "+names[0]+", "+strings.TrimSuffix(names[0], ".json")+".md") {
+		t.Errorf("rerun output does not name the comparison %s:\n%s", names[0], stdout)
+	}
+	var rr swe.RerunReport
+	if err := json.Unmarshal([]byte(readFile(t, names[0])), &rr); err != nil {
+		t.Fatal(err)
+	}
+	var wantChanged []swe.RerunChange
+	for _, id := range infra {
+		wantChanged = append(wantChanged, swe.RerunChange{InstanceID: id, Before: "infra_error", After: f.Expected[id].Status})
+	}
+	sort.Slice(wantChanged, func(i, j int) bool { return wantChanged[i].InstanceID < wantChanged[j].InstanceID })
+	if diff := cmp.Diff(wantChanged, rr.Changed); diff != "" {
+		t.Errorf("%s: changed (-want +got):\n%s", names[0], diff)
+	}
+	if rr.Type != "infra" || rr.Evaluated != 7 || rr.Instances != len(f.Expected) {
+		t.Errorf("%s: type %q, evaluated %d, instances %d", names[0], rr.Type, rr.Evaluated, rr.Instances)
+	}
+	counts := map[string]swe.RerunCount{}
+	for _, c := range rr.Counts {
+		counts[c.Status] = c
+	}
+	if c := counts["infra_error"]; c.Before != 7 || c.After != 0 {
+		t.Errorf("%s: infra_error %+v", names[0], c)
+	}
+	md := readFile(t, strings.TrimSuffix(names[0], ".json")+".md")
+	if !strings.Contains(md, "| infra_error | 7 | 0 |") || !strings.Contains(md, "| "+wantChanged[0].InstanceID+" | infra_error | "+wantChanged[0].After+" |") {
+		t.Errorf("rerun .md:\n%s", md)
 	}
 }
 

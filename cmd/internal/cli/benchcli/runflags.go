@@ -3,7 +3,7 @@ package benchcli
 import (
 	"errors"
 	"fmt"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"io/fs"
 	"os"
 	"time"

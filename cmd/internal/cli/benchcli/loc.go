@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/patchbench/patchbench/bench/loc"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 )
@@ -90,7 +94,7 @@ reported with its id); 2 usage or input error.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runLocBuild(cmd.Context(), o, sio) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataset, "dataset", "", "dataset `FILE`: .jsonl, .json (.gz) or .parquet")
+	f.StringVar(&o.dataset, "dataset", "", "dataset `FILE`: .jsonl, .json (.gz) or .parquet"+datasetFlagHelp)
 	f.StringVar(&o.repoDir, "repo", "", "build from the history of the git repository `DIR`")
 	f.StringVar(&o.commits, "commits", "", "with --repo: the commits, as git rev-list takes them (e.g. v1.0..main, -n50 HEAD)")
 	f.StringVar(&o.name, "name", "", "with --repo: the repository's OWNER/NAME in the cases (default local/BASENAME)")
@@ -117,9 +121,12 @@ func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
 		if o.repos.repos == "" {
 			return cli.Usage(errors.New("loc build: --dataset needs --repos"))
 		}
+		var err error
+		if o.dataset, err = datasetPath(ctx, o.dataset, sio); err != nil {
+			return err
+		}
 		store := o.repos.store()
 		defer store.Close()
-		var err error
 		cases, problems, err = loc.BuildFromDataset(ctx, o.dataset, store)
 		if err != nil {
 			return cli.Usage(err)
@@ -201,9 +208,14 @@ Exit status: 0 every case is valid; 1 some are not; 2 usage or input error.`,
 
 type locRunOptions struct {
 	dataset, mode, indexDir string
-	repos                   locRepoFlags
-	run                     runFlags
-	model                   modelFlags
+	signals                 string
+	// relace-mcp's names: -o/--output PREFIX, --search-mode, -v.
+	output, searchMode string
+	verbose            bool
+	modeGiven          bool
+	repos              locRepoFlags
+	run                runFlags
+	model              modelFlags
 	// The agentic search's flags.
 	maxTurns   int
 	tools      []string
@@ -215,10 +227,27 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes)")
 	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools)")
+	f.StringVar(&o.signals, "signals", "all", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(loc.Signals, ", ")+"; all, none, or all,-NAME to leave one out")
 	f.StringVar(&o.indexDir, "index-cache", "", "`DIR` caching the indexed mode's indexes (default REPOS/.loc-index)")
 	o.repos.register(cmd)
 	o.model.register(f, "reference (the ground truth), replay/FILE (LocAgent loc_outputs.jsonl or relace-style answers), openai/NAME, anthropic/NAME (agentic)")
-	o.run.register(f, loc.ResultsFile)
+	// The runner flags, with relace-mcp's spellings: -q, and --timeout
+	// also as a number of seconds.
+	rf := pflag.NewFlagSet("", pflag.ContinueOnError)
+	o.run.register(rf, loc.ResultsFile)
+	rf.VisitAll(func(fl *pflag.Flag) {
+		switch fl.Name {
+		case "quiet":
+			fl.Shorthand = "q"
+		case "timeout":
+			fl.Value = secondsValue{&o.run.timeout}
+			fl.Usage += "; a number is seconds"
+		}
+		f.AddFlag(fl)
+	})
+	f.StringVarP(&o.output, "output", "o", "", "relace-mcp's name for the run: the run `PREFIX` is the run directory (as --out), and PREFIX.report.json a copy of its report.json")
+	f.StringVar(&o.searchMode, "search-mode", "", "another name of --mode (relace-mcp)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each case's id, quality_score and best file after the run")
 	f.StringSliceVar(&o.tools, "enabled-tools", nil, "agentic: the search tools offered (comma-separated `LIST`; default view_file,view_directory,grep_search,find_symbol; report_back always is)")
 	f.StringVar(&o.promptFile, "prompt-file", "", "agentic: YAML `FILE` with the system prompt, the user message ({query}) and tool descriptions")
 	f.StringVar(&o.lsp, "lsp-tools", loc.LSPOff, "agentic: offer a language server's definition and references tools: true, false or auto (where the server for the repository's language is on PATH)")
@@ -234,8 +263,14 @@ ranked answer as "found", the scores as "metrics") and write DIR/report.json
 and DIR/report.md: means overall, per category and per repository.
 
 --mode indexed: BM25 over function-level chunks (plus one chunk per file for
-the code outside functions), code-aware tokens; the index of a repository
-commit is built once and cached in --index-cache. --model reference answers
+the code outside functions), code-aware tokens, fused (reciprocal rank
+fusion) with what the issue names: paths, module paths and traceback frames;
+identifiers resolved to the files defining them; words naming files; test
+files last unless the title is about tests (--signals turns each on or off;
+see docs/loc.md). The index of a repository commit is built once and cached
+in --index-cache; indexes past 128 MB in memory are dropped and read again.
+-o/--output PREFIX, --search-mode, -q, -v and --timeout SECONDS are
+relace-mcp's spellings. --model reference answers
 with the ground truth (a pipeline check); --model replay/FILE scores recorded
 answers (LocAgent's loc_outputs.jsonl, or {"id", "files": {path: [[s, e]]}}).
 
@@ -253,6 +288,7 @@ commit; each named in results.jsonl) or the run stopped; 2 usage or input
 error.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.modeGiven = cmd.Flags().Changed("mode")
 			return runLocRun(cmd.Context(), o, sio)
 		},
 	}
@@ -264,6 +300,18 @@ error.`,
 // options checks the flags of cmd, whose run directory is recognised by
 // resultsFile (loc.ResultsFile; loc.GridFile for a grid of runs).
 func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.RunOptions, error) {
+	if o.output != "" {
+		if o.run.out != "" && o.run.out != o.output {
+			return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --out %s and --output %s differ", cmd, o.run.out, o.output))
+		}
+		o.run.out = o.output
+	}
+	if o.searchMode != "" {
+		if o.modeGiven && o.mode != o.searchMode {
+			return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --mode %s and --search-mode %s differ", cmd, o.mode, o.searchMode))
+		}
+		o.mode = o.searchMode
+	}
 	if o.dataset == "" || o.repos.repos == "" {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --dataset and --repos are required", cmd))
 	}
@@ -282,13 +330,16 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	if len(cases) == 0 {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: no usable case", o.dataset))
 	}
+	if _, err := loc.ParseSignals(o.signals); err != nil {
+		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --signals: %w", cmd, err))
+	}
 	idx := o.indexDir
 	if idx == "" {
 		idx = filepath.Join(o.repos.repos, ".loc-index")
 	}
 	ro := loc.RunOptions{
 		Cases: cases, Dataset: o.dataset, Repos: o.repos.repos, CloneFrom: o.repos.cloneFrom,
-		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Runner: ropts, Force: o.run.force,
+		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force,
 	}
 	if o.mode == loc.ModeAgentic && o.model.model != "reference" && !strings.HasPrefix(o.model.model, "replay/") {
 		mopts, samp, err := o.model.options(cmd, o.run.out)
@@ -344,13 +395,93 @@ func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {
 	}
 	defer dir.Release()
 	sum, err := loc.Run(ctx, ro)
+	if sum.Report != nil {
+		if o.verbose {
+			if verr := printCases(sio, ro.Out); verr != nil {
+				err = errors.Join(err, verr)
+			}
+		}
+		if o.output != "" {
+			if cerr := copyReport(ro.Out, o.output+".report.json"); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}
+	}
 	return finishLocRun(ctx, sio, o.run, sum, err)
 }
+
+// printCases prints one line per case of the run in dir: id, quality_score
+// and the best-ranked file, or the error of a failed case.
+func printCases(sio cli.Stdio, dir string) error {
+	rows, err := runner.ReadRows(filepath.Join(dir, loc.ResultsFile))
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		id, _ := r["id"].(string)
+		if r["failed"] == true {
+			fmt.Fprintf(sio.Err, "%s: failed: %v\n", id, r["error"])
+			continue
+		}
+		m, _ := r["metrics"].(map[string]any)
+		q, _ := m["quality_score"].(float64)
+		best := "-"
+		if f, ok := r["found"].(map[string]any); ok {
+			if files, _ := f["files"].([]any); len(files) > 0 {
+				best = fmt.Sprint(files[0])
+			}
+		}
+		fmt.Fprintf(sio.Err, "%s: quality_score %.4f, first file %s\n", id, q, best)
+	}
+	return nil
+}
+
+// copyReport writes dir's report.json to path too, where relace-mcp's
+// readers look for PREFIX.report.json.
+func copyReport(dir, path string) error {
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, 0o644)
+}
+
+// secondsValue is a duration flag that also takes a number of seconds,
+// as relace-mcp's --timeout does.
+type secondsValue struct{ d *time.Duration }
+
+func (v secondsValue) String() string {
+	if v.d == nil {
+		return "0s"
+	}
+	return v.d.String()
+}
+
+func (v secondsValue) Set(s string) error {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 {
+			return fmt.Errorf("negative timeout %s", s)
+		}
+		*v.d = time.Duration(f * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("not a duration or a number of seconds: %q", s)
+	}
+	*v.d = d
+	return nil
+}
+
+func (v secondsValue) Type() string { return "duration" }
 
 func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSummary, err error) error {
 	if r.dryRun {
 		if err != nil {
 			return cli.Usage(err)
+		}
+		for _, c := range sum.Pending {
+			fmt.Fprintln(sio.Out, c.ID)
 		}
 		fmt.Fprintf(sio.Err, "%s: dry run: %d cases selected, %d already done, %d to run\n",
 			cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
@@ -370,8 +501,8 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, filepath.Join(r.out, "report.md"))
 		if sum.Index != nil {
 			ix := sum.Index
-			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache (build %s, load %s; %d queries in %s)\n",
-				cli.ProgramName, ix.Built, ix.Loaded, ix.BuildTime.Round(time.Millisecond), ix.LoadTime.Round(time.Millisecond),
+			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache, %d dropped from memory (build %s, load %s; %d queries in %s)\n",
+				cli.ProgramName, ix.Built, ix.Loaded, ix.Dropped, ix.BuildTime.Round(time.Millisecond), ix.LoadTime.Round(time.Millisecond),
 				ix.Queries, ix.QueryTime.Round(time.Microsecond))
 		}
 	}

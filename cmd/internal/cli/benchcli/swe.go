@@ -3,8 +3,10 @@ package benchcli
 import (
 	"errors"
 	"fmt"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +48,9 @@ type sweTestFlags struct {
 	memory   uint64
 	workDir  string
 	workers  int
-	envStore string
+	// maxWorkers is --max-workers, the official harness's name of --workers.
+	maxWorkers int
+	envStore   string
 }
 
 func (t *sweTestFlags) register(f *pflag.FlagSet) {
@@ -55,7 +59,7 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.testCmd, "test-cmd", "", "test command `TEMPLATE` for rows without test_cmd, run with sh -c in the worktree; {tests}, {tests_regex}, {instance_id}, {repo}, {base_commit}, {version} are filled in")
 	f.StringVar(&t.spec, "spec", "", "test specs `FILE` (YAML or JSON: per repository and version, test_cmd, parser, directives, env), tried before --test-cmd and the built-in specs")
 	f.BoolVar(&t.noSpecs, "no-builtin-specs", false, "do not use the built-in specs of SWE-bench's repositories")
-	f.StringVar(&t.image, "image", "", "container image `TEMPLATE` for --sandbox docker, with the same placeholders")
+	f.StringVar(&t.image, "image", "", "container image `TEMPLATE` for --sandbox docker, with the same placeholders; swebench: the official harness's image of each instance (swebench/sweb.eval.x86_64.ID), tests run at /testbed as its eval script does")
 	f.DurationVar(&t.timeout, "timeout", swe.DefaultTimeout, "time limit of each test command; its whole process tree is killed")
 	f.StringArrayVar(&t.env, "env", nil, "`KEY=VALUE` for the test command (repeatable)")
 	f.StringArrayVar(&t.writable, "writable", nil, "another `DIR` the test command may write to (repeatable)")
@@ -64,6 +68,20 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.workDir, "work-dir", "", "`DIR` where worktrees are made (default: the system's temporary directory)")
 	f.StringVar(&t.envStore, "env-store", "", "environment store `DIR` (patchbench env): tests run in the base commit's restored environment instead of a fresh worktree")
 	f.IntVar(&t.workers, "workers", 0, "instances evaluated at once (0: 32 with --no-tests, else the number of CPUs)")
+	f.IntVar(&t.maxWorkers, "max-workers", 0, "another name of --workers, as the official harness calls it")
+}
+
+// checkWorkers makes --max-workers the value of --workers, refusing both
+// given with different values.
+func (t *sweTestFlags) checkWorkers(f *pflag.FlagSet) error {
+	if !f.Changed("max-workers") {
+		return nil
+	}
+	if f.Changed("workers") && t.workers != t.maxWorkers {
+		return cli.Usage(fmt.Errorf("--workers %d and --max-workers %d: give one (they are the same setting)", t.workers, t.maxWorkers))
+	}
+	t.workers = t.maxWorkers
+	return nil
 }
 
 // apply copies the flags the user set (all of them with all) into c.
@@ -105,7 +123,7 @@ func (t *sweTestFlags) apply(f *pflag.FlagSet, c *swe.Config, all bool) {
 	if set("work-dir") {
 		c.WorkDir = t.workDir
 	}
-	if set("workers") {
+	if set("workers") || f.Changed("max-workers") {
 		c.Workers = t.workers
 	}
 	if set("env-store") {
@@ -115,7 +133,8 @@ func (t *sweTestFlags) apply(f *pflag.FlagSet, c *swe.Config, all bool) {
 
 type sweEvalOptions struct {
 	swe.Config
-	tests sweTestFlags
+	tests           sweTestFlags
+	instanceIDsFile string
 }
 
 func newSWEEvalCommand(sio cli.Stdio) *cobra.Command {
@@ -149,18 +168,30 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 "swe rerun --type infra"); 2 usage or input error.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.tests.checkWorkers(cmd.Flags()); err != nil {
+				return err
+			}
 			o.tests.apply(cmd.Flags(), &o.Config, true)
+			if o.instanceIDsFile != "" {
+				ids, err := readIDsFile(o.instanceIDsFile)
+				if err != nil {
+					return cli.Usage(err)
+				}
+				o.InstanceIDs = append(o.InstanceIDs, ids...)
+			}
 			return runSWEEval(cmd, o.Config, sio)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Dataset, "dataset", "", "dataset `PATH` (.jsonl, .json or .parquet)")
+	f.StringVar(&o.Dataset, "dataset", "", "dataset `PATH` (.jsonl, .json or .parquet)"+datasetFlagHelp)
 	f.StringVar(&o.Predictions, "predictions", "", "predictions `PATH` (.json or .jsonl), or gold for the dataset's gold patches")
 	f.StringVar(&o.Repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME, cloned once when missing")
 	f.StringVar(&o.CloneFrom, "clone-from", "", "clone missing repositories from `URL`/OWNER/NAME (default https://github.com)")
 	f.StringVar(&o.RunID, "run-id", "", "`ID` naming the run in the reports")
 	f.StringVar(&o.Out, "out", "", "run `DIR` for results and reports")
 	f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run in --out")
+	f.StringSliceVar(&o.InstanceIDs, "instance-ids", nil, "evaluate only these instance `ID`s (comma-separated or repeated; the official harness's --instance_ids); an id not in the dataset is an error")
+	f.StringVar(&o.instanceIDsFile, "instance-ids-file", "", "`FILE` of instance ids to evaluate, one a line (blank lines and # comments ignored), added to --instance-ids")
 	f.StringVar(&o.Shard, "shard", "", "evaluate part `i/n` of the instances (env/n: i from $JOB_COMPLETION_INDEX); see patchbench merge")
 	o.tests.register(f)
 	for _, name := range []string{"dataset", "predictions", "repos", "run-id", "out"} {
@@ -169,9 +200,33 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 	return cmd
 }
 
+// readIDsFile reads instance ids, one a line; blank lines and lines
+// starting with # are skipped.
+func readIDsFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--instance-ids-file: %w", err)
+	}
+	var ids []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			ids = append(ids, line)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("--instance-ids-file %s: no instance id", path)
+	}
+	return ids, nil
+}
+
 func runSWEEval(cmd *cobra.Command, c swe.Config, sio cli.Stdio) error {
 	c.Progress = runner.ProgressTo(sio.Err)
 	c.Log = sio.Err
+	var err error
+	if c.Dataset, err = datasetPath(cmd.Context(), c.Dataset, sio); err != nil {
+		return err
+	}
 	s, err := swe.Eval(cmd.Context(), c)
 	if s != nil && s.Counts != nil {
 		printSWESummary(sio.Out, s, c.Out)
@@ -256,6 +311,9 @@ func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio cli.Stdio) error {
 		return nil
 	}
 	flags := cmd.Flags()
+	if err := o.tests.checkWorkers(flags); err != nil {
+		return err
+	}
 	s, err := swe.Rerun(cmd.Context(), swe.RerunOptions{
 		From: o.from, Type: o.typ,
 		Override: func(c *swe.Config) { o.tests.apply(flags, c, false) },
@@ -269,6 +327,9 @@ func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio cli.Stdio) error {
 			if s.Before[st] > 0 || s.Counts[st] > 0 {
 				fmt.Fprintf(sio.Out, "  %-17s %6d %6d\n", st, s.Before[st], s.Counts[st])
 			}
+		}
+		if s.RerunReport != "" {
+			fmt.Fprintf(sio.Out, "comparison: %s, %s.md\n", s.RerunReport, strings.TrimSuffix(s.RerunReport, ".json"))
 		}
 	}
 	return sweExit(s, err)

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"io/fs"
 	"time"
 
@@ -28,21 +28,23 @@ func newEnvCommand(sio cli.Stdio) *cobra.Command {
 		Short: cli.FullShort("env"),
 		Long: `Keep the tree a setup command leaves at each commit of a repository
 (dependencies, build outputs) in a content-addressed store (--store DIR),
-and restore one in well under a second by hard links (or reflinks, or
-copies).
+and restore one in well under a second by reflinks or hard links, or by
+copies where neither is safe.
 
 Each file content is stored once, read-only, whatever the commit; each
-commit has a manifest (path, mode, size, SHA-256; symlink targets). A
-restored tree must only be changed by replacing files (write a new file,
-rename it), as git, editors and compilers do: a hard-linked file is the
-store's object, and an in-place write by root outside the sandbox would
-reach it ("env verify" finds that). Use "restore --copy" when that cannot be
-promised.
+commit has a manifest (path, mode, size, SHA-256; symlink targets). No write
+through a restored tree reaches the store: restore uses reflinks where the
+file system has them, hard links only where this process cannot write a
+read-only file, and copies otherwise (root on a file system without
+reflinks). Setups run with SOURCE_DATE_EPOCH set to the commit's committer
+time and the checkout's files dated to it, so build outputs repeat across
+commits and are stored once. Only "env build" makes a store; the other
+subcommands refuse a --store that holds none.
 
 Exit status: 0 success; 1 the operation did not succeed (a setup failed, a
 problem found by verify); 2 usage or input error.`,
 	}
-	cmd.PersistentFlags().StringVar(&o.store, "store", "", "environment store `DIR` (made if missing)")
+	cmd.PersistentFlags().StringVar(&o.store, "store", "", "environment store `DIR` (env build makes it if missing)")
 	cmd.MarkPersistentFlagRequired("store")
 	cmd.AddCommand(
 		newEnvBuildCommand(sio, &o),
@@ -55,8 +57,13 @@ problem found by verify); 2 usage or input error.`,
 	return cmd
 }
 
-func (o *envOptions) open() (*envstore.Store, error) {
-	s, err := envstore.Open(o.store)
+// open opens the store, which must exist unless create is set.
+func (o *envOptions) open(create bool) (*envstore.Store, error) {
+	open := envstore.OpenExisting
+	if create {
+		open = envstore.Open
+	}
+	s, err := open(o.store)
 	if err != nil {
 		return nil, cli.Usage(err)
 	}
@@ -82,7 +89,13 @@ are skipped. A failed setup is recorded with its exit code and log (see
 
 --commits is a file of revisions (one a line), a git range (A..B, built
 oldest first), or comma-separated revisions. One line per commit on stdout
-(--json: one JSON object per commit).`,
+(--json: one JSON object per commit).
+
+The setup runs with SOURCE_DATE_EPOCH set to the commit's committer time
+(unless --env sets it), and every file of the checkout has that time as its
+modification time: tools that stamp times (Python's byte-compiler, which
+then writes hash-checked .pyc files; archivers) write the same bytes at
+every commit where the sources are the same, and the store keeps them once.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnvBuild(cmd, g, o, sio)
@@ -111,7 +124,7 @@ func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio cli.S
 	if o.sandbox == "docker" {
 		return cli.Usage(errors.New("env build: --sandbox docker is not supported (the tree is a bind-mounted directory of the store)"))
 	}
-	s, err := g.open()
+	s, err := g.open(true)
 	if err != nil {
 		return err
 	}
@@ -183,9 +196,9 @@ func sizeString(n int64) string {
 }
 
 type envRestoreOptions struct {
-	commit     string
-	repo       string
-	copy, link bool
+	commit              string
+	repo                string
+	copy, link, reflink bool
 	envstore.RestoreOptions
 }
 
@@ -194,10 +207,22 @@ func newEnvRestoreCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "restore --store DIR --commit C [--repo DIR] [--copy] [--verify] DEST",
 		Short: "Rebuild a commit's environment at DEST (which must not exist or be empty)",
-		Long: `Rebuild the tree of commit C (a full id or a unique prefix) at DEST by
-reflinks where the file system has them, else hard links (--link forces hard
-links), or copies (--copy). Each object's size and mode are checked; --verify
-re-hashes each one too. A restore that fails leaves nothing at DEST.
+		Long: `Rebuild the tree of commit C (a full id or a unique prefix) at DEST, which
+must not exist or be an empty directory (else exit 2). A restore that fails
+leaves nothing at DEST.
+
+Files are made so that no write through DEST reaches the store: by reflinks
+where the file system has them; else by hard links where this process
+cannot write a read-only file (an ordinary user); else by copies (root, or
+CAP_DAC_OVERRIDE, on a file system without reflinks). The output (and
+--json's "method" and "method_reason") says which and why. --copy,
+--reflink and --link ask for one; --link is refused (exit 2) where this
+process could write through the links.
+
+Each object's type, size and mode are checked. Copies hash the bytes they
+copy, and a damaged object fails the restore (exit 1); reflinks and hard
+links do not read the bytes unless --verify, which re-hashes every object
+first.
 
 Hard-linked files are read-only (0444, 0555 when executable): the manifest's
 mode less its write bits. Copies and reflinks have the exact mode.`,
@@ -210,7 +235,8 @@ mode less its write bits. Copies and reflinks have the exact mode.`,
 	f.StringVar(&o.commit, "commit", "", "`COMMIT` to restore: a stored commit id or a unique prefix, or with --repo any revision")
 	f.StringVar(&o.repo, "repo", "", "git repository `DIR` in which --commit is resolved")
 	f.BoolVar(&o.copy, "copy", false, "copy every file (the tree shares nothing with the store)")
-	f.BoolVar(&o.link, "link", false, "hard links even where reflinks work")
+	f.BoolVar(&o.link, "link", false, "hard links even where reflinks work (refused where this process can write read-only files)")
+	f.BoolVar(&o.reflink, "reflink", false, "reflinks, or fail where the file system has none")
 	f.BoolVar(&o.Verify, "verify", false, "re-hash every object before using it")
 	f.IntVar(&o.Workers, "workers", 0, "files made at once (0: 8)")
 	f.BoolVar(&g.json, "json", false, "print the result as JSON")
@@ -219,18 +245,22 @@ mode less its write bits. Copies and reflinks have the exact mode.`,
 }
 
 func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args []string, sio cli.Stdio) error {
-	if o.copy && o.link {
-		return cli.Usage(errors.New("env restore: --copy and --link exclude each other"))
+	n := 0
+	for _, m := range []struct {
+		set    bool
+		method envstore.RestoreMethod
+	}{{o.copy, envstore.RestoreCopy}, {o.link, envstore.RestoreLink}, {o.reflink, envstore.RestoreReflink}} {
+		if m.set {
+			n++
+			o.Method = m.method
+		}
 	}
-	s, err := g.open()
+	if n > 1 {
+		return cli.Usage(errors.New("env restore: --copy, --link and --reflink exclude each other"))
+	}
+	s, err := g.open(false)
 	if err != nil {
 		return err
-	}
-	switch {
-	case o.copy:
-		o.Method = envstore.RestoreCopy
-	case o.link:
-		o.Method = envstore.RestoreLink
 	}
 	start := time.Now()
 	if o.repo != "" {
@@ -245,7 +275,8 @@ func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args 
 		}
 	}
 	res, err := s.Restore(cmd.Context(), o.commit, args[0], o.RestoreOptions)
-	if errors.Is(err, fs.ErrNotExist) {
+	// A missing object is a damaged store (1), not a missing commit (2).
+	if !errors.Is(err, envstore.ErrCorrupt) && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, envstore.ErrDestination) || errors.Is(err, envstore.ErrMethod)) {
 		return cli.Usage(err)
 	}
 	if err != nil {
@@ -254,9 +285,9 @@ func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args 
 	if g.json {
 		return cli.WriteJSON(sio, res)
 	}
-	fmt.Fprintf(sio.Out, "restored %s to %s: %d files (%d hard links, %d reflinks, %d copies), %d directories, %d symlinks, %s in %s\n",
+	fmt.Fprintf(sio.Out, "restored %s to %s: %d files (%d hard links, %d reflinks, %d copies), %d directories, %d symlinks, %s in %s\nmethod %s: %s\n",
 		res.Commit, res.Dir, res.Files, res.Linked, res.Reflinked, res.Copied, res.Dirs, res.Symlinks,
-		sizeString(res.Bytes), time.Since(start).Round(time.Millisecond))
+		sizeString(res.Bytes), time.Since(start).Round(time.Millisecond), res.Method, res.MethodReason)
 	return nil
 }
 
@@ -270,7 +301,7 @@ manifests, git map) and their ratio. --json prints {"commits", "files",
 "logical_bytes", "stored_bytes", ...}.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.open()
+			s, err := g.open(false)
 			if err != nil {
 				return err
 			}
@@ -298,7 +329,7 @@ func newEnvVerifyCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 		Short: "Re-hash every object and check every manifest; exit 1 on any problem, naming it",
 		Args:  cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.open()
+			s, err := g.open(false)
 			if err != nil {
 				return err
 			}
@@ -341,7 +372,7 @@ lock every build holds shared from its first object to its manifest), so it
 is safe to run at any time.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.open()
+			s, err := g.open(false)
 			if err != nil {
 				return err
 			}
@@ -366,7 +397,7 @@ func newEnvLsCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 		Short: "List stored commits and failed setups",
 		Args:  cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.open()
+			s, err := g.open(false)
 			if err != nil {
 				return err
 			}

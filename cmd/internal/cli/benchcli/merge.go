@@ -11,7 +11,7 @@ import (
 	"github.com/patchbench/patchbench/bench/diffxyz"
 	"github.com/patchbench/patchbench/bench/loc"
 	"github.com/patchbench/patchbench/bench/swe"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/runner"
 )
 

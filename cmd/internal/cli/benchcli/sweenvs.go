@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/envstore"
-	"github.com/patchbench/patchbench/internal/cli"
 )
 
 func newSWEEnvsCommand(sio cli.Stdio) *cobra.Command {

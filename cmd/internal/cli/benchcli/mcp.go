@@ -21,8 +21,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/bench/loc"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/codesearch"
-	"github.com/patchbench/patchbench/internal/cli"
 )
 
 type mcpOptions struct {

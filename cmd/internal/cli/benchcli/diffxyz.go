@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"io"
 	"maps"
 	"os"
@@ -84,7 +84,7 @@ error.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataset, "dataset", "", "dataset `PATH`: .jsonl, .jsonl.gz, .parquet, or a directory of them")
+	f.StringVar(&o.dataset, "dataset", "", "dataset `PATH`: .jsonl, .jsonl.gz, .parquet, or a directory of them"+datasetFlagHelp)
 	f.StringVar(&o.tasks, "task", "apply,anti-apply,diffgen", "tasks, comma-separated (or all)")
 	f.StringVar(&o.formats, "format", "udiff,udiff-h,udiff-l,search-replace,v4a", "formats, comma-separated (or all)")
 	f.StringVar(&o.prompts, "prompt", diffxyz.WithFormat, "prompt variants, comma-separated: with-format, without-format (or all), or a variant of --prompts")
@@ -99,6 +99,10 @@ error.`,
 func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) error {
 	if o.dataset == "" {
 		return cli.Usage(errors.New("diffxyz run: --dataset is required"))
+	}
+	var err error
+	if o.dataset, err = datasetPath(ctx, o.dataset, sio); err != nil {
+		return err
 	}
 	mopts, samp, err := o.model.options("diffxyz run", o.run.out)
 	if err != nil {

@@ -3,7 +3,7 @@ package benchcli
 import (
 	"fmt"
 
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/report/html"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/patchbench/patchbench/bench/loc"
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
 
 type locGridOptions struct {
@@ -33,6 +33,7 @@ Exit status: 0 every run succeeded; 1 some cases or runs failed; 2 usage or
 input error.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.modeGiven = cmd.Flags().Changed("mode")
 			// The grid's directory is not a run but holds one per
 			// configuration; the runner locks each as it runs it.
 			ro, err := o.options("loc grid", "", sio)
@@ -55,8 +56,8 @@ input error.`,
 			grid, err := loc.RunGrid(cmd.Context(), ro, o.run.out, o.turns, temps)
 			if grid != nil {
 				for _, r := range grid.Runs {
-					fmt.Fprintf(sio.Out, "%-24s cases %d failed %d quality_score %.4f file_acc@5 %.4f\n",
-						r.Name, r.Cases, r.Failed, r.Metrics["quality_score"], r.Metrics["file_acc@5"])
+					fmt.Fprintf(sio.Out, "%-24s cases %d failed %d quality_score %s file_acc@5 %s\n",
+						r.Name, r.Cases, r.Failed, gridMetric(r, "quality_score"), gridMetric(r, "file_acc@5"))
 				}
 				fmt.Fprintf(sio.Out, "best: %s (%s)\n", grid.Best, filepath.Join(o.run.out, loc.GridFile))
 			}
@@ -80,6 +81,7 @@ input error.`,
 	// The grid's --temperature is a list; the run's single value is
 	// replaced.
 	f.Lookup("temperature").Value = newStringsValue(&o.temps)
+	f.Var(newStringsValue(&o.temps), "temperatures", "another name of --temperature (relace-mcp)")
 	return cmd
 }
 
@@ -113,4 +115,14 @@ Exit status: 0 printed; 2 usage or input error.`,
 			return nil
 		},
 	}
+}
+
+// gridMetric prints a grid point's metric, or "failed" when none of its
+// cases was scored (a mean of no case is not 0).
+func gridMetric(r loc.GridRun, name string) string {
+	v, ok := r.Metrics[name]
+	if !ok || r.Failed >= r.Cases {
+		return "failed"
+	}
+	return fmt.Sprintf("%.4f", v)
 }

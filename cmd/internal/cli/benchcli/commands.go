@@ -8,7 +8,7 @@ package benchcli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
 
 // Names are the commands of this package, which patchbench hands over to

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/patchbench/patchbench/bench/ape"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/envstore"
-	"github.com/patchbench/patchbench/internal/cli"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )
@@ -201,7 +201,7 @@ func (c *apeCheckFlags) options() (ape.CheckOptions, error) {
 		return o, fmt.Errorf("--env-commit %q: want %s or %s", c.envCommit, ape.EnvCommitTask, ape.EnvCommitParent)
 	}
 	if c.envStore != "" {
-		s, err := envstore.Open(c.envStore)
+		s, err := envstore.OpenExisting(c.envStore)
 		if err != nil {
 			return o, err
 		}
@@ -263,7 +263,7 @@ interrupted (continue with --resume); 2 usage or input error.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dataset, "dataset", "", "tasks `FILE` (JSONL in the APE-Bench I columns; see ape build)")
+	f.StringVar(&o.dataset, "dataset", "", "tasks `FILE` (JSONL or Parquet in the APE-Bench I columns; see ape build)"+datasetFlagHelp)
 	o.check.register(f, true)
 	f.StringVar(&o.format, "format", "udiff", "edit format asked for: udiff, udiff-h, udiff-l, search-replace or v4a")
 	f.IntVar(&o.n, "n", 20, "candidates per task")
@@ -317,6 +317,9 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	copts, err := o.check.options()
 	if err != nil {
 		return cli.Usage(fmt.Errorf("ape run: %w", err))
+	}
+	if o.dataset, err = datasetPath(ctx, o.dataset, sio); err != nil {
+		return err
 	}
 	// A bad task is left out, named; the others run.
 	tasks, bad, err := ape.ReadTasksLenient(o.dataset)

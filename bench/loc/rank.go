@@ -1,0 +1,391 @@
+package loc
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// The signals the indexed search fuses with BM25 over function chunks;
+// each can be turned off (loc run --signals) to measure its gain.
+const (
+	// SignalClean leaves an issue template's lines (checklists, HTML
+	// comments) out of the BM25 query.
+	SignalClean = "clean"
+	// SignalPaths ranks the files the query names: file paths, module
+	// paths (a.b.c) and traceback frames (whose lines also name the
+	// function).
+	SignalPaths = "paths"
+	// SignalNames ranks the files that define the identifiers the query
+	// names (code spans, snake_case, CamelCase, calls), each name
+	// weighing 1/(the number of files defining it).
+	SignalNames = "names"
+	// SignalStems ranks the files whose base name is a word of the
+	// query (youtube.py for "[youtube] ... broken").
+	SignalStems = "stems"
+	// SignalTests ranks test files after the others unless the query's
+	// title is about tests.
+	SignalTests = "tests"
+)
+
+// Signals are every signal, in ablation order.
+var Signals = []string{SignalClean, SignalPaths, SignalNames, SignalStems, SignalTests}
+
+// ParseSignals reads a comma-separated list of signals: "all", "none",
+// names, or "all,-name" to leave some out.
+func ParseSignals(s string) (map[string]bool, error) {
+	on := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "" || f == "none":
+		case f == "all":
+			for _, x := range Signals {
+				on[x] = true
+			}
+		default:
+			name, off := strings.CutPrefix(f, "-")
+			known := false
+			for _, x := range Signals {
+				known = known || x == name
+			}
+			if !known {
+				return nil, fmt.Errorf("unknown signal %q (want %s, all or none)", name, strings.Join(Signals, ", "))
+			}
+			on[name] = !off
+		}
+	}
+	return on, nil
+}
+
+// rrfK is reciprocal rank fusion's constant (Cormack et al. 2009): a list's
+// item at rank r adds 1/(rrfK + r).
+const rrfK = 60
+
+// repoTables are what the signals look up in one index: paths by suffix,
+// definitions by name, files by base name. Built on first use.
+type repoTables struct {
+	once     sync.Once
+	suffixes map[string][]string // a path suffix on a / boundary → files
+	defs     map[string][]int    // a definition's last name, or Class.name → defs
+	defList  []def
+	stems    map[string][]string // a file's lower-cased stem → files
+	chunks   map[string][2]int   // a file → the span of its chunks in Chunks
+}
+
+// def is a function chunk (chunk ≥ 0) or a class.
+type def struct {
+	path  string
+	name  string
+	chunk int
+}
+
+func (ix *Index) tables() *repoTables {
+	t := &ix.tab
+	t.once.Do(func() {
+		t.suffixes, t.defs, t.stems = map[string][]string{}, map[string][]int{}, map[string][]string{}
+		t.chunks = map[string][2]int{}
+		addDef := func(d def) {
+			t.defList = append(t.defList, d)
+			id := len(t.defList) - 1
+			parts := strings.Split(d.name, ".")
+			t.defs[parts[len(parts)-1]] = append(t.defs[parts[len(parts)-1]], id)
+			if len(parts) > 1 {
+				q := strings.Join(parts[len(parts)-2:], ".")
+				t.defs[q] = append(t.defs[q], id)
+			}
+		}
+		for i, c := range ix.Chunks {
+			span, ok := t.chunks[c.Path]
+			if !ok {
+				span[0] = i
+			}
+			span[1] = i + 1
+			t.chunks[c.Path] = span
+			if c.Name != "" {
+				addDef(def{c.Path, c.Name, i})
+				continue
+			}
+			// The file chunk: one per file.
+			p := c.Path
+			for {
+				t.suffixes[p] = append(t.suffixes[p], c.Path)
+				_, rest, ok := strings.Cut(p, "/")
+				if !ok {
+					break
+				}
+				p = rest
+			}
+			base := path.Base(c.Path)
+			stem := strings.ToLower(strings.TrimLeft(strings.TrimSuffix(base, path.Ext(base)), "_"))
+			if len(stem) > 2 && !stopWords[stem] {
+				t.stems[stem] = append(t.stems[stem], c.Path)
+			}
+		}
+		for _, c := range ix.Classes {
+			addDef(def{c.Path, c.Name, -1})
+		}
+	})
+	return t
+}
+
+// resolvePath returns the files a mentioned path names: the longest
+// suffix of it, on a / boundary, that ends some file paths.
+func (t *repoTables) resolvePath(p string) []string {
+	p = strings.TrimLeft(strings.ReplaceAll(p, "\\", "/"), "/")
+	for {
+		if fs := t.suffixes[p]; len(fs) > 0 {
+			return fs
+		}
+		_, rest, ok := strings.Cut(p, "/")
+		if !ok {
+			return nil
+		}
+		p = rest
+	}
+}
+
+// resolveModule returns the files of a dotted module path (a.b.c →
+// a/b/c.py or a/b/c/__init__.py), dropping trailing attributes, and keeps
+// at least two parts of the path.
+func (t *repoTables) resolveModule(m string) []string {
+	parts := strings.Split(m, ".")
+	for n := len(parts); n >= 2; n-- {
+		p := strings.Join(parts[:n], "/")
+		for _, cand := range []string{p + ".py", p + "/__init__.py"} {
+			var out []string
+			for _, f := range t.suffixes[cand] {
+				// The whole module path, not a suffix of a longer one.
+				if f == cand || strings.HasSuffix(f, "/"+cand) {
+					out = append(out, f)
+				}
+			}
+			if len(out) > 0 {
+				return out
+			}
+		}
+	}
+	return nil
+}
+
+// ranked is a score per item, turned into a ranking.
+type ranked map[string]float64
+
+// order returns the items best first (ties by name, for determinism).
+func (r ranked) order() []string {
+	out := make([]string, 0, len(r))
+	for k := range r {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if r[out[i]] != r[out[j]] {
+			return r[out[i]] > r[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// fuse adds each list's reciprocal ranks to into; items that tie in a
+// list share its rank.
+func fuse(into map[string]float64, r ranked) {
+	rank := 0
+	prev := -1.0
+	for i, k := range r.order() {
+		if r[k] != prev {
+			rank, prev = i+1, r[k]
+		}
+		into[k] += 1 / float64(rrfK+rank)
+	}
+}
+
+// isTestPath reports whether a path is a test file: in a test directory or
+// named as test runners find tests.
+func isTestPath(p string) bool {
+	for _, dir := range strings.Split(path.Dir(p), "/") {
+		switch strings.ToLower(dir) {
+		case "test", "tests", "testing", "__tests__", "spec", "testdata":
+			return true
+		}
+	}
+	base := strings.ToLower(path.Base(p))
+	stem := strings.TrimSuffix(base, path.Ext(base))
+	return strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "_test") ||
+		strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec") || stem == "conftest"
+}
+
+// ranking is the fused answer of the indexed search.
+type ranking struct {
+	files     []string
+	functions []Chunk
+}
+
+// rank fuses BM25 over the chunks with the signals that are on.
+func (ix *Index) rank(query string, on map[string]bool) ranking {
+	is := parseIssue(query, on[SignalClean])
+	t := ix.tables()
+
+	// BM25: a file scores its best chunk, so a large file's many chunks
+	// do not add up.
+	hits := ix.Search(is.text, 1000)
+	bmFiles, bmFuncs := ranked{}, ranked{}
+	chunkOf := map[string]Chunk{}
+	for _, h := range hits {
+		if _, ok := bmFiles[h.Chunk.Path]; !ok {
+			bmFiles[h.Chunk.Path] = h.Score
+		}
+		if h.Chunk.Name != "" {
+			id := h.Chunk.Path + ":" + h.Chunk.Name
+			if _, ok := bmFuncs[id]; !ok {
+				bmFuncs[id], chunkOf[id] = h.Score, h.Chunk
+			}
+		}
+	}
+	fileScore := map[string]float64{}
+	funcScore := map[string]float64{}
+	fuse(fileScore, bmFiles)
+	fuse(funcScore, bmFuncs)
+
+	if on[SignalPaths] {
+		// Frames nearest the error first, then paths and modules in the
+		// order the query names them.
+		files, funcs := ranked{}, ranked{}
+		n := 0
+		next := func() float64 { n++; return 1 / float64(n) }
+		for i := len(is.frames) - 1; i >= 0; i-- {
+			f := is.frames[i]
+			for _, p := range t.resolvePath(f.path) {
+				s := next()
+				if _, ok := files[p]; !ok {
+					files[p] = s
+				}
+				if c, ok := ix.innermost(p, f.line); ok {
+					id := c.Path + ":" + c.Name
+					if _, ok := funcs[id]; !ok {
+						funcs[id], chunkOf[id] = s, c
+					}
+				}
+			}
+		}
+		for _, p := range is.paths {
+			for _, f := range t.resolvePath(p) {
+				if _, ok := files[f]; !ok {
+					files[f] = next()
+				}
+			}
+		}
+		for _, m := range is.modules {
+			for _, f := range t.resolveModule(m) {
+				if _, ok := files[f]; !ok {
+					files[f] = next()
+				}
+			}
+		}
+		fuse(fileScore, files)
+		fuse(funcScore, funcs)
+	}
+
+	// Names and file names count twice from the title: once as a part
+	// of the whole query, once as what the title is about.
+	for _, src := range []*issue{&is, is.title} {
+		if on[SignalNames] {
+			files, funcs := t.named(ix, src, chunkOf)
+			fuse(fileScore, files)
+			fuse(funcScore, funcs)
+		}
+		if on[SignalStems] {
+			files := ranked{}
+			for w := range src.words {
+				fs := t.stems[w]
+				for _, f := range fs {
+					files[f] += 1 / float64(len(fs))
+				}
+			}
+			fuse(fileScore, files)
+		}
+	}
+
+	// A function also gets its file's fused score: the functions of the
+	// files the signals agree on come first.
+	for id := range funcScore {
+		p, _, _ := strings.Cut(id, ":")
+		funcScore[id] += fileScore[p]
+	}
+	r := ranking{files: ranked(fileScore).order()}
+	for _, id := range ranked(funcScore).order() {
+		r.functions = append(r.functions, chunkOf[id])
+	}
+	if on[SignalTests] && !is.aboutTests {
+		r.files = demote(r.files, func(p string) bool { return isTestPath(p) })
+		r.functions = demote(r.functions, func(c Chunk) bool { return isTestPath(c.Path) })
+	}
+	return r
+}
+
+// named ranks the files and functions that define the names of is: a
+// name defined in n files weighs 1/n in each.
+func (t *repoTables) named(ix *Index, is *issue, chunkOf map[string]Chunk) (files, funcs ranked) {
+	files, funcs = ranked{}, ranked{}
+	names := is.names
+	for _, m := range is.modules {
+		// Class.method names a method more precisely than its name.
+		parts := strings.Split(m, ".")
+		names = append(names, strings.Join(parts[len(parts)-2:], "."), parts[len(parts)-1])
+	}
+	done := map[string]bool{}
+	for _, n := range names {
+		ids := t.defs[n]
+		if done[n] || len(ids) == 0 {
+			continue
+		}
+		done[n] = true
+		defFiles := map[string]bool{}
+		for _, id := range ids {
+			defFiles[t.defList[id].path] = true
+		}
+		w := 1 / float64(len(defFiles))
+		for f := range defFiles {
+			files[f] += w
+		}
+		for _, id := range ids {
+			d := t.defList[id]
+			if d.chunk >= 0 {
+				fid := d.path + ":" + d.name
+				funcs[fid] += w
+				chunkOf[fid] = ix.Chunks[d.chunk]
+			}
+		}
+	}
+	return files, funcs
+}
+
+// demote moves the items bad reports to the end, keeping both parts' order.
+func demote[T any](xs []T, bad func(T) bool) []T {
+	out := make([]T, 0, len(xs))
+	var tail []T
+	for _, x := range xs {
+		if bad(x) {
+			tail = append(tail, x)
+		} else {
+			out = append(out, x)
+		}
+	}
+	return append(out, tail...)
+}
+
+// innermost returns the function chunk of file p holding line l, the
+// shortest when functions nest.
+func (ix *Index) innermost(p string, l int) (Chunk, bool) {
+	span := ix.tables().chunks[p]
+	var best Chunk
+	found := false
+	for i := span[0]; i < span[1]; i++ {
+		c := ix.Chunks[i]
+		if c.Name != "" && c.Start <= l && l <= c.End && (!found || c.End-c.Start < best.End-best.Start) {
+			best, found = c, true
+		}
+	}
+	return best, found
+}

@@ -1,0 +1,290 @@
+package loc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/patchbench/patchbench/symbols"
+)
+
+// maxIndexedFile is the largest file indexed; larger ones are data.
+const maxIndexedFile = 1 << 20
+
+// treeFiles streams the code files of commit to fn, in tree order: the
+// regular files whose language package symbols knows, up to
+// maxIndexedFile bytes each. The tree is listed once (ls-tree with
+// sizes) and the chosen blobs read by one "git cat-file --batch", so a
+// non-code file is never read, and a blob the repository lacks (a
+// partial clone) is skipped rather than failing the tree, as "git
+// archive" did.
+//
+// known returns what an earlier build made of a blob (nil if nothing): such
+// a blob is not read, and fn gets it with an empty src.
+func treeFiles(ctx context.Context, gitDir, commit string, known func(id string) *blobEntry, fn func(path string, src string, b *blobEntry, id string)) error {
+	type entry struct {
+		id, path string
+		known    *blobEntry
+	}
+	var entries []entry
+	ls, err := gitOut(ctx, gitDir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+	if err != nil {
+		return err
+	}
+	for _, rec := range bytes.Split(ls, []byte{0}) {
+		// <mode> SP <type> SP <id> SP+ <size> TAB <path>
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		if !ok {
+			continue
+		}
+		f := strings.Fields(string(meta))
+		if len(f) != 4 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
+			continue
+		}
+		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil || size > maxIndexedFile || symbols.LanguageOf(string(path)) == "" {
+			continue
+		}
+		e := entry{id: f[2], path: string(path)}
+		if known != nil {
+			e.known = known(e.id)
+		}
+		entries = append(entries, e)
+	}
+	toRead := 0
+	for _, e := range entries {
+		if e.known == nil {
+			toRead++
+		}
+	}
+	if toRead == 0 {
+		for _, e := range entries {
+			fn(e.path, "", e.known, e.id)
+		}
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", "--batch")
+	// A partial clone would fetch each missing blob from its remote, one
+	// round trip per file: a missing blob is skipped instead.
+	cmd.Env = append(os.Environ(), "GIT_NO_LAZY_FETCH=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git cat-file: %w", err)
+	}
+	go func() {
+		bw := bufio.NewWriter(in)
+		for _, e := range entries {
+			if e.known == nil {
+				bw.WriteString(e.id)
+				bw.WriteByte('\n')
+			}
+		}
+		bw.Flush()
+		in.Close()
+	}()
+	br := bufio.NewReaderSize(out, 1<<20)
+	var readErr error
+	for _, e := range entries {
+		if e.known != nil {
+			// In tree order with the others: chunk ids follow it.
+			fn(e.path, "", e.known, e.id)
+			continue
+		}
+		head, err := br.ReadString('\n')
+		if err != nil {
+			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
+			break
+		}
+		f := strings.Fields(head)
+		if len(f) == 2 && f[1] == "missing" {
+			continue
+		}
+		if len(f) != 3 || f[1] != "blob" {
+			readErr = fmt.Errorf("git cat-file: %s: unexpected header %q", e.path, head)
+			break
+		}
+		size, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
+			break
+		}
+		// Read into a string of the file's size: no growing buffer, and
+		// no copy to turn it into the text that is tokenized.
+		var b strings.Builder
+		b.Grow(int(size))
+		if _, err := io.CopyN(&b, br, size); err != nil {
+			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
+			break
+		}
+		if _, err := br.Discard(1); err != nil { // the newline after the content
+			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
+			break
+		}
+		fn(e.path, b.String(), nil, e.id)
+	}
+	_, _ = io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil && readErr == nil {
+		return fmt.Errorf("git cat-file %s: %s: %w", commit, strings.TrimSpace(stderr.String()), err)
+	}
+	return readErr
+}
+
+func gitOut(ctx context.Context, gitDir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %s: %w", args[0], strings.TrimSpace(stderr.String()), err)
+	}
+	return out, nil
+}
+
+// blobEntry is what chunking made of one blob: its chunks and classes
+// (without the path, which another tree may give the same blob) and each
+// chunk's terms. Consecutive commits of a repository share most blobs, so a
+// run over many commits chunks and tokenizes each blob once.
+type blobEntry struct {
+	chunks, classes []Chunk
+	terms           [][]termCount // in the ids of the cache's interned terms
+	size            int64
+}
+
+// blobCache keeps blobEntries within a byte budget, the oldest dropped
+// first. Safe for concurrent use.
+type blobCache struct {
+	mu     sync.Mutex
+	max    int64
+	size   int64
+	byID   map[string]*blobEntry
+	queue  []string
+	hits   int
+	misses int
+	// The terms of the entries, interned: an entry's terms are ids, which
+	// a vocab translates through a slice, without hashing a string.
+	ids   map[string]int32
+	terms []string
+}
+
+func newBlobCache(max int64) *blobCache {
+	return &blobCache{max: max, byID: map[string]*blobEntry{}, ids: map[string]int32{}}
+}
+
+// termsNow returns the interned terms so far (ids only grow).
+func (c *blobCache) termsNow() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.terms
+}
+
+func (c *blobCache) get(id string) *blobEntry {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.byID[id]
+	if b != nil {
+		c.hits++
+	} else {
+		c.misses++
+	}
+	return b
+}
+
+func (c *blobCache) put(id string, chunks, classes []Chunk, terms [][]termCount, v *vocab) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byID[id]; ok {
+		return
+	}
+	b := c.newBlobEntry(chunks, classes, terms, v)
+	if b.size > c.max {
+		return
+	}
+	c.byID[id] = b
+	c.queue = append(c.queue, id)
+	c.size += b.size
+	for c.size > c.max && len(c.queue) > 0 {
+		old := c.queue[0]
+		c.queue = c.queue[1:]
+		c.size -= c.byID[old].size
+		delete(c.byID, old)
+	}
+}
+
+// newBlobEntry keeps what chunkFile made of a blob, its terms interned
+// (c.mu held).
+func (c *blobCache) newBlobEntry(chunks, classes []Chunk, terms [][]termCount, v *vocab) *blobEntry {
+	b := &blobEntry{chunks: make([]Chunk, len(chunks)), classes: make([]Chunk, len(classes)), terms: make([][]termCount, len(terms))}
+	for i, c := range chunks {
+		c.Path = ""
+		b.chunks[i] = c
+		b.size += int64(len(c.Name)) + 48
+	}
+	for i, c := range classes {
+		c.Path = ""
+		b.classes[i] = c
+		b.size += int64(len(c.Name)) + 48
+	}
+	for i, tcs := range terms {
+		ts := make([]termCount, len(tcs))
+		for j, tc := range tcs {
+			t := v.terms[tc.term]
+			g, ok := c.ids[t]
+			if !ok {
+				g = int32(len(c.terms))
+				c.ids[t] = g
+				c.terms = append(c.terms, t)
+				b.size += int64(len(t)) + 40
+			}
+			ts[j] = termCount{g, tc.tf}
+		}
+		b.terms[i] = ts
+		b.size += int64(len(ts))*8 + 24
+	}
+	return b
+}
+
+// replay gives path's chunks and terms from b, in the ids of v, as
+// chunkFile would have: the same terms met in the same order. interned
+// are the cache's terms (see termsNow).
+func (b *blobEntry) replay(v *vocab, interned []string, path string) (chunks []Chunk, terms [][]termCount, classes []Chunk) {
+	chunks = make([]Chunk, len(b.chunks))
+	for i, c := range b.chunks {
+		c.Path = path
+		chunks[i] = c
+	}
+	classes = make([]Chunk, len(b.classes))
+	for i, c := range b.classes {
+		c.Path = path
+		classes[i] = c
+	}
+	terms = make([][]termCount, len(b.terms))
+	for i, ts := range b.terms {
+		for _, t := range ts {
+			v.addInterned(interned, t.term, t.tf)
+		}
+		terms[i] = v.take()
+	}
+	return chunks, terms, classes
+}

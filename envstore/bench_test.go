@@ -1,0 +1,89 @@
+package envstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkRestore restores a 10,000-file tree (100 directories of 100
+// files of 200 to 1,200 bytes) by each method, against cp -a of the same
+// tree. Hard links are asked for with ReadOnlyUse, so that root measures
+// them too. With $PATCHBENCH_REFLINK_DIR (a directory on XFS or Btrfs) the
+// store and the restores are made there, and reflinks are measured.
+//
+//	go test ./envstore -run '^$' -bench Restore -benchtime 5x
+func BenchmarkRestore(b *testing.B) {
+	base := b.TempDir()
+	if d := os.Getenv("PATCHBENCH_REFLINK_DIR"); d != "" {
+		var err error
+		if base, err = os.MkdirTemp(d, "envstore-bench-"); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { removeAll(base) })
+	}
+	src := filepath.Join(b.TempDir(), "src")
+	for d := range 100 {
+		for f := range 100 {
+			body := fmt.Sprintf("file %d of directory %d\n", f, d)
+			for len(body) < 200+f*10 {
+				body += body
+			}
+			writeFile(b, src, fmt.Sprintf("d%03d/f%03d.txt", d, f), body[:200+f*10], 0o644)
+		}
+	}
+	git(b, src, "init", "-q", "-b", "main")
+	git(b, src, "add", "-A")
+	git(b, src, "commit", "-q", "-m", "tree")
+	commit := git(b, src, "rev-parse", "HEAD")
+	s := openStore(b, filepath.Join(base, "store"))
+	ctx := context.Background()
+	if res, err := s.Build(ctx, openRepo(b, src), []string{commit}, BuildOptions{Setup: "true", Runner: runner()}); err != nil || res[0].Status != StatusBuilt {
+		b.Fatalf("build: %v %+v", err, res)
+	}
+	plain := filepath.Join(base, "plain")
+	if _, err := s.Restore(ctx, commit, plain, RestoreOptions{Method: RestoreCopy}); err != nil {
+		b.Fatal(err)
+	}
+	methods := []struct {
+		name string
+		opts RestoreOptions
+	}{
+		{"auto", RestoreOptions{}},
+		{"copy", RestoreOptions{Method: RestoreCopy}},
+		{"hardlink", RestoreOptions{Method: RestoreLink, ReadOnlyUse: true}},
+	}
+	if s.probe(base).reflink {
+		methods = append(methods, struct {
+			name string
+			opts RestoreOptions
+		}{"reflink", RestoreOptions{Method: RestoreReflink}})
+	}
+	for _, m := range methods {
+		b.Run(m.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				dest := filepath.Join(base, fmt.Sprintf("%s-%d", m.name, i))
+				if _, err := s.Restore(ctx, commit, dest, m.opts); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				removeAll(dest)
+				b.StartTimer()
+			}
+		})
+	}
+	b.Run("cp-a", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			dest := filepath.Join(base, fmt.Sprintf("cp-%d", i))
+			if out, err := exec.Command("cp", "-a", plain, dest).CombinedOutput(); err != nil {
+				b.Fatalf("cp -a: %v\n%s", err, out)
+			}
+			b.StopTimer()
+			removeAll(dest)
+			b.StartTimer()
+		}
+	})
+}
