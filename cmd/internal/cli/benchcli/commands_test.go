@@ -3,7 +3,7 @@ package benchcli
 import (
 	"testing"
 
-	"github.com/patchbench/patchbench/internal/cli"
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
 
 // TestOneDescription: each command patchbench hands over to
