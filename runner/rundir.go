@@ -127,7 +127,7 @@ func OpenDir(dir string, o DirOptions) (*Dir, error) {
 // A missing dir passes.
 func CheckDir(dir string, o DirOptions) error {
 	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
-		if err := probeLock(dir); err != nil {
+		if err := probeLock(dir, outHint); err != nil {
 			return err
 		}
 	}
@@ -137,11 +137,15 @@ func CheckDir(dir string, o DirOptions) error {
 	return nil
 }
 
-// probeLock fails, naming the holder, when another process holds dir.
-func probeLock(dir string) error {
+// outHint ends the refusal of a held --out.
+const outHint = "wait for it to end or give another --out"
+
+// probeLock fails, naming the holder and ending with hint, when another
+// process holds dir.
+func probeLock(dir, hint string) error {
 	l, err := flock.TryAcquire(filepath.Join(dir, LockFile))
 	if errors.Is(err, flock.ErrBusy) {
-		return busyError(dir)
+		return busyError(dir, hint)
 	}
 	if err == nil {
 		l.Release()
@@ -149,13 +153,13 @@ func probeLock(dir string) error {
 	return nil
 }
 
-func busyError(dir string) error {
+func busyError(dir, hint string) error {
 	holder, _ := os.ReadFile(filepath.Join(dir, LockFile))
 	h := strings.TrimSpace(string(holder))
 	if h == "" {
 		h = "another process"
 	}
-	return dirErrorf("%s is in use by %s; wait for it to end or give another --out", dir, h)
+	return dirErrorf("%s is in use by %s; %s", dir, h, hint)
 }
 
 // checkDir checks what dir holds against o; fs.ErrNotExist when missing.
@@ -221,7 +225,7 @@ func listNames(names []string) string {
 func lockDir(dir string) (*flock.Lock, error) {
 	l, err := flock.TryAcquire(filepath.Join(dir, LockFile))
 	if errors.Is(err, flock.ErrBusy) {
-		return nil, busyError(dir)
+		return nil, busyError(dir, outHint)
 	}
 	if err != nil {
 		return nil, dirErrorf("%w", err)
