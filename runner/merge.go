@@ -99,7 +99,7 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 	for di, dir := range o.Dirs {
 		// A shard another process still writes has not all its rows yet:
 		// merging it would make a run that looks whole and is not.
-		if err := probeLock(dir, "merge it when its run has ended"); err != nil {
+		if err := CheckIdle(dir, "merge it when its run has ended"); err != nil {
 			return sum, fmt.Errorf("merge: %w", err)
 		}
 		info, err := readInfo(dir)

@@ -126,15 +126,24 @@ func OpenDir(dir string, o DirOptions) (*Dir, error) {
 // for a command that validates its inputs before it takes the directory.
 // A missing dir passes.
 func CheckDir(dir string, o DirOptions) error {
-	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
-		if err := probeLock(dir, outHint); err != nil {
-			return err
-		}
+	if err := CheckIdle(dir, outHint); err != nil {
+		return err
 	}
 	if err := checkDir(dir, o); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
+}
+
+// CheckIdle fails, naming the holder and ending with hint, when another
+// process holds the run directory dir: a run still being written is not
+// whole yet, so a command that reads it as a finished run refuses it. It
+// writes nothing into dir.
+func CheckIdle(dir, hint string) error {
+	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err != nil {
+		return nil // never held: no lock file to probe, and none made
+	}
+	return probeLock(dir, hint)
 }
 
 // outHint ends the refusal of a held --out.
