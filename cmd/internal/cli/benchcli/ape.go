@@ -459,6 +459,10 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(fmt.Errorf("ape judge: %s: %w", recPath, err))
 	}
+	// A run still being written has not all its candidates yet.
+	if err := runner.CheckIdle(o.from, "judge it when its run has ended"); err != nil {
+		return cli.Usage(fmt.Errorf("ape judge: --from %w", err))
+	}
 	if o.dataset == "" {
 		o.dataset = rec.Dataset
 	}
