@@ -64,7 +64,7 @@ type MergeSummary struct {
 // shards whose run.json differ in anything but the shard and the Ignore
 // fields, a set of shards with one missing or given twice (naming it), and
 // a row whose key belongs to another shard (naming the case): overlapping
-// shards.
+// shards, and a shard another process holds (still running).
 func Merge(o MergeOptions) (MergeSummary, error) {
 	var sum MergeSummary
 	if len(o.Dirs) == 0 {
@@ -97,6 +97,11 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 	}
 	rows := map[string]place{}
 	for di, dir := range o.Dirs {
+		// A shard another process still writes has not all its rows yet:
+		// merging it would make a run that looks whole and is not.
+		if err := CheckIdle(dir, "merge it when its run has ended"); err != nil {
+			return sum, fmt.Errorf("merge: %w", err)
+		}
 		info, err := readInfo(dir)
 		if err != nil {
 			return sum, err

@@ -126,10 +126,8 @@ func OpenDir(dir string, o DirOptions) (*Dir, error) {
 // for a command that validates its inputs before it takes the directory.
 // A missing dir passes.
 func CheckDir(dir string, o DirOptions) error {
-	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
-		if err := probeLock(dir); err != nil {
-			return err
-		}
+	if err := CheckIdle(dir, outHint); err != nil {
+		return err
 	}
 	if err := checkDir(dir, o); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -137,11 +135,26 @@ func CheckDir(dir string, o DirOptions) error {
 	return nil
 }
 
-// probeLock fails, naming the holder, when another process holds dir.
-func probeLock(dir string) error {
+// CheckIdle fails, naming the holder and ending with hint, when another
+// process holds the run directory dir: a run still being written is not
+// whole yet, so a command that reads it as a finished run refuses it. It
+// writes nothing into dir.
+func CheckIdle(dir, hint string) error {
+	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err != nil {
+		return nil // never held: no lock file to probe, and none made
+	}
+	return probeLock(dir, hint)
+}
+
+// outHint ends the refusal of a held --out.
+const outHint = "wait for it to end or give another --out"
+
+// probeLock fails, naming the holder and ending with hint, when another
+// process holds dir.
+func probeLock(dir, hint string) error {
 	l, err := flock.TryAcquire(filepath.Join(dir, LockFile))
 	if errors.Is(err, flock.ErrBusy) {
-		return busyError(dir)
+		return busyError(dir, hint)
 	}
 	if err == nil {
 		l.Release()
@@ -149,13 +162,13 @@ func probeLock(dir string) error {
 	return nil
 }
 
-func busyError(dir string) error {
+func busyError(dir, hint string) error {
 	holder, _ := os.ReadFile(filepath.Join(dir, LockFile))
 	h := strings.TrimSpace(string(holder))
 	if h == "" {
 		h = "another process"
 	}
-	return dirErrorf("%s is in use by %s; wait for it to end or give another --out", dir, h)
+	return dirErrorf("%s is in use by %s; %s", dir, h, hint)
 }
 
 // checkDir checks what dir holds against o; fs.ErrNotExist when missing.
@@ -221,7 +234,7 @@ func listNames(names []string) string {
 func lockDir(dir string) (*flock.Lock, error) {
 	l, err := flock.TryAcquire(filepath.Join(dir, LockFile))
 	if errors.Is(err, flock.ErrBusy) {
-		return nil, busyError(dir)
+		return nil, busyError(dir, outHint)
 	}
 	if err != nil {
 		return nil, dirErrorf("%w", err)

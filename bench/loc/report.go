@@ -52,6 +52,12 @@ type RelaceSummary struct {
 func relaceSummary(rows []map[string]any) RelaceSummary {
 	s := RelaceSummary{TotalCases: len(rows)}
 	scored := 0
+	// Sums in key order: floating-point addition depends on the order, and
+	// a run's rows come in the order the cases finished (a merged run's in
+	// key order), so the same cases would give averages a last bit apart.
+	rows = slices.Clone(rows)
+	key := func(r map[string]any) string { k, _ := r["key"].(string); return k }
+	slices.SortStableFunc(rows, func(a, b map[string]any) int { return strings.Compare(key(a), key(b)) })
 	for _, r := range rows {
 		if r["failed"] == true {
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/patchbench/patchbench/bench/ape"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
+	"github.com/patchbench/patchbench/runner"
 )
 
 // apeFixture makes a two-commit Go repository (tags c1, c2: c2 adds Sub to
@@ -158,5 +159,31 @@ func TestApeResumeAfterSIGKILL(t *testing.T) {
 	}
 	if len(keys) != tasks {
 		t.Errorf("%d candidates recorded, want %d", len(keys), tasks)
+	}
+}
+
+// TestApeJudgeRefusesARunStillRunning: ape judge --from a run another
+// process still writes judged the candidates written so far (none) and
+// exited 0; it is refused (exit 2, naming the holder), nothing made.
+func TestApeJudgeRefusesARunStillRunning(t *testing.T) {
+	repo, dataset, _ := apeFixture(t, 1)
+	from := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := runCLI(t, "", "ape", "run", "--dataset", dataset, "--repo", repo, "--model", "reference", "--n", "1", "--out", from, "--quiet"); code != 0 {
+		t.Fatalf("ape run: exit %d: %s", code, stderr)
+	}
+	held, err := runner.OpenDir(from, runner.DirOptions{Command: "patchbench ape run", ResultsFile: ape.ResultsFile, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "ape", "judge", "--from", from, "--judge-model", "reference", "--quiet")
+	if code != 2 || !strings.Contains(stderr, "--from "+from+" is in use by pid") || !strings.Contains(stderr, "judge it when its run has ended") {
+		t.Errorf("judge of a held run: exit %d, stderr %q; want 2 naming the holder", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(from, "judge-reference")); !os.IsNotExist(err) {
+		t.Errorf("a refused judge made its directory: %v", err)
+	}
+	held.Release()
+	if code, _, stderr := runCLI(t, "", "ape", "judge", "--from", from, "--judge-model", "reference", "--quiet"); code != 0 {
+		t.Errorf("judge after the run ended: exit %d: %s", code, stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
+	"github.com/patchbench/patchbench/runner"
 )
 
 const sampleDataset = "../../testdata/diffxyz-sample.jsonl"
@@ -410,4 +411,31 @@ func BenchmarkDiffxyzFakeServer(b *testing.B) {
 	b.ReportMetric(ideal.Seconds(), "ideal-s")
 	b.ReportMetric(float64(wall)/float64(ideal), "x-ideal")
 	b.ReportMetric(cached.Seconds(), "cached-s")
+}
+
+// TestScoreRefusesARunStillRunning: diffxyz score --from a run another
+// process still writes, into another --out, would report part of the run
+// as the whole; it is refused (exit 2, naming the holder), nothing made.
+func TestScoreRefusesARunStillRunning(t *testing.T) {
+	dir := t.TempDir()
+	from := filepath.Join(dir, "run")
+	if code, _, stderr := runCLI(t, "", "diffxyz", "run", "--dataset", sampleDataset, "--model", "reference", "--task", "apply", "--format", "udiff", "--out", from, "--quiet"); code != 0 {
+		t.Fatalf("diffxyz run: exit %d: %s", code, stderr)
+	}
+	held, err := runner.OpenDir(from, runner.DirOptions{Command: "patchbench diffxyz run", ResultsFile: "results.jsonl", Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "scored")
+	code, _, stderr := runCLI(t, "", "diffxyz", "score", "--from", from, "--out", out)
+	if code != 2 || !strings.Contains(stderr, "--from "+from+" is in use by pid") || !strings.Contains(stderr, "rescore it when its run has ended") {
+		t.Errorf("score of a held run: exit %d, stderr %q; want 2 naming the holder", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused score made %s: %v", out, err)
+	}
+	held.Release()
+	if code, _, stderr := runCLI(t, "", "diffxyz", "score", "--from", from, "--out", out); code != 0 {
+		t.Errorf("score after the run ended: exit %d: %s", code, stderr)
+	}
 }

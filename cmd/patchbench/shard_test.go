@@ -333,3 +333,30 @@ func initRepo(t *testing.T, dir string) func(args ...string) {
 	git("init", "-q", "-b", "main")
 	return git
 }
+
+// TestMergeRefusesAShardStillRunning: a shard whose run directory another
+// run holds has not all its rows yet; merge refuses it (exit 2, naming the
+// holder) and writes nothing, then merges it once the run has ended.
+func TestMergeRefusesAShardStillRunning(t *testing.T) {
+	dir := t.TempDir()
+	shard := filepath.Join(dir, "s1")
+	if code, _, stderr := runCLI(t, "", "diffxyz", "run", "--dataset", sampleDataset, "--model", "reference", "--task", "apply", "--format", "udiff", "--shard", "1/1", "--out", shard, "--quiet"); code != 0 {
+		t.Fatalf("diffxyz run: exit %d: %s", code, stderr)
+	}
+	held, err := runner.OpenDir(shard, runner.DirOptions{Command: "patchbench diffxyz run", ResultsFile: "results.jsonl", Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := filepath.Join(dir, "merged")
+	code, _, stderr := runCLI(t, "", "merge", "--out", merged, shard)
+	if code != 2 || !strings.Contains(stderr, "s1 is in use by pid") || !strings.Contains(stderr, "merge it when its run has ended") {
+		t.Errorf("merge of a held shard: exit %d, stderr %q; want 2 naming the holder", code, stderr)
+	}
+	if _, err := os.Stat(merged); !os.IsNotExist(err) {
+		t.Errorf("a refused merge made %s: %v", merged, err)
+	}
+	held.Release()
+	if code, _, stderr := runCLI(t, "", "merge", "--out", merged, shard); code != 0 {
+		t.Errorf("merge after the run ended: exit %d: %s", code, stderr)
+	}
+}

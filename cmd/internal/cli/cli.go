@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -128,6 +129,11 @@ func Run(args []string, sio Stdio, more Commands) int {
 	}
 	root := newRootCommand(sio, more, only)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		// One rule for every command's worker count: a negative one is a
+		// usage error, never read as one worker or the default.
+		if n, err := cmd.Flags().GetInt("workers"); err == nil && n < 0 {
+			return Usage(fmt.Errorf("%s: --workers %d: want at least 1", strings.TrimPrefix(cmd.CommandPath(), root.Name()+" "), n))
+		}
 		if cmd.Annotations[annotationQuick] != "" {
 			return nil
 		}

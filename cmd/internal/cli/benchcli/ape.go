@@ -18,6 +18,7 @@ import (
 	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/envstore"
 	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -195,7 +196,7 @@ func (c *apeCheckFlags) register(f *pflag.FlagSet, envCommit bool) {
 	}
 }
 
-func (c *apeCheckFlags) options() (ape.CheckOptions, error) {
+func (c *apeCheckFlags) options(ctx context.Context) (ape.CheckOptions, error) {
 	o := ape.CheckOptions{Repo: c.repo, Command: c.checkCmd, Timeout: c.checkTimeout, EnvCommit: c.envCommit}
 	if c.envCommit != "" && c.envCommit != ape.EnvCommitTask && c.envCommit != ape.EnvCommitParent {
 		return o, fmt.Errorf("--env-commit %q: want %s or %s", c.envCommit, ape.EnvCommitTask, ape.EnvCommitParent)
@@ -210,6 +211,13 @@ func (c *apeCheckFlags) options() (ape.CheckOptions, error) {
 	if c.repo == "" {
 		return o, errors.New("--repo is required (the repository of the tasks' commits)")
 	}
+	// A --repo that is no repository is an input error before the run,
+	// not one environment failure per candidate after it.
+	r, err := repo.Open(ctx, c.repo)
+	if err != nil {
+		return o, fmt.Errorf("--repo: %w", err)
+	}
+	r.Close()
 	return o, nil
 }
 
@@ -314,7 +322,7 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	copts, err := o.check.options()
+	copts, err := o.check.options(ctx)
 	if err != nil {
 		return cli.Usage(fmt.Errorf("ape run: %w", err))
 	}
@@ -459,6 +467,10 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(fmt.Errorf("ape judge: %s: %w", recPath, err))
 	}
+	// A run still being written has not all its candidates yet.
+	if err := runner.CheckIdle(o.from, "judge it when its run has ended"); err != nil {
+		return cli.Usage(fmt.Errorf("ape judge: --from %w", err))
+	}
 	if o.dataset == "" {
 		o.dataset = rec.Dataset
 	}
@@ -571,7 +583,7 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 	if o.dataset == "" || o.run.out == "" {
 		return cli.Usage(errors.New("ape check: --dataset and --out are required"))
 	}
-	copts, err := o.check.options()
+	copts, err := o.check.options(ctx)
 	if err != nil {
 		return cli.Usage(fmt.Errorf("ape check: %w", err))
 	}

@@ -230,6 +230,9 @@ func runDiffxyzScore(o diffxyzScoreOptions, sio cli.Stdio) error {
 	dopts := runner.DirOptions{Command: cli.ProgramName + " diffxyz score", ResultsFile: diffxyz.ResultsFile, Resume: true}
 	if !sameDir(out, o.from) {
 		dopts = runner.DirOptions{Command: dopts.Command, ResultsFile: diffxyz.ResultsFile, New: true}
+		if err := runner.CheckIdle(o.from, "rescore it when its run has ended"); err != nil {
+			return cli.Usage(fmt.Errorf("diffxyz score: --from %w", err))
+		}
 	}
 	dir, err := runner.OpenDir(out, dopts)
 	if err != nil {

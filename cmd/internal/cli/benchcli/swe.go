@@ -72,15 +72,17 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 }
 
 // checkWorkers makes --max-workers the value of --workers, refusing both
-// given with different values.
+// given with different values, and a negative count.
 func (t *sweTestFlags) checkWorkers(f *pflag.FlagSet) error {
-	if !f.Changed("max-workers") {
-		return nil
+	if f.Changed("max-workers") {
+		if f.Changed("workers") && t.workers != t.maxWorkers {
+			return cli.Usage(fmt.Errorf("--workers %d and --max-workers %d: give one (they are the same setting)", t.workers, t.maxWorkers))
+		}
+		t.workers = t.maxWorkers
 	}
-	if f.Changed("workers") && t.workers != t.maxWorkers {
-		return cli.Usage(fmt.Errorf("--workers %d and --max-workers %d: give one (they are the same setting)", t.workers, t.maxWorkers))
+	if t.workers < 0 {
+		return cli.Usage(fmt.Errorf("--workers %d: want at least 1 (0 for the default)", t.workers))
 	}
-	t.workers = t.maxWorkers
 	return nil
 }
 
