@@ -211,7 +211,7 @@ func sweEvalEndToEnd(t *testing.T, useStore bool) {
 			t.Error(err)
 		}
 	}
-	if md := readFile(t, filepath.Join(out, "errors.md")); !strings.Contains(md, "`acme__pycalc-broken` (acme/pycalc) apply_failed: hunk 1 of calc.py") {
+	if md := readFile(t, filepath.Join(out, "errors.md")); !strings.Contains(md, "`acme__pycalc-broken` (acme/pycalc) apply_failed [Patch Apply Failed]: hunk 1 of calc.py") {
 		t.Errorf("errors.md lacks the failed instance line:\n%s", md)
 	}
 }
