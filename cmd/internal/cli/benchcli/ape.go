@@ -334,11 +334,8 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	for _, b := range bad {
-		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
-	}
-	if len(tasks) == 0 {
-		return cli.Usage(fmt.Errorf("ape run: %s: no usable task", o.dataset))
+	if err := usable(sio, "ape run", o.dataset, "task", len(tasks), bad); err != nil {
+		return err
 	}
 	dir, err := o.run.openDir("ape run", ape.ResultsFile, &ropts)
 	if err != nil {
@@ -595,11 +592,8 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	for _, b := range bad {
-		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
-	}
-	if len(rows) == 0 {
-		return cli.Usage(fmt.Errorf("ape check: %s: no usable row", o.dataset))
+	if err := usable(sio, "ape check", o.dataset, "row", len(rows), bad); err != nil {
+		return err
 	}
 	dir, err := o.run.openDir("ape check", ape.ResultsFile, &ropts)
 	if err != nil {

@@ -149,9 +149,7 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 		Runner:       ropts,
 	}
 	sum, err := diffxyz.Run(ctx, opts)
-	for _, b := range sum.BadRows {
-		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
-	}
+	warnLeftOut(sio, sum.BadRows)
 	if o.run.dryRun {
 		if err != nil {
 			return cli.Usage(err)

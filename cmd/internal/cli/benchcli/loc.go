@@ -324,11 +324,8 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
 	}
-	for _, b := range bad {
-		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
-	}
-	if len(cases) == 0 {
-		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: no usable case", o.dataset))
+	if err := usable(sio, cmd, o.dataset, "case", len(cases), bad); err != nil {
+		return loc.RunOptions{}, err
 	}
 	if _, err := loc.ParseSignals(o.signals); err != nil {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --signals: %w", cmd, err))

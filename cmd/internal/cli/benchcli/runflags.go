@@ -232,3 +232,21 @@ func runGC() {
 
 // gcBallast is runGC's ballast, kept for the life of the process.
 var gcBallast []byte
+
+// warnLeftOut names on stderr each dataset row a lenient reader left out:
+// bad rows are skipped, never silently.
+func warnLeftOut[E any](sio cli.Stdio, bad []E) {
+	for _, b := range bad {
+		fmt.Fprintf(sio.Err, "%s: warning: left out: %v\n", cli.ProgramName, b)
+	}
+}
+
+// usable names the rows left out and refuses a dataset with none left
+// (exit 2): what every run command does after its lenient read.
+func usable(sio cli.Stdio, cmd, dataset, what string, n int, bad []error) error {
+	warnLeftOut(sio, bad)
+	if n == 0 {
+		return cli.Usage(fmt.Errorf("%s: %s: no usable %s", cmd, dataset, what))
+	}
+	return nil
+}
