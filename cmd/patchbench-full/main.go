@@ -12,5 +12,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Run(os.Args[1:], cli.OSStdio(), benchcli.Commands))
+	os.Exit(benchcli.Run(os.Args[1:], cli.OSStdio()))
 }

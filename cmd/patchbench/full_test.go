@@ -16,7 +16,7 @@ import (
 // The tests run every command in process, as patchbench-full does.
 type stdio = cli.Stdio
 
-func run(args []string, sio stdio) int { return cli.Run(args, sio, benchcli.Commands) }
+func run(args []string, sio stdio) int { return benchcli.Run(args, sio) }
 
 // TestFullOnly checks that patchbench hands over exactly the commands
 // benchcli has.
@@ -36,16 +36,56 @@ func TestFullOnly(t *testing.T) {
 }
 
 // TestLinksNoBenchmarkLibraries checks that the patchbench binary does
-// not link the libraries whose initialisation made its start-up slow.
+// not link the libraries whose initialisation made its start-up slow: the
+// benchmarks' and the CLI library's (docs/startup.md).
 func TestLinksNoBenchmarkLibraries(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, heavy := range []string{"openai-go", "anthropic-sdk-go", "modernc.org/sqlite", "parquet-go", "internal/cli/benchcli", "/bench/swe", "/bench/diffxyz", "modelcontextprotocol/go-sdk"} {
+		for _, heavy := range []string{"openai-go", "anthropic-sdk-go", "modernc.org/sqlite", "parquet-go", "internal/cli/benchcli", "/bench/swe", "/bench/diffxyz", "modelcontextprotocol/go-sdk", "spf13/cobra", "spf13/pflag"} {
 			if strings.Contains(dep, heavy) {
 				t.Errorf("patchbench links %s", dep)
+			}
+		}
+		// net makes a cgo build link libc dynamically; text/template and
+		// regexp-heavy CLI libraries initialise at every start.
+		if dep == "net" || dep == "text/template" || dep == "os/user" {
+			t.Errorf("patchbench links %s", dep)
+		}
+	}
+}
+
+// TestLeanAndFullAgree: both binaries read an engine command's line the
+// same way: the same output, errors and exit code.
+func TestLeanAndFullAgree(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	b := filepath.Join(dir, "b.txt")
+	if err := os.WriteFile(a, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("one\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"apply", "--help"}, {"help", "apply"}, {"diff", "-h"}, {"help", "repair"}, {"convert", "--help"},
+		{"applybench", "--help"}, {"report", "--help"}, {"--version"},
+		{"diff", a, b}, {"diff", "-U1", "--format=udiff-h", a, b}, {"diff", a, "--algorithm", "myers", b},
+		{"apply"}, {"apply", "--bogus", "x"}, {"apply", "-C"}, {"convert", "x.diff"}, {"diff", "-U", "x", a, b},
+		{"diff", a}, {"applybench", "--cases", "c.jsonl", "extra"}, {"applybench", "--cases", "c.jsonl", "--workers", "-1"},
+		{"report"}, {"apply", "--check=maybe", "x"},
+	} {
+		var lo, le, fo, fe strings.Builder
+		lc := cli.Run(args, stdio{In: strings.NewReader(""), Out: &lo, Err: &le})
+		fc := run(args, stdio{In: strings.NewReader(""), Out: &fo, Err: &fe})
+		if lc != fc || lo.String() != fo.String() || le.String() != fe.String() {
+			t.Errorf("%q: patchbench exit %d, out %q, err %q; patchbench-full exit %d, out %q, err %q", args, lc, lo.String(), le.String(), fc, fo.String(), fe.String())
+		}
+		if strings.Contains(args[0], "help") || slices.Contains(args, "--help") || slices.Contains(args, "-h") {
+			if lc != 0 || !strings.Contains(lo.String(), "Usage:\n  patchbench ") {
+				t.Errorf("%q: exit %d, help %q", args, lc, lo.String())
 			}
 		}
 	}

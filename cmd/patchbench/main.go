@@ -14,5 +14,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Run(os.Args[1:], cli.OSStdio(), cli.HandOver))
+	os.Exit(cli.Run(os.Args[1:], cli.OSStdio()))
 }

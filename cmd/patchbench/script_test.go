@@ -19,10 +19,14 @@ import (
 	"github.com/patchbench/patchbench/llm/llmtest"
 )
 
-// TestMain lets testscript run the real command as "patchbench".
+// TestMain lets testscript run the real command as "patchbench"
+// (patchbench-full's command line) and "patchbench-lean" (patchbench's).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"patchbench": func() { os.Exit(run(os.Args[1:], cli.OSStdio())) },
+		// The patchbench binary's own command line (package cmdline), which
+		// hands benchmark commands over instead of linking them.
+		"patchbench-lean": func() { os.Exit(cli.Run(os.Args[1:], cli.OSStdio())) },
 	})
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +11,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/spf13/cobra"
-
+	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/patch/repair"
 )
@@ -34,12 +34,13 @@ type applyOptions struct {
 	guard func() (done func(), err error)
 }
 
-func newApplyCommand(sio Stdio) *cobra.Command {
+func newApplyCommand(sio Stdio) *cmdline.Command {
 	var o applyOptions
-	cmd := &cobra.Command{
-		Annotations: map[string]string{annotationQuick: "yes"},
-		Use:         "apply [flags] PATCH|-",
-		Short:       "Apply a patch to files under a directory, all or nothing",
+	var cmd *cmdline.Command
+	cmd = &cmdline.Command{
+		Quick: true,
+		Use:   "apply [flags] PATCH|-",
+		Short: "Apply a patch to files under a directory, all or nothing",
 		Long: `Apply a patch in any supported format to files under -C DIR.
 
 By default the patch is applied tolerantly: the edit is taken out of any
@@ -59,22 +60,22 @@ edited or created.
 
 Exit status: 0 applied or already applied; 1 refused (nothing written);
 2 usage or input error (including text that holds no edit).`,
-		Args: ArgsUsage(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.stripSet = cmd.Flags().Changed("strip")
+		Args: cmdline.ExactArgs(1, "PATCH or -"),
+		Run: func(ctx context.Context, args []string) error {
+			o.stripSet = cmd.Flags.Changed("strip")
 			o.guard = holdSignals
 			return runApply(o, args[0], sio)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVarP(&o.dir, "directory", "C", ".", "apply to files under `DIR`")
-	f.StringVar(&o.target, "target", "", "the file a single-file patch, or one without file headers, applies to (relative to DIR unless absolute)")
-	f.BoolVarP(&o.reverse, "reverse", "R", false, "apply the patch in reverse")
-	f.BoolVar(&o.check, "check", false, "check that the patch applies; write nothing")
-	f.StringVar(&o.format, "format", "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
-	f.IntVarP(&o.strip, "strip", "p", 1, "remove `N` leading path components from file names")
-	f.BoolVar(&o.json, "json", false, "print what was applied where, as JSON (see docs/apply-json.md)")
-	f.BoolVar(&o.strict, "strict", false, "apply only a well-formed patch whose context matches exactly")
+	f := &cmd.Flags
+	f.String(&o.dir, "directory", 'C', ".", "apply to files under `DIR`")
+	f.String(&o.target, "target", 0, "", "the file a single-file patch, or one without file headers, applies to (relative to DIR unless absolute)")
+	f.Bool(&o.reverse, "reverse", 'R', false, "apply the patch in reverse")
+	f.Bool(&o.check, "check", 0, false, "check that the patch applies; write nothing")
+	f.String(&o.format, "format", 0, "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
+	f.Int(&o.strip, "strip", 'p', 1, "remove `N` leading path components from file names")
+	f.Bool(&o.json, "json", 0, false, "print what was applied where, as JSON (see docs/apply-json.md)")
+	f.Bool(&o.strict, "strict", 0, false, "apply only a well-formed patch whose context matches exactly")
 	return cmd
 }
 

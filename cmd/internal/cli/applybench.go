@@ -1,15 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os/exec"
 	"runtime"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/patchbench/patchbench/bench/applybench"
+	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 )
 
@@ -20,9 +20,9 @@ type applybenchOptions struct {
 	workers int
 }
 
-func newApplybenchCommand(sio Stdio) *cobra.Command {
+func newApplybenchCommand(sio Stdio) *cmdline.Command {
 	var o applybenchOptions
-	cmd := &cobra.Command{
+	cmd := &cmdline.Command{
 		Use:   "applybench --cases FILE.jsonl[.gz] [flags]",
 		Short: "Score patch appliers on a corpus of broken patches",
 		Long: `Score patchbench's applier, and peers run in the same run, on a corpus of
@@ -34,21 +34,24 @@ expected), recovered up to whitespace, false applies (exit 0 with anything
 else, or on a must-refuse case), damaged (failure that still changed the
 file), refused, and must-refuse cases refused. It prints a Markdown table
 and writes every row and score as JSON.`,
-		Args: ArgsUsage(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runApplybench(cmd, o, sio)
+		Args: cmdline.NoArgs,
+		Run: func(ctx context.Context, args []string) error {
+			return runApplybench(ctx, o, sio)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.cases, "cases", "", "corpus `FILE` (.jsonl or .jsonl.gz)")
-	f.StringVar(&o.compare, "compare", strings.Join(applybench.PeerNames, ","), "peers to run too, comma-separated ("+strings.Join(applybench.PeerNames, ", ")+"), or none")
-	f.StringVar(&o.json, "json", "applybench.json", "write rows and scores to `FILE` (- for none)")
-	f.IntVar(&o.workers, "workers", runtime.NumCPU(), "cases run at once")
-	cmd.MarkFlagRequired("cases")
+	f := &cmd.Flags
+	f.String(&o.cases, "cases", 0, "", "corpus `FILE` (.jsonl or .jsonl.gz)")
+	f.String(&o.compare, "compare", 0, strings.Join(applybench.PeerNames, ","), "peers to run too, comma-separated ("+strings.Join(applybench.PeerNames, ", ")+"), or none")
+	f.String(&o.json, "json", 0, "applybench.json", "write rows and scores to `FILE` (- for none)")
+	f.Int(&o.workers, "workers", 0, runtime.NumCPU(), "cases run at once")
+	f.Require("cases")
 	return cmd
 }
 
-func runApplybench(cmd *cobra.Command, o applybenchOptions, sio Stdio) error {
+func runApplybench(ctx context.Context, o applybenchOptions, sio Stdio) error {
+	if o.workers < 0 {
+		return Usage(fmt.Errorf("applybench: --workers %d: want at least 1", o.workers))
+	}
 	cases, err := applybench.LoadCases(o.cases)
 	if err != nil {
 		return Usage(err)
@@ -75,7 +78,7 @@ func runApplybench(cmd *cobra.Command, o applybenchOptions, sio Stdio) error {
 			tools = append(tools, t)
 		}
 	}
-	rows, err := applybench.Run(cmd.Context(), cases, tools, o.workers)
+	rows, err := applybench.Run(ctx, cases, tools, o.workers)
 	if err != nil {
 		return Failed(err)
 	}

@@ -19,10 +19,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
-	"github.com/spf13/cobra"
+	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 )
 
 // Exit codes.
@@ -57,97 +58,64 @@ type Stdio struct {
 // OSStdio is the process's standard input, output and error.
 func OSStdio() Stdio { return Stdio{os.Stdin, os.Stdout, os.Stderr} }
 
-// Commands makes more commands for the root.
-type Commands func(sio Stdio) []*cobra.Command
-
-// engineCommands are the patch engine's commands by name. An agent runs
-// one of them once per edit: Run builds only the one asked for.
-var engineCommands = map[string]func(Stdio) *cobra.Command{
-	"apply":      newApplyCommand,
-	"diff":       newDiffCommand,
-	"convert":    newConvertCommand,
-	"applybench": newApplybenchCommand,
-	"repair":     newRepairCommand,
-	"report":     newReportCommand,
-}
-
-// newRootCommand makes the root command with the engine's commands and
-// more; with only set, with that engine command alone (and no completion
-// command, which would list the others).
-func newRootCommand(sio Stdio, more Commands, only string) *cobra.Command {
-	root := &cobra.Command{
-		Use:           ProgramName,
-		Short:         "Parse, apply, repair and generate code edits; benchmark code-editing models",
-		Version:       Version(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
-	root.SetIn(sio.In)
-	root.SetOut(sio.Out)
-	root.SetErr(sio.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return Usage(err) })
-	if only != "" {
-		root.AddCommand(engineCommands[only](sio))
-		root.CompletionOptions.DisableDefaultCmd = true
-		return root
-	}
-	root.AddCommand(
+// Engine returns the patch engine's commands, which both binaries run.
+func Engine(sio Stdio) []*cmdline.Command {
+	return []*cmdline.Command{
 		newApplyCommand(sio),
 		newDiffCommand(sio),
 		newConvertCommand(sio),
 		newApplybenchCommand(sio),
 		newRepairCommand(sio),
 		newReportCommand(sio),
-	)
-	if more != nil {
-		root.AddCommand(more(sio)...)
 	}
-	return root
 }
 
-// annotationQuick marks a command that runs in milliseconds and watches no
-// context: it is left to the default signal handling. Installing a handler
-// (signal.NotifyContext) starts a goroutine and a thread, about 15% of the
-// start-up of an apply that agents run once per edit (issue 8 §5).
-const annotationQuick = "patchbench.quick"
-
-// Run runs the command line args with the engine's commands and more, and
-// returns the exit code. Interrupts and SIGTERM cancel the command's
-// context, except for quick commands (annotationQuick), which they end.
-func Run(args []string, sio Stdio, more Commands) int {
-	growStack(len(args))
-	stop := func() {}
-	defer func() { stop() }()
-	// Building every command and its flags is a tenth of a one-hunk
-	// apply's start-up: a command line naming an engine command gets that
-	// one alone. Anything else (help, completion, a benchmark command, a
-	// typo to suggest a name for) gets them all.
-	only := ""
-	if len(args) > 0 && engineCommands[args[0]] != nil {
-		only = args[0]
+// engineCommand makes the engine command called name alone (an agent
+// runs one of them once per edit), or returns nil.
+func engineCommand(name string, sio Stdio) *cmdline.Command {
+	switch name {
+	case "apply":
+		return newApplyCommand(sio)
+	case "diff":
+		return newDiffCommand(sio)
+	case "convert":
+		return newConvertCommand(sio)
+	case "applybench":
+		return newApplybenchCommand(sio)
+	case "repair":
+		return newRepairCommand(sio)
+	case "report":
+		return newReportCommand(sio)
 	}
-	root := newRootCommand(sio, more, only)
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		// One rule for every command's worker count: a negative one is a
-		// usage error, never read as one worker or the default.
-		if n, err := cmd.Flags().GetInt("workers"); err == nil && n < 0 {
-			return Usage(fmt.Errorf("%s: --workers %d: want at least 1", strings.TrimPrefix(cmd.CommandPath(), root.Name()+" "), n))
-		}
-		if cmd.Annotations[annotationQuick] != "" {
-			return nil
-		}
-		var ctx context.Context
-		ctx, stop = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-		cmd.SetContext(ctx)
+	return nil
+}
+
+// Short is the one-line description of the program.
+const Short = "Parse, apply, repair and generate code edits; benchmark code-editing models"
+
+// RunEngine runs engine command c with args (those after its name) and
+// ctx: its flags parsed, its help printed for -h/--help. Errors are
+// marked with their exit code.
+func RunEngine(ctx context.Context, c *cmdline.Command, args []string, sio Stdio) error {
+	rest, err := c.Parse(args)
+	if errors.Is(err, cmdline.ErrHelp) {
+		fmt.Fprint(sio.Out, c.Help(ProgramName))
 		return nil
 	}
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		return Usage(err)
+	}
+	return c.Run(ctx, rest)
+}
+
+// Exit prints err, if any, and returns the exit code it carries: its
+// mark (Failed, Usage), ExitUsage when unmarked (the CLI library's own
+// errors: unknown command, bad arguments), ExitOK for nil.
+func Exit(err error, sio Stdio) int {
 	if err == nil {
 		return ExitOK
 	}
-	code := ExitUsage // cobra's own errors (unknown command, bad args) are usage errors
+	code := ExitUsage
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
@@ -156,6 +124,109 @@ func Run(args []string, sio Stdio, more Commands) int {
 		fmt.Fprintf(sio.Err, "%s: %v\n", ProgramName, err)
 	}
 	return code
+}
+
+// Run runs the command line args of the patchbench binary and returns
+// the exit code: an engine command here, a benchmark command (and shell
+// completion, which needs every command) in FullBinary. Interrupts and
+// SIGTERM cancel the command's context, except for quick commands, which
+// they end.
+func Run(args []string, sio Stdio) int {
+	growStack(len(args))
+	if len(args) == 0 {
+		fmt.Fprint(sio.Out, rootHelp(sio))
+		return ExitOK
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help":
+		fmt.Fprint(sio.Out, rootHelp(sio))
+		return ExitOK
+	case "help":
+		return Exit(help(args[1:], sio), sio)
+	case "-v", "--version":
+		fmt.Fprintf(sio.Out, "%s %s\n", ProgramName, Version())
+		return ExitOK
+	case "completion", "__complete", "__completeNoDesc":
+		return Exit(handOver(name, args[1:]), sio)
+	}
+	if c := engineCommand(name, sio); c != nil {
+		ctx := context.Background()
+		if !c.Quick {
+			var stop context.CancelFunc
+			ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+		}
+		return Exit(RunEngine(ctx, c, args[1:], sio), sio)
+	}
+	for _, c := range FullOnly {
+		if c.Name == name {
+			return Exit(handOver(name, args[1:]), sio)
+		}
+	}
+	return Exit(unknownCommand(name, sio), sio)
+}
+
+// help prints the help of the command args name, as "help COMMAND" asks.
+func help(args []string, sio Stdio) error {
+	if len(args) == 0 {
+		fmt.Fprint(sio.Out, rootHelp(sio))
+		return nil
+	}
+	if c := engineCommand(args[0], sio); c != nil {
+		fmt.Fprint(sio.Out, c.Help(ProgramName))
+		return nil
+	}
+	for _, c := range FullOnly {
+		if c.Name == args[0] {
+			return handOver("help", args)
+		}
+	}
+	return unknownCommand(args[0], sio)
+}
+
+// unknownCommand is the error for a command line that names no command,
+// with the names it may have meant.
+func unknownCommand(name string, sio Stdio) error {
+	if strings.HasPrefix(name, "-") {
+		return Usage(fmt.Errorf("unknown flag %q (run %s --help)", name, ProgramName))
+	}
+	var names []string
+	for _, c := range Engine(sio) {
+		names = append(names, c.Name())
+	}
+	for _, c := range FullOnly {
+		names = append(names, c.Name)
+	}
+	msg := fmt.Sprintf("unknown command %q", name)
+	if s := cmdline.Suggest(name, names); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return Usage(fmt.Errorf("%s (run %s --help for the list)", msg, ProgramName))
+}
+
+// rootHelp is the program's help: its commands and flags.
+func rootHelp(sio Stdio) string {
+	type entry struct{ name, short string }
+	var cmds []entry
+	for _, c := range Engine(sio) {
+		cmds = append(cmds, entry{c.Name(), c.Short})
+	}
+	for _, c := range FullOnly {
+		cmds = append(cmds, entry{c.Name, c.Short + " (runs " + FullBinary + ")"})
+	}
+	cmds = append(cmds,
+		entry{"completion", "Generate the autocompletion script for the specified shell (runs " + FullBinary + ")"},
+		entry{"help", "Help about any command"})
+	slices.SortFunc(cmds, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	var b strings.Builder
+	b.WriteString(Short + "\n\nUsage:\n  " + ProgramName + " [command]\n\nAvailable Commands:\n")
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "  %-11s %s\n", c.name, c.short)
+	}
+	b.WriteString("\nFlags:\n  -h, --help      help for " + ProgramName + "\n  -v, --version   version for " + ProgramName + "\n")
+	b.WriteString("\nUse \"" + ProgramName + " [command] --help\" for more information about a command.\n")
+	return b.String()
 }
 
 // Version is the module version and the commit the binary was built from,
@@ -201,16 +272,6 @@ func growStack(n int) byte {
 	return pad[(n*7)%len(pad)]
 }
 
-// ArgsUsage wraps a cobra positional-args validator so its errors exit 2.
-func ArgsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := v(cmd, args); err != nil {
-			return Usage(err)
-		}
-		return nil
-	}
-}
-
 // ReadInput reads a file, or standard input for "-".
 func ReadInput(sio Stdio, name string) (string, error) {
 	var b []byte
@@ -253,24 +314,6 @@ func FullShort(name string) string {
 		}
 	}
 	panic("cli: no FullOnly command " + name)
-}
-
-// HandOver returns a command for each of FullOnly that runs FullBinary with
-// the same arguments in place of this process, so that they keep their
-// exit codes, signals and terminal.
-func HandOver(sio Stdio) []*cobra.Command {
-	var cmds []*cobra.Command
-	for _, c := range FullOnly {
-		cmds = append(cmds, &cobra.Command{
-			Use:                c.Name,
-			Short:              c.Short + " (runs " + FullBinary + ")",
-			DisableFlagParsing: true,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return handOver(c.Name, args)
-			},
-		})
-	}
-	return cmds
 }
 
 // handOver runs FullBinary's command name with args in place of this

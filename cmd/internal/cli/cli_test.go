@@ -7,17 +7,17 @@ import (
 	"testing"
 )
 
-func run(t *testing.T, more Commands, args ...string) (int, string, string) {
+func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Run(args, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}, more)
+	code := Run(args, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 
 // TestVersion: --version names the program, the module version (the test
 // binary's main module is "(devel)") and the Go release, and exits 0.
 func TestVersion(t *testing.T) {
-	code, out, _ := run(t, nil, "--version")
+	code, out, _ := run(t, "--version")
 	if code != ExitOK {
 		t.Fatalf("--version exit %d", code)
 	}
@@ -33,7 +33,7 @@ func TestVersion(t *testing.T) {
 // TestRepairStripHelp: the help of repair -p states its one default (the
 // strip is decided per file), not cobra's "(default 1)" beside it.
 func TestRepairStripHelp(t *testing.T) {
-	code, out, _ := run(t, nil, "repair", "--help")
+	code, out, _ := run(t, "repair", "--help")
 	if code != ExitOK {
 		t.Fatalf("repair --help exit %d", code)
 	}

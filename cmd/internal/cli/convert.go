@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
-	"github.com/spf13/cobra"
-
+	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/patch"
 )
 
@@ -16,31 +16,31 @@ type convertOptions struct {
 	context  int
 }
 
-func newConvertCommand(sio Stdio) *cobra.Command {
+func newConvertCommand(sio Stdio) *cmdline.Command {
 	var o convertOptions
-	cmd := &cobra.Command{
-		Annotations: map[string]string{annotationQuick: "yes"},
-		Use:         "convert --to FORMAT [flags] PATCH|-",
-		Short:       "Convert a patch from one format to another",
+	cmd := &cmdline.Command{
+		Quick: true,
+		Use:   "convert --to FORMAT [flags] PATCH|-",
+		Short: "Convert a patch from one format to another",
 		Long: `Convert a patch to another format.
 
 Between udiff and udiff-l the hunks are printed as they are. When the source or
 the target format has no line numbers, the patch is applied (in memory) to the
 files under -C DIR and the edit is generated anew from the result, with enough
 context for every hunk to be placed uniquely.`,
-		Args: ArgsUsage(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Args: cmdline.ExactArgs(1, "PATCH or -"),
+		Run: func(ctx context.Context, args []string) error {
 			return runConvert(o, args[0], sio)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.to, "to", "", "target format: udiff, udiff-h, udiff-l, search-replace, v4a")
-	f.StringVar(&o.from, "format", "", "source format (default: detect)")
-	f.StringVarP(&o.dir, "directory", "C", ".", "read the patched files from `DIR`")
-	f.StringVar(&o.target, "target", "", "the file a patch without file headers applies to")
-	f.IntVarP(&o.strip, "strip", "p", 1, "remove `N` leading path components from file names")
-	f.IntVarP(&o.context, "unified", "U", patch.DefaultContext, "lines of context when generating")
-	cmd.MarkFlagRequired("to")
+	f := &cmd.Flags
+	f.String(&o.to, "to", 0, "", "target format: udiff, udiff-h, udiff-l, search-replace, v4a")
+	f.String(&o.from, "format", 0, "", "source format (default: detect)")
+	f.String(&o.dir, "directory", 'C', ".", "read the patched files from `DIR`")
+	f.String(&o.target, "target", 0, "", "the file a patch without file headers applies to")
+	f.Int(&o.strip, "strip", 'p', 1, "remove `N` leading path components from file names")
+	f.Int(&o.context, "unified", 'U', patch.DefaultContext, "lines of context when generating")
+	f.Require("to")
 	return cmd
 }
 

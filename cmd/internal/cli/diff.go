@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,8 +10,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/spf13/cobra"
-
+	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/diff"
 	"github.com/patchbench/patchbench/patch"
 )
@@ -22,12 +22,12 @@ type diffOptions struct {
 	binary    bool
 }
 
-func newDiffCommand(sio Stdio) *cobra.Command {
+func newDiffCommand(sio Stdio) *cmdline.Command {
 	var o diffOptions
-	cmd := &cobra.Command{
-		Annotations: map[string]string{annotationQuick: "yes"},
-		Use:         "diff [flags] OLD NEW",
-		Short:       "Print the edit that turns file OLD into file NEW, in any format",
+	cmd := &cmdline.Command{
+		Quick: true,
+		Use:   "diff [flags] OLD NEW",
+		Short: "Print the edit that turns file OLD into file NEW, in any format",
 		Long: `Print the edit that turns file OLD into file NEW.
 
 OLD or NEW may be /dev/null for a creation or a deletion. Formats without line
@@ -38,16 +38,16 @@ A file with a NUL byte in its first 8000 bytes is binary, as git decides: the
 diff says only "Binary files ... differ", or with --binary is a GIT binary
 patch, as git diff --binary writes it, that patchbench apply and git apply
 accept. Binary changes have no search-replace or v4a form.`,
-		Args: ArgsUsage(cobra.ExactArgs(2)),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Args: cmdline.ExactArgs(2, "OLD and NEW"),
+		Run: func(ctx context.Context, args []string) error {
 			return runDiff(o, args[0], args[1], sio)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "udiff", "output format: udiff, udiff-h, udiff-l, search-replace, v4a")
-	f.StringVar(&o.algorithm, "algorithm", "histogram", "diff algorithm: histogram or myers")
-	f.IntVarP(&o.context, "unified", "U", patch.DefaultContext, "lines of context around each change")
-	f.BoolVar(&o.binary, "binary", false, "write a change of binary files as a GIT binary patch that can be applied")
+	f := &cmd.Flags
+	f.String(&o.format, "format", 0, "udiff", "output format: udiff, udiff-h, udiff-l, search-replace, v4a")
+	f.String(&o.algorithm, "algorithm", 0, "histogram", "diff algorithm: histogram or myers")
+	f.Int(&o.context, "unified", 'U', patch.DefaultContext, "lines of context around each change")
+	f.Bool(&o.binary, "binary", 0, false, "write a change of binary files as a GIT binary patch that can be applied")
 	return cmd
 }
 

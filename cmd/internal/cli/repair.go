@@ -1,20 +1,21 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
-	"github.com/spf13/cobra"
-
+	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/patch/repair"
 )
 
-func newRepairCommand(sio Stdio) *cobra.Command {
+func newRepairCommand(sio Stdio) *cmdline.Command {
 	var o applyOptions
-	cmd := &cobra.Command{
-		Annotations: map[string]string{annotationQuick: "yes"},
-		Use:         "repair [flags] PATCH|-",
-		Short:       "Print the canonical unified diff of an edit, repaired against the files",
+	var cmd *cmdline.Command
+	cmd = &cmdline.Command{
+		Quick: true,
+		Use:   "repair [flags] PATCH|-",
+		Short: "Print the canonical unified diff of an edit, repaired against the files",
 		Long: `Repair an edit in any format, as apply does, and print it as a canonical
 unified diff (exact context, correct counts and line numbers, git file
 headers) that git apply accepts. Nothing is written to the files.
@@ -23,24 +24,24 @@ An edit already in the files prints nothing on standard output and lists
 what was already there on standard error.
 
 Exit status: 0 repaired or already applied; 1 refused; 2 usage or input error.`,
-		Args: ArgsUsage(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.stripSet = cmd.Flags().Changed("strip")
+		Args: cmdline.ExactArgs(1, "PATCH or -"),
+		Run: func(ctx context.Context, args []string) error {
+			o.stripSet = cmd.Flags.Changed("strip")
 			if !o.stripSet {
 				o.strip = 1 // a hint only: the repair decides per file
 			}
 			return runRepair(o, args[0], sio)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVarP(&o.dir, "directory", "C", ".", "read the files from `DIR`")
-	f.StringVar(&o.target, "target", "", "the file a single-file patch, or one without file headers, applies to (relative to DIR unless absolute)")
-	f.BoolVarP(&o.reverse, "reverse", "R", false, "repair the reverse of the patch")
-	f.StringVar(&o.format, "format", "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
-	// Registered with 0 so that cobra prints no "(default 1)" beside
+	f := &cmd.Flags
+	f.String(&o.dir, "directory", 'C', ".", "read the files from `DIR`")
+	f.String(&o.target, "target", 0, "", "the file a single-file patch, or one without file headers, applies to (relative to DIR unless absolute)")
+	f.Bool(&o.reverse, "reverse", 'R', false, "repair the reverse of the patch")
+	f.String(&o.format, "format", 0, "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
+	// Registered with 0 so that the help prints no "(default 1)" beside
 	// the help's own default.
-	f.IntVarP(&o.strip, "strip", "p", 0, "remove `N` leading path components from file names (default: decided per file)")
-	f.BoolVar(&o.json, "json", false, "print the repair report as JSON instead of the diff")
+	f.Int(&o.strip, "strip", 'p', 0, "remove `N` leading path components from file names (default: decided per file)")
+	f.Bool(&o.json, "json", 0, false, "print the repair report as JSON instead of the diff")
 	return cmd
 }
 

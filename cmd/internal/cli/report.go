@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,8 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/cobra"
-
+	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/report"
 )
 
@@ -21,9 +21,9 @@ type reportOptions struct {
 	best     string
 }
 
-func newReportCommand(sio Stdio) *cobra.Command {
+func newReportCommand(sio Stdio) *cmdline.Command {
 	var o reportOptions
-	cmd := &cobra.Command{
+	cmd := &cmdline.Command{
 		Use:   "report [flags] RUN_DIR...",
 		Short: "Print the report of a run, or several runs side by side",
 		Long: `Print the report of each RUN_DIR (its report.json, as a benchmark run writes
@@ -45,8 +45,7 @@ the highest quality_score and list every configuration's key means.
 
 Exit status: 0 success; 2 usage or input error (such as a directory without
 report.json, or runs that group by different dimensions).`,
-		Args: ArgsUsage(cobra.ArbitraryArgs),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Run: func(ctx context.Context, args []string) error {
 			if o.best != "" {
 				if len(args) > 0 {
 					return Usage(fmt.Errorf("report: --best takes no run directories"))
@@ -59,9 +58,9 @@ report.json, or runs that group by different dimensions).`,
 			return runReport(o, args, sio)
 		},
 	}
-	cmd.Flags().BoolVar(&o.markdown, "markdown", false, "print Markdown instead of plain text")
-	cmd.Flags().StringVar(&o.html, "html", "", "write one self-contained HTML page (charts and every case of the runs' results.jsonl) to `OUT.html` instead")
-	cmd.Flags().StringVar(&o.best, "best", "", "name the best configuration of a grid `FILE` (grid.json of loc grid)")
+	cmd.Flags.Bool(&o.markdown, "markdown", 0, false, "print Markdown instead of plain text")
+	cmd.Flags.String(&o.html, "html", 0, "", "write one self-contained HTML page (charts and every case of the runs' results.jsonl) to `OUT.html` instead")
+	cmd.Flags.String(&o.best, "best", 0, "", "name the best configuration of a grid `FILE` (grid.json of loc grid)")
 	return cmd
 }
 

@@ -91,7 +91,7 @@ compiled in the environment of the task's commit, graded by a judge by
 APE-Bench's vote rule. The figures are compile_pass@K, judge_pass@K and the
 semantic drop between them. ape check verifies whole-file code rows in their
 commits' environments.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.Usage(errors.New("ape: give a subcommand: build, run, judge or check"))
 		},
@@ -123,7 +123,7 @@ stderr (exit 1).
 
 Exit status: 0 tasks written; 1 some instructions could not be written; 2
 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repo == "" || out == "" {
 				return cli.Usage(errors.New("ape build: --repo and --out are required"))
@@ -265,7 +265,7 @@ name as such: it is no model).
 
 Exit status: 0 every candidate evaluated; 1 some failed or the run was
 interrupted (continue with --resume); 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runApeRun(cmd.Context(), o, sio)
 		},
@@ -434,7 +434,7 @@ report.md go to DIR2 (default DIR/judge-MODEL).
 
 Exit status: 0 judged; 1 some rows failed or the run was interrupted; 2 usage
 or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runApeJudge(cmd.Context(), o, sio)
 		},
@@ -559,7 +559,7 @@ the tree is left out, named on stderr. The run resumes like every run.
 Exit status: 0 every row checked (pass or not); 1 some rows could not be
 checked (environment problems, named) or the run was interrupted (continue
 with --resume); 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runApeCheck(cmd.Context(), o, sio)
 		},

@@ -29,7 +29,7 @@ func newDiffxyzCommand(sio cli.Stdio) *cobra.Command {
 with three tasks on real commits: apply (old code + diff → new code),
 anti-apply (new code + diff → old code) and diffgen (old + new → diff), each
 in every edit format and prompt variant. See docs/diffxyz.md.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.Usage(errors.New("diffxyz: give a subcommand: run, score, build or prompts"))
 		},
@@ -78,7 +78,7 @@ interrupted run without repeating finished cases.
 Exit status: 0 every case scored; 1 some cases failed (see the failed rows,
 and --resume --retry-failed) or the run was interrupted; 2 usage or input
 error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiffxyzRun(cmd.Context(), o, sio)
 		},
@@ -200,7 +200,7 @@ rows (failed, then run again), only the last is kept; failed rows are kept as
 they are.
 
 Exit status: 0 rescored; 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiffxyzScore(o, sio)
 		},
@@ -280,7 +280,7 @@ Rows are written as JSONL to --out (gzipped when it ends in .gz) or standard
 output. The udiff column is git's diff; diffxyz run generates the others.
 
 Exit status: 0 built; 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiffxyzBuild(cmd.Context(), o, sio)
 		},
@@ -377,7 +377,7 @@ With --dataset, print the system prompt and the user message of one case
 (the first row, or --id) as diffxyz run would send them.
 
 Exit status: 0 success; 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiffxyzPrompts(o, sio)
 		},

@@ -96,7 +96,7 @@ The setup runs with SOURCE_DATE_EPOCH set to the commit's committer time
 modification time: tools that stamp times (Python's byte-compiler, which
 then writes hash-checked .pyc files; archivers) write the same bytes at
 every commit where the sources are the same, and the store keeps them once.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnvBuild(cmd, g, o, sio)
 		},
@@ -226,7 +226,7 @@ first.
 
 Hard-linked files are read-only (0444, 0555 when executable): the manifest's
 mode less its write bits. Copies and reflinks have the exact mode.`,
-		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
+		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnvRestore(cmd, g, o, args, sio)
 		},
@@ -299,7 +299,7 @@ func newEnvStatsCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 would take as copies (logical), the bytes the store takes (objects,
 manifests, git map) and their ratio. --json prints {"commits", "files",
 "logical_bytes", "stored_bytes", ...}.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open(false)
 			if err != nil {
@@ -327,7 +327,7 @@ func newEnvVerifyCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify --store DIR",
 		Short: "Re-hash every object and check every manifest; exit 1 on any problem, naming it",
-		Args:  cli.ArgsUsage(cobra.NoArgs),
+		Args:  ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open(false)
 			if err != nil {
@@ -370,7 +370,7 @@ func newEnvGCCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 interrupted builds. gc waits for running builds and builds wait for it (a
 lock every build holds shared from its first object to its manifest), so it
 is safe to run at any time.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open(false)
 			if err != nil {
@@ -395,7 +395,7 @@ func newEnvLsCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls --store DIR [--json]",
 		Short: "List stored commits and failed setups",
-		Args:  cli.ArgsUsage(cobra.NoArgs),
+		Args:  ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open(false)
 			if err != nil {

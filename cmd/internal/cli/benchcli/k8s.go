@@ -45,7 +45,7 @@ func newK8sCommand(sio cli.Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "k8s",
 		Short: cli.FullShort("k8s"),
-		Args:  cli.ArgsUsage(cobra.NoArgs),
+		Args:  ArgsUsage(cobra.NoArgs),
 	}
 	cmd.AddCommand(newK8sJobCommand(sio))
 	return cmd
@@ -90,7 +90,7 @@ shard directories. Or run that merge anywhere the volume is mounted.
     patchbench k8s job --merge ...same arguments... | kubectl apply -f -
 
 Exit status: 0 printed; 2 usage error.`,
-		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		Args: ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, err := k8sManifest(o, args)
 			if err != nil {

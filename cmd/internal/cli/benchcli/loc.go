@@ -28,7 +28,7 @@ func newLocCommand(sio cli.Stdio) *cobra.Command {
 case is a query (an issue text or commit message), a repository at a commit,
 and the ground truth (files, line ranges, functions) of the fixing change.
 See README, "Code localization".`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.Usage(errors.New("loc: give a subcommand: build, validate, run, grid or analyze"))
 		},
@@ -90,7 +90,7 @@ function collapsed to [first, last], clamped to the function.
 
 Exit status: 0 every row made a case; 1 some rows were left out (each
 reported with its id); 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error { return runLocBuild(cmd.Context(), o, sio) },
 	}
 	f := cmd.Flags()
@@ -181,7 +181,7 @@ context range, and every function is one of the file's syntax tree. Each
 problem is printed with the case id.
 
 Exit status: 0 every case is valid; 1 some are not; 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.dataset == "" || o.repos.repos == "" {
 				return cli.Usage(errors.New("loc validate: --dataset and --repos are required"))
@@ -286,7 +286,7 @@ tool descriptions.
 Exit status: 0 every case ran; 1 some cases failed (missing repository or
 commit; each named in results.jsonl) or the run stopped; 2 usage or input
 error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.modeGiven = cmd.Flags().Changed("mode")
 			return runLocRun(cmd.Context(), o, sio)

@@ -31,7 +31,7 @@ quality_score (patchbench report --best DIR/grid.json names it).
 
 Exit status: 0 every run succeeded; 1 some cases or runs failed; 2 usage or
 input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.modeGiven = cmd.Flags().Changed("mode")
 			// The grid's directory is not a run but holds one per
@@ -107,7 +107,7 @@ and per repository, how many answers missed the file, hit the file but not
 the lines, or hit, and the ten worst cases by quality_score.
 
 Exit status: 0 printed; 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
+		Args: ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := loc.Analyze(args[0], sio.Out); err != nil {
 				return cli.Usage(err)

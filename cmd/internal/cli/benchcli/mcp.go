@@ -61,7 +61,7 @@ are not regular files are refused, for reads as for writes. Each call has
 
 Register with an MCP client:
   {"mcpServers": {"patchbench": {"command": "patchbench", "args": ["mcp", "--root", "."]}}}`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMCP(cmd.Context(), o, sio)
 		},

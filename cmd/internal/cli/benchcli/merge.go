@@ -92,7 +92,7 @@ another report) asks the model nothing.
 Benchmarks: diffxyz run, swe eval, loc run, ape run and ape judge.
 
 Exit status: 0 merged; 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		Args: ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMerge(out, withCache, args, sio)
 		},

@@ -24,7 +24,7 @@ func newSWECommand(sio cli.Stdio) *cobra.Command {
 taken from each prediction, repaired and applied in memory at the instance's
 base commit, the tests run in a sandboxed worktree, and SWE-bench's reports,
 an error analysis and repaired predictions are written. See docs/swe.md.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.Usage(errors.New("swe: give a subcommand: eval, rerun or envs"))
 		},
@@ -168,7 +168,7 @@ predictions.repaired.jsonl, which the official harness accepts.
 Exit status: 0 every instance got a verdict; 1 some instances failed for
 infrastructure reasons (test_error, test_timeout, infra_error: see
 "swe rerun --type infra"); 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.tests.checkWorkers(cmd.Flags()); err != nil {
 				return err
@@ -285,7 +285,7 @@ selects test_error, test_timeout and infra_error; all selects all of these.
 Test-stage flags given here override the earlier run's.
 
 Prints the status counts before and after. Exit status as for swe eval.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSWERerun(cmd, o, sio)
 		},

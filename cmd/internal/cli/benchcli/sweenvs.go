@@ -32,7 +32,7 @@ offline. One line per commit (--json: one object).
 
 Exit status: 0 every environment built or already stored; 1 some setup
 failed; 2 usage or input error.`,
-		Args: cli.ArgsUsage(cobra.NoArgs),
+		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c.Dataset == "" || c.Repos == "" || c.Store == "" {
 				return cli.Usage(errors.New("swe envs: --dataset, --repos and --store are needed"))
