@@ -22,8 +22,8 @@
 #
 # Two builds of cmd/patchbench are measured: with cgo (`go build
 # ./cmd/patchbench` where a C compiler is installed, or PATCHBENCH), and
-# without (`CGO_ENABLED=0 go build ./cmd/patchbench`, or NOCGO), the build
-# the README's install line makes. They differ only if something that
+# without (`CGO_ENABLED=0 go build ./cmd/patchbench`, or NOCGO), as on a
+# machine without a C compiler. They differ only if something that
 # patchbench links imports net or os/user, which link libc dynamically
 # with cgo (TestLinksNoBenchmarkLibraries keeps them out).
 set -euo pipefail
