@@ -111,6 +111,11 @@ func TestHandOver(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "missing.jsonl") {
 		t.Errorf("handed over diffxyz run: %v\n%s", err, out)
 	}
+	// Shell completion is patchbench-full's (cobra's), engine flags included.
+	out, err = exec.Command(filepath.Join(dir, "patchbench"), "__complete", "apply", "--st").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--strict\tapply only a well-formed patch") || !strings.Contains(string(out), "--strip\tremove N leading path components") {
+		t.Errorf("__complete apply --st: %v\n%s", err, out)
+	}
 	// --help reaches the benchmark's own help.
 	out, err = exec.Command(filepath.Join(dir, "patchbench"), "swe", "eval", "--help").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--predictions") {

@@ -270,7 +270,7 @@ func (fs *FlagSet) Usages(command string) string {
 		if f.Short != 0 {
 			left = "  -" + string(rune(f.Short)) + ", --" + f.Name
 		}
-		name, usage := valueName(f)
+		name, usage := f.Help()
 		if name != "" {
 			left += " " + name
 		}
@@ -293,13 +293,14 @@ func (fs *FlagSet) Usages(command string) string {
 	return b.String()
 }
 
-// valueName is the name of a flag's value in help and its usage with the
-// back quotes removed.
-func valueName(f *Flag) (name, usage string) {
+// Help is the name of the flag's value in help (its usage's back-quoted
+// word, else its type; none for a boolean) and its usage with the back
+// quotes removed.
+func (f *Flag) Help() (value, usage string) {
 	if i := strings.IndexByte(f.Usage, '`'); i >= 0 {
 		if j := strings.IndexByte(f.Usage[i+1:], '`'); j >= 0 {
-			name = f.Usage[i+1 : i+1+j]
-			return name, f.Usage[:i] + name + f.Usage[i+2+j:]
+			value = f.Usage[i+1 : i+1+j]
+			return value, f.Usage[:i] + value + f.Usage[i+2+j:]
 		}
 	}
 	switch f.kind {

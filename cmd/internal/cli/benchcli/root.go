@@ -86,7 +86,8 @@ func engineCommand(c *cmdline.Command, sio cli.Stdio) *cobra.Command {
 			var out []cobra.Completion
 			for _, f := range c.Flags.Flags() {
 				if name := "--" + f.Name; strings.HasPrefix(name, toComplete) {
-					out = append(out, cobra.CompletionWithDesc(name, f.Usage))
+					_, usage := f.Help()
+					out = append(out, cobra.CompletionWithDesc(name, usage))
 				}
 			}
 			return out, cobra.ShellCompDirectiveNoFileComp
