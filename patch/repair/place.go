@@ -970,8 +970,11 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			// lines in between should go too is anyone's guess.
 			return nil, fmt.Sprintf("uncertain: the lines the hunk removes are not together in the file (lines %d-%d sit between them)", cursor+1, at)
 		}
-		lastDeleted = l.kind == patch.LineDelete
 		restLines := pl.h.lines[li+1:]
+		if why := removalGap(at-cursor, cursor, l, restLines, lastDeleted, len(pending) > 0, sawChange, runBefore, width); why != "" {
+			return nil, why
+		}
+		lastDeleted = l.kind == patch.LineDelete
 		if err := flushGap(at, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
 			return nil, err
 		}
@@ -1036,9 +1039,47 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	return out, ""
 }
 
+// removalGap judges n file lines (from line cursor, 0-based) that the
+// hunk leaves out between a context line and a line it removes, before
+// the old-side line l: context the hunk lost, to keep, or a removal it
+// forgot, to make. Real commits give both shapes alike (a context line
+// dropped before a removed block; the first removed line of a block
+// dropped after full context). Only an edge run of context can tell: a
+// hunk written with width lines of context has edge runs of at most width
+// lines, so the left-out lines are lost context only when the run with
+// them is no longer than that; with them it is longer, the hunk is
+// refused.
+func removalGap(n, cursor int, l looseLine, rest []looseLine, lastDeleted, pending, sawChange bool, runBefore, width int) string {
+	if n <= 0 || pending {
+		return ""
+	}
+	var run int
+	var edge bool
+	switch {
+	case l.kind == patch.LineDelete && !lastDeleted && runBefore > 0:
+		run, edge = runBefore, !sawChange
+	case lastDeleted && l.kind == patch.LineContext:
+		run, edge = ctxRunAfter(l, rest)
+	default:
+		return ""
+	}
+	// A hunk that reaches an end of the file has a short run there, and
+	// the width read from a patch of one such hunk is short too: git's
+	// default of three lines is the least taken.
+	if !edge || run+n <= max(width, 3) {
+		// Between two changes a run of context may be of any length up
+		// to twice the width: nothing tells, and the lines are kept (a
+		// known limit: a removal forgotten there is not made).
+		return ""
+	}
+	return fmt.Sprintf("uncertain: the hunk leaves out file lines %d-%d between its context and a line it removes: context it lost, or lines it forgot to remove", cursor+1, cursor+n)
+}
+
 // cutShort reports whether a hunk looks cut off: it ends with a line it
 // removes or adds, has context before its first change, and its body has
-// fewer old lines and fewer new lines than its header counts. A complete
+// fewer old lines and fewer new lines than its header counts. (A hunk cut
+// after a context line between two changes is not told apart from one
+// with wrong counts: a known limit.) A complete
 // hunk of git's has context after its last change unless it reaches the
 // end of the file; one that lost its trailing context lost it from both
 // sides.
