@@ -160,46 +160,57 @@ func fidelityCases(t *testing.T) []applybench.Case {
 		out = append(out, applybench.Case{ID: fmt.Sprintf("%s/%s/%s#%d", family, f.id, f.path, k+1), Family: family,
 			Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
 	}
-	for fi, f := range files {
-		lines, _ := patch.SplitLines(f.old)
-		newCode := f.new
-		last := len(f.hunks) - 1
-		if eofHunk(f.hunks[last], len(lines)) {
-			add(f, "eof_ctx_no_space", f.old, f.head+noSpace(f.hunks), &newCode, last)
-			add(f, "eof_stale", f.old, withHunk(f, last, stale(f.hunks[last])), nil, last)
-		}
-		for k, h := range f.hunks {
-			if onlyDeletes(h) {
-				if v := dropBeside(h); v != nil {
-					add(f, "deletion_ctx_lost", f.old, withHunk(f, k, v), &newCode, k)
-				}
-				add(f, "deletion_stale", f.old, withHunk(f, k, stale(h)), nil, k)
-			}
-			if v := dropEqualToAdded(h); v != nil {
-				add(f, "added_eq_ctx", f.old, withHunk(f, k, v), &newCode, k)
-				other := files[(fi+len(files)/2)%len(files)]
-				if other.path != f.path && !strings.Contains(other.old, firstSignificant(h)) {
-					add(f, "added_eq_ctx_wrong_file", other.old, withHunk(f, k, v), nil, k)
-				}
-			}
-			if v := edgeBothEnds(h); v != nil {
-				add(f, "edge_both_ends", f.old, withHunk(f, k, v), &newCode, k)
-				add(f, "edge_both_ends_stale", f.old, withHunk(f, k, stale(v)), nil, k)
-			}
-		}
-		if strings.HasSuffix(f.old, "\n") && strings.HasSuffix(f.new, "\n") {
-			twice, want := f.old+f.old, f.new+f.old
-			add(f, "repeated_numbered", twice, f.head+noSpace(f.hunks), &want, 0)
-			add(f, "repeated_bare", twice, f.head+bareHeaders(f.hunks), nil, 0)
-		}
-		if allRemove(f.hunks) {
-			// A hunk that only adds fits its context whether or not it was
-			// applied, and git applies it again: not a case to score.
-			add(f, "already_applied", f.new, f.head+joinAll(f.hunks), &newCode, 0)
-		}
+	for fi := range files {
+		classicFamilies(files, fi, add)
 	}
 	t.Logf("generated %d cases: %v; %d left out that git apply misapplies", len(out), n, gits)
 	return out
+}
+
+// addFunc records a case made from f: its family, the file content it is
+// offered to, the patch text, the expected content (nil: must refuse) and
+// the hunk it concerns.
+type addFunc func(f fileDiff, family, old, text string, expected *string, k int)
+
+// classicFamilies makes the 11 families of fidelityCases from files[fi].
+func classicFamilies(files []fileDiff, fi int, add addFunc) {
+	f := files[fi]
+	lines, _ := patch.SplitLines(f.old)
+	newCode := f.new
+	last := len(f.hunks) - 1
+	if eofHunk(f.hunks[last], len(lines)) {
+		add(f, "eof_ctx_no_space", f.old, f.head+noSpace(f.hunks), &newCode, last)
+		add(f, "eof_stale", f.old, withHunk(f, last, stale(f.hunks[last])), nil, last)
+	}
+	for k, h := range f.hunks {
+		if onlyDeletes(h) {
+			if v := dropBeside(h); v != nil {
+				add(f, "deletion_ctx_lost", f.old, withHunk(f, k, v), &newCode, k)
+			}
+			add(f, "deletion_stale", f.old, withHunk(f, k, stale(h)), nil, k)
+		}
+		if v := dropEqualToAdded(h); v != nil {
+			add(f, "added_eq_ctx", f.old, withHunk(f, k, v), &newCode, k)
+			other := files[(fi+len(files)/2)%len(files)]
+			if other.path != f.path && !strings.Contains(other.old, firstSignificant(h)) {
+				add(f, "added_eq_ctx_wrong_file", other.old, withHunk(f, k, v), nil, k)
+			}
+		}
+		if v := edgeBothEnds(h); v != nil {
+			add(f, "edge_both_ends", f.old, withHunk(f, k, v), &newCode, k)
+			add(f, "edge_both_ends_stale", f.old, withHunk(f, k, stale(v)), nil, k)
+		}
+	}
+	if strings.HasSuffix(f.old, "\n") && strings.HasSuffix(f.new, "\n") {
+		twice, want := f.old+f.old, f.new+f.old
+		add(f, "repeated_numbered", twice, f.head+noSpace(f.hunks), &want, 0)
+		add(f, "repeated_bare", twice, f.head+bareHeaders(f.hunks), nil, 0)
+	}
+	if allRemove(f.hunks) {
+		// A hunk that only adds fits its context whether or not it was
+		// applied, and git applies it again: not a case to score.
+		add(f, "already_applied", f.new, f.head+joinAll(f.hunks), &newCode, 0)
+	}
 }
 
 // sectionOf splits a commit's diff into its modified text files of 20 to

@@ -44,6 +44,9 @@ type looseHunk struct {
 	// unified: read from a unified diff, whose hunks end where their
 	// context ends (a search-replace block ends where its search text does).
 	unified bool
+	// oldCount and newCount are the header's counts; both 0 when it
+	// gives none (a header "-N,0 +M,0" changes nothing and is never cut).
+	oldCount, newCount int
 }
 
 type looseLine struct {
@@ -246,6 +249,7 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 		h.newStart, _ = strconv.Atoi(m[2])
 		h.hasPos = true
 		wantOld, wantNew = count(m[1]), count(m[3])
+		h.oldCount, h.newCount = wantOld, wantNew
 	}
 	i++
 	blanks := 0
@@ -463,6 +467,7 @@ func (f *looseFile) reverse() {
 	}
 	for _, h := range f.hunks {
 		h.oldStart, h.newStart = h.newStart, h.oldStart
+		h.oldCount, h.newCount = h.newCount, h.oldCount
 		h.oldNoEOL, h.newNoEOL = h.newNoEOL, h.oldNoEOL
 		for i := range h.lines {
 			l := &h.lines[i]

@@ -457,7 +457,7 @@ func newSideAt(t *text, h *looseHunk) (int, bool) {
 			cs = filter(cs, func(c place) bool { return indentConsistent(t, ns, c) })
 		}
 		if len(cs) > 0 {
-			ok := len(cs) == 1 && removedGone(t, h) && !removedNear(t, h, cs[0], !added)
+			ok := len(cs) == 1 && removedGone(t, h) && !removedNear(t, h, cs[0], !added) && !oldFramed(t, h, cs[0])
 			if h.markers && h.oldNoEOL != h.newNoEOL {
 				// The change includes the final newline: the file must
 				// end there as the new side says.
@@ -573,6 +573,84 @@ func removedNear(t *text, h *looseHunk, c place, any bool) bool {
 				if block[bi].signif && block[bi].matches(t, levelTrailing, j) {
 					return true
 				}
+			}
+		}
+	}
+	return false
+}
+
+// oldFramed reports whether the hunk's old side is still in the file
+// somewhere other than the place c of its new side: its leading context
+// (the lines before its first change) is in the file with, within the
+// length of the hunk's middle and two lines more, a significant removed
+// line that is none of its new side's lines, or its trailing context (the
+// lines after its last change) framing another block of about the
+// middle's length. A hunk whose removed lines are stale, or that was
+// meant for the other of two similar blocks, fits its new side where the
+// change was made (or copied) and its old side where it is still to be
+// made; which one it is nothing says.
+func oldFramed(t *text, h *looseHunk, c place) bool {
+	n := len(h.lines)
+	lead, trail := 0, 0
+	for lead < n && h.lines[lead].kind == patch.LineContext && !h.lines[lead].elision {
+		lead++
+	}
+	for trail < n-lead && h.lines[n-1-trail].kind == patch.LineContext && !h.lines[n-1-trail].elision {
+		trail++
+	}
+	if lead == 0 && trail == 0 {
+		return false
+	}
+	var leadEs, trailEs []entry
+	for _, l := range h.lines[:lead] {
+		leadEs = append(leadEs, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0])})
+	}
+	for _, l := range h.lines[n-trail:] {
+		trailEs = append(trailEs, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0])})
+	}
+	mid := 0 // old-side lines between the edges
+	newSide := map[string]bool{}
+	for _, l := range h.lines {
+		if l.kind != patch.LineInsert {
+			mid++
+		}
+		if l.kind != patch.LineDelete {
+			newSide[normalize(levelTrailing, l.texts[0])] = true
+		}
+	}
+	mid -= lead + trail
+	var removed []string
+	for _, l := range h.lines[lead : n-trail] {
+		if l.kind == patch.LineDelete && significant(l.texts[0]) && !newSide[normalize(levelTrailing, l.texts[0])] {
+			removed = append(removed, normalize(levelTrailing, l.texts[0]))
+		}
+	}
+	inNew := func(i int) bool { return i >= c.start && i < c.end }
+	norm := t.normLevel(levelTrailing)
+	var leads []place
+	if anySignificant(leadEs) {
+		leads = contiguous(t, leadEs, levelTrailing, true)
+	}
+	for _, p := range leads {
+		if inNew(p.start) {
+			continue
+		}
+		for j := p.end; j < min(len(t.lines), p.end+mid+2); j++ {
+			if !inNew(j) && slices.Contains(removed, norm[j]) {
+				return true
+			}
+		}
+	}
+	if !anySignificant(append(append([]entry(nil), leadEs...), trailEs...)) || lead == 0 || trail == 0 {
+		return false
+	}
+	for _, p := range leads {
+		if inNew(p.start) {
+			continue
+		}
+		for _, q := range contiguous(t, trailEs, levelTrailing, true) {
+			if q.start >= p.end && q.start <= p.end+mid+2 {
+				return true
 			}
 		}
 	}
@@ -823,6 +901,13 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		// and a search-replace or V4A block ends where its text does.
 		return nil, fmt.Sprintf("uncertain: the hunk ends with added lines and no context after them, but its place (line %d) is not the end of the file", pl.p.start+1)
 	}
+	if pl.h.unified && cutShort(pl.h) && pl.p.end < len(t.lines) {
+		// The patch may have been cut off (a model's answer that ran out
+		// of room): what the hunk holds is the start of a change, and
+		// applying it would make half of it. Where the hunk ends at the
+		// end of the file it lacks nothing.
+		return nil, fmt.Sprintf("uncertain: the hunk ends with a change and no context after it, and has fewer lines than its header counts (%d old, %d new): it may have been cut off", pl.h.oldCount, pl.h.newCount)
+	}
 	lastDeleted := false // the last placed old-side line is one the hunk removes
 	for li, l := range pl.h.lines {
 		if l.kind == patch.LineInsert {
@@ -885,8 +970,11 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			// lines in between should go too is anyone's guess.
 			return nil, fmt.Sprintf("uncertain: the lines the hunk removes are not together in the file (lines %d-%d sit between them)", cursor+1, at)
 		}
-		lastDeleted = l.kind == patch.LineDelete
 		restLines := pl.h.lines[li+1:]
+		if why := removalGap(at-cursor, cursor, l, restLines, lastDeleted, len(pending) > 0, sawChange, runBefore, width); why != "" {
+			return nil, why
+		}
+		lastDeleted = l.kind == patch.LineDelete
 		if err := flushGap(at, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
 			return nil, err
 		}
@@ -949,6 +1037,67 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		r.Repairs = appendOnce(r.Repairs, "context-dropped")
 	}
 	return out, ""
+}
+
+// removalGap judges n file lines (from line cursor, 0-based) that the
+// hunk leaves out between a context line and a line it removes, before
+// the old-side line l: context the hunk lost, to keep, or a removal it
+// forgot, to make. Real commits give both shapes alike (a context line
+// dropped before a removed block; the first removed line of a block
+// dropped after full context). Only an edge run of context can tell: a
+// hunk written with width lines of context has edge runs of at most width
+// lines, so the left-out lines are lost context only when the run with
+// them is no longer than that; with them it is longer, the hunk is
+// refused.
+func removalGap(n, cursor int, l looseLine, rest []looseLine, lastDeleted, pending, sawChange bool, runBefore, width int) string {
+	if n <= 0 || pending {
+		return ""
+	}
+	var run int
+	var edge bool
+	switch {
+	case l.kind == patch.LineDelete && !lastDeleted && runBefore > 0:
+		run, edge = runBefore, !sawChange
+	case lastDeleted && l.kind == patch.LineContext:
+		run, edge = ctxRunAfter(l, rest)
+	default:
+		return ""
+	}
+	// A hunk that reaches an end of the file has a short run there, and
+	// the width read from a patch of one such hunk is short too: git's
+	// default of three lines is the least taken.
+	if !edge || run+n <= max(width, 3) {
+		// Between two changes a run of context may be of any length up
+		// to twice the width: nothing tells, and the lines are kept (a
+		// known limit: a removal forgotten there is not made).
+		return ""
+	}
+	return fmt.Sprintf("uncertain: the hunk leaves out file lines %d-%d between its context and a line it removes: context it lost, or lines it forgot to remove", cursor+1, cursor+n)
+}
+
+// cutShort reports whether a hunk looks cut off: it ends with a line it
+// removes or adds, has context before its first change, and its body has
+// fewer old lines and fewer new lines than its header counts. (A hunk cut
+// after a context line between two changes is not told apart from one
+// with wrong counts: a known limit.) A complete
+// hunk of git's has context after its last change unless it reaches the
+// end of the file; one that lost its trailing context lost it from both
+// sides.
+func cutShort(h *looseHunk) bool {
+	n := len(h.lines)
+	if n == 0 || h.oldCount == 0 || h.newCount == 0 || h.lines[n-1].kind == patch.LineContext || h.lines[0].kind != patch.LineContext {
+		return false
+	}
+	o, w := 0, 0
+	for _, l := range h.lines {
+		if l.kind != patch.LineInsert {
+			o++
+		}
+		if l.kind != patch.LineDelete {
+			w++
+		}
+	}
+	return o < h.oldCount && w < h.newCount
 }
 
 // endsInserting reports whether the hunk ends with a run of added lines

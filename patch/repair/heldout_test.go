@@ -1,0 +1,563 @@
+package repair_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/bench/applybench"
+	"github.com/patchbench/patchbench/internal/testdata"
+	"github.com/patchbench/patchbench/patch"
+)
+
+var heldoutOut = flag.String("heldout-out", "", "write the held-out cases of TestHeldOutCorpus to this JSONL file")
+
+// heldoutPerFamily caps each family of the held-out corpus.
+const heldoutPerFamily = 40
+
+// TestHeldOutCorpus scores the applier on cases generated from
+// ../shared/data/diffxyz-dev.jsonl.gz (584 single-file commits of six
+// repositories in six languages, none of them click or cobra's history the
+// fidelity corpus comes from): the 11 families of fidelityCases and the
+// held-out families of heldoutFamilies, which stress the places where a
+// tolerance decides between readings. Nothing may be misapplied or
+// damaged, and every must-refuse case is refused. Skips without the data.
+func TestHeldOutCorpus(t *testing.T) {
+	src := filepath.Join(testdata.SharedDir(), "diffxyz-dev.jsonl.gz")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("held-out commits not found: %v", err)
+	}
+	rows, err := testdata.ReadJSONL[testdata.Triple](src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := heldoutCases(t, rows)
+	if *heldoutOut != "" {
+		writeCases(t, *heldoutOut, cases)
+	}
+	res, err := applybench.Run(context.Background(), cases, []applybench.Tool{applybench.Patchbench()}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type count struct{ n, recovered, refused, mustRefuse, mustRefused int }
+	fams := map[string]*count{}
+	for _, r := range res {
+		c := fams[r.Family]
+		if c == nil {
+			c = &count{}
+			fams[r.Family] = c
+		}
+		c.n++
+		if r.MustRefuse {
+			c.mustRefuse++
+		}
+		switch r.Outcome {
+		case applybench.Recovered:
+			c.recovered++
+		case applybench.Refused:
+			c.refused++
+			if r.MustRefuse {
+				c.mustRefused++
+			} else {
+				t.Logf("not recovered: %s", r.ID)
+			}
+		default:
+			t.Errorf("%s: %s", r.ID, r.Outcome)
+		}
+	}
+	var names []string
+	for f := range fams {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		c := fams[f]
+		if c.mustRefuse > 0 {
+			t.Logf("%-28s %3d cases: must refuse, %3d refused", f, c.n, c.mustRefused)
+		} else {
+			t.Logf("%-28s %3d cases: %3d recovered, %3d refused", f, c.n, c.recovered, c.refused)
+		}
+	}
+	s := applybench.Summarize(res, []applybench.Tool{applybench.Patchbench()}).Total["patchbench"]
+	t.Logf("total %d: recovered %d of %d, false applies %d, damaged %d, must-refuse refused %d of %d",
+		s.Cases, s.Recovered, s.Recoverable, s.FalseApplies, s.Damaged, s.MustRefuseRefused, s.MustRefuse)
+	if len(names) < 25 {
+		t.Errorf("%d families, want the 11 of fidelityCases and the held-out ones", len(names))
+	}
+}
+
+func writeCases(t *testing.T, name string, cases []applybench.Case) {
+	var b strings.Builder
+	for _, c := range cases {
+		j, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// heldoutCases makes the cases from the dev commits, in a fixed shuffled
+// order so that every family draws on every repository, at most
+// heldoutPerFamily a family. Cases that strict mode (git's rules) applies
+// with another result, or applies where they must be refused, are left
+// out: the default mode applies what strict mode applies.
+func heldoutCases(t *testing.T, rows []testdata.Triple) []applybench.Case {
+	var files []fileDiff
+	for _, r := range rows {
+		if !strings.HasSuffix(r.OldCode, "\n") || !strings.HasSuffix(r.NewCode, "\n") {
+			continue
+		}
+		head, hs := udiffHunks(r.UDiff)
+		if len(hs) == 0 {
+			continue
+		}
+		files = append(files, fileDiff{id: r.Repo + "@" + r.Commit[:12], path: r.Path, old: r.OldCode, new: r.NewCode, head: head, hunks: hs})
+	}
+	rng := rand.New(rand.NewSource(1))
+	rng.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
+	n := map[string]int{}
+	gits := 0
+	var out []applybench.Case
+	add := func(f fileDiff, family, old, text string, expected *string, k int) {
+		if n[family] >= heldoutPerFamily || text == "" {
+			return
+		}
+		if res, err := strictApply(text, patch.MapFS{f.path: old}, f.path, false); err == nil && (expected == nil || string(res[0].Content) != *expected) {
+			gits++
+			return
+		}
+		n[family]++
+		out = append(out, applybench.Case{ID: fmt.Sprintf("%s/%s/%s#%d", family, f.id, f.path, k+1), Family: family,
+			Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
+	}
+	for fi := range files {
+		classicFamilies(files, fi, add)
+		heldoutFamilies(files[fi], add)
+	}
+	t.Logf("generated %d held-out cases; %d left out that git apply misapplies", len(out), gits)
+	return out
+}
+
+// heldoutFamilies makes the held-out families from one commit's file. A
+// "twin" is a copy of a hunk's old side appended to the file after a blank
+// line, so that the hunk's lines are in the file twice; the expected
+// content then has the twin too. Must-refuse families (expected null) are
+// marked so:
+//
+//   - indent_twin_bare (null): the twin indented one level deeper, the
+//     hunk alone with a bare header and every line two columns deeper than
+//     the file: both places fit with a consistent shift.
+//     indent_twin_numbered: the same with the hunk's own line numbers,
+//     which name one place exactly.
+//   - indent_one_ctx: the deeper twin, one context line of the hunk
+//     written at the twin's indentation, the rest as in the file.
+//   - numbers_twin_exact: an exact twin, the patch without context spaces
+//     and with its own line numbers. numbers_twin_off (null): the hunk
+//     alone, its line numbers two lines off (pointing at neither copy).
+//   - ws_twin_exact: a twin whose indentation is written the other way
+//     (tabs for spaces, or spaces for tabs), the patch with bare headers:
+//     only the original fits exactly.
+//   - hunk_dropped: one hunk of several left out, no context spaces;
+//     expected: the other hunks applied.
+//   - hunks_shuffled_bare: the hunks in reverse order with bare headers.
+//   - truncated_last (null): the last hunk cut after the first line of a
+//     change of several lines, with its header counts intact, where the
+//     hunk does not reach the end of the file.
+//   - already_elsewhere: the hunk's new side (context and added lines)
+//     appended to the file while its old side is still in place; the hunk
+//     alone without context spaces. already_elsewhere_stale (null): and
+//     one of its removed lines stale. already_elsewhere_ctx_lost: and the
+//     context line next to its removed block dropped.
+//   - crlf_lf_patch: the file and the commit in CRLF, the patch in LF
+//     without context spaces. crlf_stale (null): and a removed line stale.
+//   - no_eol: the file and the commit without a final newline, git's
+//     diff of them without its "\ No newline" markers and context spaces.
+//     no_eol_stale (null): and a removed line stale.
+//   - elision_merge: two neighbouring hunks written as one, the lines
+//     between them replaced by "...", with a bare header.
+//     elision_merge_stale (null): and a removed line of the second stale.
+//   - mid_ctx_altered: a context line between two changes of a hunk
+//     misremembered. mid_ctx_altered_stale (null): and a removed line
+//     stale.
+//   - dup_hunk: a hunk written twice, no context spaces.
+//   - half_applied: the first of several hunks already in the file.
+//   - drop_removed_edge (null): the first removed line after a hunk's
+//     full leading context left out: a removal forgotten, or context lost.
+//   - indent_shift_py: a Python hunk written four columns shallower.
+func heldoutFamilies(f fileDiff, add addFunc) {
+	unit := "    "
+	if usesTabs(f.old) {
+		unit = "\t"
+	}
+	hs := f.hunks
+	newCode := f.new
+	withTwin := func(twin []string) (string, string) {
+		tail := "\n" + strings.Join(twin, "\n") + "\n"
+		return f.old + tail, f.new + tail
+	}
+	single := func(k int, h []string) string { return f.head + strings.Join(h, "\n") + "\n" }
+	// expectOne is the file old with hunk k alone applied, as git applies it.
+	expectOne := func(old string, k int) *string {
+		res, err := strictApply(single(k, hs[k]), patch.MapFS{f.path: old}, f.path, false)
+		if err != nil {
+			return nil
+		}
+		s := string(res[0].Content)
+		return &s
+	}
+	// The first hunk whose old side says enough to anchor a twin.
+	tk := -1
+	for k, h := range hs {
+		if signifOld(h) >= 3 {
+			tk = k
+			break
+		}
+	}
+	if tk >= 0 {
+		h := hs[tk]
+		old := oldSide(h)
+		deeper := make([]string, len(old))
+		for i, l := range old {
+			if strings.TrimSpace(l) != "" {
+				deeper[i] = unit + l
+			}
+		}
+		fileT, newT := withTwin(deeper)
+		if want := expectOne(fileT, tk); want != nil {
+			body := shiftBody(h, "  ")
+			add(f, "indent_twin_bare", fileT, f.head+"@@ @@\n"+strings.Join(body[1:], "\n")+"\n", nil, tk)
+			add(f, "indent_twin_numbered", fileT, f.head+strings.Join(body, "\n")+"\n", want, tk)
+		}
+		if v := oneCtxDeeper(h, unit); v != nil {
+			add(f, "indent_one_ctx", fileT, withHunk(f, tk, v), &newT, tk)
+		}
+		fileD, newD := withTwin(old)
+		add(f, "numbers_twin_exact", fileD, f.head+noSpace(hs), &newD, tk)
+		add(f, "numbers_twin_off", fileD, single(tk, offNumbers(noSpaceHunk(h), 2)), nil, tk)
+		other := make([]string, len(old))
+		changed := false
+		for i, l := range old {
+			other[i] = otherIndent(l)
+			changed = changed || other[i] != l
+		}
+		if changed {
+			fileW, newW := withTwin(other)
+			add(f, "ws_twin_exact", fileW, f.head+bareHeaders(hs), &newW, tk)
+		}
+	}
+	if len(hs) >= 2 {
+		k := len(hs) / 2
+		rest := append(append([][]string(nil), hs[:k]...), hs[k+1:]...)
+		if res, err := strictApply(f.head+joinAll(rest), patch.MapFS{f.path: f.old}, f.path, false); err == nil {
+			want := string(res[0].Content)
+			add(f, "hunk_dropped", f.old, f.head+noSpace(rest), &want, k)
+		}
+		rev := make([][]string, len(hs))
+		for i, h := range hs {
+			rev[len(hs)-1-i] = h
+		}
+		add(f, "hunks_shuffled_bare", f.old, f.head+bareHeaders(rev), &newCode, 0)
+		add(f, "dup_hunk", f.old, f.head+noSpace(append(append(append([][]string(nil), hs[:k+1]...), hs[k]), hs[k+1:]...)), &newCode, k)
+		// Two neighbouring hunks as one, with "..." for the lines between.
+		a, b := hs[k-1], hs[k]
+		merged := append(append(append([]string{"@@ @@"}, a[1:]...), " ..."), b[1:]...)
+		add(f, "elision_merge", f.old, joinHunks(f.head, without(hs, k), k-1, merged), &newCode, k-1)
+		if sb := stale(b); sb != nil {
+			ms := append(append(append([]string{"@@ @@"}, a[1:]...), " ..."), sb[1:]...)
+			add(f, "elision_merge_stale", f.old, joinHunks(f.head, without(hs, k), k-1, ms), nil, k-1)
+		}
+	}
+	last := len(hs) - 1
+	lines, _ := patch.SplitLines(f.old)
+	if v := truncate(hs[last]); v != nil && !eofHunk(hs[last], len(lines)) {
+		add(f, "truncated_last", f.old, withHunk(f, last, v), nil, last)
+	}
+	for k, h := range hs {
+		if !hasRemoved(h) || !addsSignificant(h) {
+			continue
+		}
+		ns := newSide(h)
+		fileN := f.old + "\n" + strings.Join(ns, "\n") + "\n"
+		if want := expectOne(fileN, k); want != nil {
+			add(f, "already_elsewhere", fileN, single(k, noSpaceHunk(h)), want, k)
+			if v := dropBeside(h); v != nil {
+				add(f, "already_elsewhere_ctx_lost", fileN, single(k, v), want, k)
+			}
+		}
+		add(f, "already_elsewhere_stale", fileN, single(k, stale(h)), nil, k)
+		break
+	}
+	crlf := func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+	if !strings.Contains(f.old, "\r") && !strings.Contains(f.new, "\r") {
+		oc, nc := crlf(f.old), crlf(f.new)
+		add(f, "crlf_lf_patch", oc, f.head+noSpace(hs), &nc, 0)
+		add(f, "crlf_stale", oc, withHunk(f, 0, noSpaceHunk(stale(hs[0]))), nil, 0)
+	}
+	{
+		oe, ne := strings.TrimSuffix(f.old, "\n"), strings.TrimSuffix(f.new, "\n")
+		fp := patch.Make(f.path, f.path, oe, ne, patch.DefaultMakeOptions())
+		if text, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, patch.UDiff); err == nil {
+			var keep []string
+			for _, l := range strings.Split(text, "\n") {
+				if !strings.HasPrefix(l, `\ `) {
+					keep = append(keep, l)
+				}
+			}
+			head, ehs := udiffHunks(strings.Join(keep, "\n"))
+			if len(ehs) > 0 {
+				add(f, "no_eol", oe, head+noSpace(ehs), &ne, 0)
+				add(f, "no_eol_stale", oe, joinHunks(head, ehs, 0, noSpaceHunk(stale(ehs[0]))), nil, 0)
+			}
+		}
+	}
+	if len(hs) >= 2 {
+		// The first hunk already applied, the rest not.
+		if res, err := strictApply(single(0, hs[0]), patch.MapFS{f.path: f.old}, f.path, false); err == nil {
+			add(f, "half_applied", string(res[0].Content), f.head+noSpace(hs), &newCode, 0)
+		}
+	}
+	for k, h := range hs {
+		if v := dropRemovedEdge(h); v != nil {
+			add(f, "drop_removed_edge", f.old, withHunk(f, k, v), nil, k)
+			break
+		}
+	}
+	for k, h := range hs {
+		if v := alterMidContext(h); v != nil {
+			add(f, "mid_ctx_altered", f.old, withHunk(f, k, v), &newCode, k)
+			if sv := stale(v); sv != nil {
+				add(f, "mid_ctx_altered_stale", f.old, withHunk(f, k, sv), nil, k)
+			}
+			break
+		}
+	}
+	if strings.HasSuffix(f.path, ".py") {
+		for k, h := range hs {
+			if v := shallower(h, 4); v != nil {
+				add(f, "indent_shift_py", f.old, withHunk(f, k, v), &newCode, k)
+				break
+			}
+		}
+	}
+}
+
+func usesTabs(s string) bool {
+	tabs, spaces := 0, 0
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(l, "\t"):
+			tabs++
+		case strings.HasPrefix(l, " "):
+			spaces++
+		}
+	}
+	return tabs > spaces
+}
+
+// oldSide returns the texts of h's context and removed lines.
+func oldSide(h []string) []string {
+	var out []string
+	for _, l := range h[1:] {
+		if !strings.HasPrefix(l, "+") {
+			out = append(out, l[min(1, len(l)):])
+		}
+	}
+	return out
+}
+
+// newSide returns the texts of h's context and added lines.
+func newSide(h []string) []string {
+	var out []string
+	for _, l := range h[1:] {
+		if !strings.HasPrefix(l, "-") {
+			out = append(out, l[min(1, len(l)):])
+		}
+	}
+	return out
+}
+
+func signifOld(h []string) int {
+	n := 0
+	for _, l := range oldSide(h) {
+		if len(strings.Fields(l)) > 0 && len(strings.TrimSpace(l)) > 6 {
+			n++
+		}
+	}
+	return n
+}
+
+func hasRemoved(h []string) bool {
+	for _, l := range h[1:] {
+		if strings.HasPrefix(l, "-") {
+			return true
+		}
+	}
+	return false
+}
+
+func addsSignificant(h []string) bool {
+	for _, l := range h[1:] {
+		if strings.HasPrefix(l, "+") && len(strings.TrimSpace(l[1:])) > 6 {
+			return true
+		}
+	}
+	return false
+}
+
+// shiftBody writes every non-blank body line of h with prefix after its
+// marker.
+func shiftBody(h []string, prefix string) []string {
+	out := []string{h[0]}
+	for _, l := range h[1:] {
+		if len(l) > 1 && strings.TrimSpace(l[1:]) != "" {
+			l = l[:1] + prefix + l[1:]
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// oneCtxDeeper indents the first significant context line of h one unit
+// deeper.
+func oneCtxDeeper(h []string, unit string) []string {
+	for i, l := range h[1:] {
+		if strings.HasPrefix(l, " ") && len(strings.TrimSpace(l)) > 6 {
+			v := append([]string(nil), h...)
+			v[i+1] = " " + unit + l[1:]
+			return v
+		}
+	}
+	return nil
+}
+
+func noSpaceHunk(h []string) []string {
+	if h == nil {
+		return nil
+	}
+	v := append([]string(nil), h...)
+	for i, l := range v[1:] {
+		if strings.HasPrefix(l, " ") {
+			v[i+1] = l[1:]
+		}
+	}
+	return v
+}
+
+// offNumbers moves h's header d lines down.
+func offNumbers(h []string, d int) []string {
+	var a, b, c, e int
+	if _, err := fmt.Sscanf(h[0], "@@ -%d,%d +%d,%d @@", &a, &b, &c, &e); err != nil {
+		return nil
+	}
+	v := append([]string(nil), h...)
+	v[0] = fmt.Sprintf("@@ -%d,%d +%d,%d @@", a+d, b, c+d, e)
+	return v
+}
+
+// otherIndent writes a line's indentation the other way: four spaces as a
+// tab, a tab as four spaces.
+func otherIndent(l string) string {
+	ws := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	if ws == "" {
+		return l
+	}
+	var nw string
+	if strings.Contains(ws, "\t") {
+		nw = strings.ReplaceAll(ws, "\t", "    ")
+	} else {
+		nw = strings.Repeat("\t", len(ws)/4) + strings.Repeat(" ", len(ws)%4)
+	}
+	return nw + l[len(ws):]
+}
+
+func without(hs [][]string, k int) [][]string {
+	return append(append([][]string(nil), hs[:k]...), hs[k+1:]...)
+}
+
+// truncate cuts h after the first line of its first change of at least
+// three lines; nil when it has none.
+func truncate(h []string) []string {
+	for i := 1; i < len(h); i++ {
+		if strings.HasPrefix(h[i], " ") || h[i] == "" {
+			continue
+		}
+		j := i
+		for j < len(h) && (strings.HasPrefix(h[j], "-") || strings.HasPrefix(h[j], "+")) {
+			j++
+		}
+		if j-i >= 3 && i > 1 {
+			return append([]string(nil), h[:i+1]...)
+		}
+		i = j
+	}
+	return nil
+}
+
+// alterMidContext changes a significant context line that has a change on
+// each side of it in h.
+func alterMidContext(h []string) []string {
+	first, last := -1, -1
+	for i, l := range h[1:] {
+		if strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+") {
+			if first < 0 {
+				first = i + 1
+			}
+			last = i + 1
+		}
+	}
+	for i := first + 1; i < last; i++ {
+		if strings.HasPrefix(h[i], " ") && len(strings.TrimSpace(h[i])) > 6 {
+			v := append([]string(nil), h...)
+			v[i] = h[i] + " misremembered"
+			return v
+		}
+	}
+	return nil
+}
+
+// shallower writes h n columns shallower, when every non-blank line has n
+// leading spaces.
+func shallower(h []string, n int) []string {
+	pad := strings.Repeat(" ", n)
+	v := []string{h[0]}
+	for _, l := range h[1:] {
+		if len(l) <= 1 || strings.TrimSpace(l[1:]) == "" {
+			v = append(v, l)
+			continue
+		}
+		if !strings.HasPrefix(l[1:], pad) {
+			return nil
+		}
+		v = append(v, l[:1]+l[1+n:])
+	}
+	return v
+}
+
+// dropRemovedEdge leaves out the first of a run of at least two removed
+// lines that follows the hunk's leading context: the line it left out may
+// be context it lost or a removal it forgot, and only a leading run as
+// long as the patch's context width says which (see removalGap).
+func dropRemovedEdge(h []string) []string {
+	for i := 2; i+1 < len(h); i++ {
+		if !strings.HasPrefix(h[i-1], " ") {
+			return nil // only after the hunk's leading context
+		}
+		if strings.HasPrefix(h[i], "-") && strings.HasPrefix(h[i+1], "-") && len(strings.TrimSpace(h[i])) > 6 {
+			return append(append([]string(nil), h[:i]...), h[i+1:]...)
+		}
+	}
+	return nil
+}
