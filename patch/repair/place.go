@@ -66,6 +66,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 			reports[i].Status, reports[i].Line = StatusAlreadyApplied, pl.alreadyAt+1
 			continue
 		}
+		if err == "" {
+			err = newSideToo(t, pl)
+		}
 		if err != "" {
 			reports[i].Candidates = listPlaces(pl.cands)
 			refuse(i, err, ErrRefused)
@@ -370,6 +373,45 @@ func locate(t *text, pl *placed) string {
 		return fmt.Sprintf("context not found: the hunk's lines fit the file (at line %d) only with their indentation changed by different amounts on different lines, which leaves the added lines' indentation unknown", reindented+1)
 	}
 	return "context not found: the hunk's lines do not fit the file anywhere"
+}
+
+// newSideToo refuses a hunk placed by its old side whose new side is in
+// the file too: where the new side holds the old one (an insertion with
+// context on one side, a block that ends as its context begins), the file
+// may have the change already, and applying it again would repeat the added
+// lines. The new side must hold a significant added line that differs
+// from every removed line, and fit exactly or but for trailing whitespace.
+func newSideToo(t *text, pl *placed) string {
+	h := pl.h
+	removed := map[string]bool{}
+	for _, l := range h.lines {
+		if l.kind == patch.LineDelete {
+			removed[normalize(levelTrailing, l.texts[0])] = true
+		}
+	}
+	var ns []entry
+	evidence := false
+	for _, l := range h.lines {
+		if l.kind == patch.LineDelete {
+			continue
+		}
+		if l.kind == patch.LineInsert && significant(l.texts[0]) && !removed[normalize(levelTrailing, l.texts[0])] {
+			evidence = true
+		}
+		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts[:1], signif: significant(l.texts[0])})
+	}
+	if !evidence {
+		return ""
+	}
+	for lv := levelExact; lv <= levelTrailing; lv++ {
+		if !changesAt(h, lv) {
+			return ""
+		}
+		if cs := contiguous(t, ns, lv, false); len(cs) > 0 {
+			return fmt.Sprintf("uncertain: the hunk's new side is in the file already at line %d, and its old side fits at line %d: applied already, or to be applied again?", cs[0].start+1, pl.p.start+1)
+		}
+	}
+	return ""
 }
 
 func anySignificant(es []entry) bool {
