@@ -322,7 +322,13 @@ func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
 		var uniq []block
 		allUnique := true
 		for _, c := range cs {
-			bl, ok := uniqueBlock(ls, c, 0, 0)
+			// A deletion framed by context: with context on one side only,
+			// a file that had the line twice and lost one copy fits it still.
+			a, b := 0, 0
+			if len(c.add) == 0 {
+				a, b = 1, 1
+			}
+			bl, ok := uniqueBlock(ls, c, a, b)
 			if !ok {
 				allUnique = false
 				break

@@ -190,15 +190,21 @@ func writeCases(t *testing.T, name string, cases []applybench.Case, gz bool) {
 // TestFormatsOne prints one dumped case's outcome ($FORMATS_CASE names it,
 // $FORMATS_FILE the dump); a debugging aid.
 func TestFormatsOne(t *testing.T) {
-	id, file := os.Getenv("FORMATS_CASE"), os.Getenv("FORMATS_FILE")
-	if id == "" || file == "" {
-		t.Skip("FORMATS_CASE and FORMATS_FILE not set")
+	id, file, fam := os.Getenv("FORMATS_CASE"), os.Getenv("FORMATS_FILE"), os.Getenv("FORMATS_FAMILY")
+	if (id == "" && fam == "") || file == "" {
+		t.Skip("FORMATS_CASE or FORMATS_FAMILY, and FORMATS_FILE, not set")
 	}
 	cases, err := applybench.LoadCases(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
+		if fam != "" && c.Family == fam && c.Expected != nil {
+			if o := formatsOutcome(c); o[1] != applybench.Recovered {
+				_, err := repair.Repair(c.Patch, repair.Options{Target: c.Path, FS: patch.MapFS{c.Path: c.OldCode}})
+				t.Logf("%s: %s: %v", c.ID, o[1], err)
+			}
+		}
 		if c.ID != id {
 			continue
 		}

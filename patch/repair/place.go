@@ -376,10 +376,10 @@ func locate(t *text, pl *placed) string {
 }
 
 // newSideToo refuses a hunk placed by its old side whose new side is in
-// the file too: where the new side holds the old one (an insertion with
-// context on one side, a block that ends as its context begins), the file
-// may have the change already, and applying it again would repeat the added
-// lines. The new side must hold a significant added line that differs
+// the file too, over the lines its old side fits: where the new side holds
+// the old one (an insertion with context on one side, a block that ends as
+// its context begins), the file may have the change already, and applying
+// it again would repeat the added lines. The new side must hold a significant added line that differs
 // from every removed line, and fit exactly or but for trailing whitespace.
 func newSideToo(t *text, pl *placed) string {
 	h := pl.h
@@ -407,8 +407,10 @@ func newSideToo(t *text, pl *placed) string {
 		if !changesAt(h, lv) {
 			return ""
 		}
-		if cs := contiguous(t, ns, lv, false); len(cs) > 0 {
-			return fmt.Sprintf("uncertain: the hunk's new side is in the file already at line %d, and its old side fits at line %d: applied already, or to be applied again?", cs[0].start+1, pl.p.start+1)
+		for _, c := range contiguous(t, ns, lv, false) {
+			if c.start < pl.p.end && pl.p.start < c.end || c.start == pl.p.start {
+				return fmt.Sprintf("uncertain: the hunk's new side is in the file already at line %d, around the lines its old side fits (line %d): applied already, or to be applied again?", c.start+1, pl.p.start+1)
+			}
 		}
 	}
 	return ""
@@ -650,12 +652,25 @@ func removedGone(t *text, h *looseHunk) bool {
 }
 
 // disambiguate narrows the candidates of hunks that fit several places: by
-// the order of the hunks that fit one place, by V4A anchors, then by an
-// exact line-number hint.
+// the order of the hunks that fit one place (when at least two do, in
+// patch order), by V4A anchors, then by an exact line-number hint.
 func disambiguate(t *text, ps []*placed) {
 	// next[k] is the start of the first hunk after k with one place, as it
 	// stands when the pass reaches k (later hunks are not narrowed yet).
 	next := make([]int, len(ps)+1)
+	// The order of the hunks is evidence only where the patch shows that it
+	// keeps the file's order: two hunks or more that fit one place each,
+	// in patch order. Models also write hunks in reverse order, so with one
+	// such hunk an ambiguous hunk before it could as well belong after it.
+	ordered, single, last := true, 0, -1
+	for _, pl := range ps {
+		if len(pl.cands) == 1 {
+			single++
+			ordered = ordered && pl.p.start >= last
+			last = pl.p.start
+		}
+	}
+	ordered = ordered && single >= 2
 	for pass := 0; pass < 2; pass++ {
 		next[len(ps)] = len(t.lines)
 		for k := len(ps) - 1; k >= 0; k-- {
@@ -672,7 +687,7 @@ func disambiguate(t *text, ps []*placed) {
 				}
 				continue
 			}
-			if keep := within(pl.cands, lo, next[k+1]); len(keep) > 0 {
+			if keep := within(pl.cands, lo, next[k+1]); len(keep) > 0 && ordered {
 				pl.cands = keep
 			}
 			if len(pl.cands) > 1 && len(pl.h.anchors) > 0 {
