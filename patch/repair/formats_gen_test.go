@@ -498,6 +498,9 @@ func twins(r testdata.Triple, ls []string, add func(testdata.Triple, string, str
 			var rs [][]string
 			for _, q := range ps {
 				tw := ls[q : q+w]
+				if !sameShift(dw, tw) {
+					continue // not a reading: its lines move by different depths
+				}
 				shifted := slices.Clone(tw)
 				shifted[k] += comment
 				res := applyAt(ls, change{s: q, e: q + w, add: shifted})
@@ -522,4 +525,32 @@ func twins(r testdata.Triple, ls []string, add func(testdata.Triple, string, str
 			p += w
 		}
 	}
+}
+
+// sameShift reports whether every non-blank line of b is indented by the
+// same amount more (or less) than the same line of a, a tab counting 4.
+func sameShift(a, b []string) bool {
+	width := func(s string) int {
+		n := 0
+		for _, r := range s[:len(s)-len(strings.TrimLeft(s, " \t"))] {
+			if r == '\t' {
+				n += 4
+			} else {
+				n++
+			}
+		}
+		return n
+	}
+	d, set := 0, false
+	for i := range a {
+		if strings.TrimSpace(a[i]) == "" {
+			continue
+		}
+		k := width(a[i]) - width(b[i])
+		if set && k != d {
+			return false
+		}
+		d, set = k, true
+	}
+	return true
 }

