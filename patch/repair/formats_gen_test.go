@@ -230,6 +230,7 @@ func udiffLText(path string, ls []string, start int, bls ...block) string {
 func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
 	var out []applybench.Case
 	n := map[string]int{}
+	seen := map[string]int{}
 	add := func(r testdata.Triple, fam, variant, old, text string, want *string) {
 		if n[fam] >= per {
 			return
@@ -238,6 +239,9 @@ func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
 		id := fmt.Sprintf("%s/%s", r.ID, fam)
 		if variant != "" {
 			id += "/" + variant
+		}
+		if seen[id]++; seen[id] > 1 {
+			id += fmt.Sprintf("/%d", seen[id])
 		}
 		out = append(out, applybench.Case{ID: id, Family: fam, Path: r.Path, Lang: r.Lang, OldCode: old, Patch: text, Expected: want})
 	}
