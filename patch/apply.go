@@ -14,6 +14,13 @@ type ApplyOptions struct {
 	// Reverse applies the patch backwards: deleted lines are inserted and
 	// inserted lines deleted.
 	Reverse bool
+	// Unique holds the hunks of a Lenient (V4A) file patch to one reading:
+	// a hunk whose old lines fit more than one place after the previous
+	// hunk, at the level that decides, or whose place depends on which
+	// line of the file its last anchor names, is refused with ErrAmbiguous
+	// instead of going to the first place as codex's apply_patch does.
+	// Tolerant apply sets it; strict mode (codex's rules) does not.
+	Unique bool
 }
 
 // Errors that callers may test for with errors.Is.
@@ -77,7 +84,7 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 	if opts.Reverse {
 		fp = fp.Reverse()
 	}
-	b, places, err := applyContent(content, fp)
+	b, places, err := applyContent(content, fp, opts.Unique)
 	return bytesString(b), places, err
 }
 
@@ -87,13 +94,13 @@ func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), le
 
 // applyContent applies fp to content. The new content of a text file is
 // made once, as bytes.
-func applyContent(content string, fp *FilePatch) ([]byte, []Placement, error) {
+func applyContent(content string, fp *FilePatch, unique bool) ([]byte, []Placement, error) {
 	switch {
 	case fp.Binary:
 		out, err := applyBinary(content, fp)
 		return []byte(out), nil, err
 	case fp.Lenient:
-		out, places, err := applyLenient(content, fp)
+		out, places, err := applyLenient(content, fp, unique)
 		return []byte(out), places, err
 	}
 	lines, eol := SplitLines(content)
@@ -383,7 +390,7 @@ type FileResult struct {
 // results of earlier ones. Nothing is written: see [WriteResults]. Either
 // every file patch applies or Apply returns an error.
 func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
-	ov := overlay{fsys: fsys, files: map[string]*string{}}
+	ov := overlay{fsys: fsys, files: map[string]*string{}, unique: opts.Unique}
 	var out []FileResult
 	for _, fp := range p.Files {
 		if opts.Reverse {
@@ -400,8 +407,9 @@ func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
 
 // overlay is fsys plus the changes of the file patches applied so far.
 type overlay struct {
-	fsys  FileSystem
-	files map[string]*string // nil: removed
+	fsys   FileSystem
+	files  map[string]*string // nil: removed
+	unique bool               // ApplyOptions.Unique
 }
 
 func (ov *overlay) read(name string) (string, bool, error) {
@@ -482,7 +490,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	var content []byte
 	if !(fp.Op == Delete && len(fp.Hunks) == 0 && !fp.Binary) { // V4A's Delete File has no content to check
 		var err error
-		if content, res.Placements, err = applyContent(old, fp); err != nil {
+		if content, res.Placements, err = applyContent(old, fp, ov.unique); err != nil {
 			return res, err
 		}
 	}

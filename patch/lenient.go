@@ -2,6 +2,7 @@ package patch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -24,6 +25,8 @@ type endedLines struct {
 	// ending (codex's rule), unless noEOL: the hunk used the "\ No newline"
 	// extension.
 	atEnd, noEOL bool
+	// unique: ApplyOptions.Unique.
+	unique bool
 }
 
 func splitEndings(s string) *endedLines {
@@ -130,11 +133,12 @@ func (f *endedLines) seek(pat []string, from int, atEnd bool) ([]int, int) {
 }
 
 // applyLenient applies the hunks of a Lenient file patch to content.
-func applyLenient(content string, fp *FilePatch) (string, []Placement, error) {
+func applyLenient(content string, fp *FilePatch, unique bool) (string, []Placement, error) {
 	if len(fp.Hunks) == 0 {
 		return content, nil, nil // a Move to alone keeps the content as is
 	}
 	f := splitEndings(content)
+	f.unique = unique
 	places, err := eachHunk(fp, f.apply)
 	if err != nil {
 		return "", nil, err
@@ -162,7 +166,9 @@ func applyLenient(content string, fp *FilePatch) (string, []Placement, error) {
 // returns where the hunk's new lines end.
 func (f *endedLines) apply(h *Hunk, after int) (Placement, int, error) {
 	start := after
+	anchorFrom := -1 // where the last anchor was sought
 	for _, a := range h.Anchors {
+		anchorFrom = start
 		at, _ := f.seek([]string{a}, start, false)
 		if len(at) == 0 {
 			return Placement{}, 0, &HunkError{Err: fmt.Errorf("%w: anchor %q", ErrContextMismatch, a)}
@@ -218,6 +224,11 @@ func (f *endedLines) apply(h *Hunk, after int) (Placement, int, error) {
 		return Placement{}, 0, &HunkError{Err: fmt.Errorf("%w: the hunk fits at lines %s", ErrAmbiguous, strings.Join(at, ", "))}
 	}
 	pos := found[0]
+	if f.unique {
+		if err := f.oneReading(old, found, lv, anchorFrom, h, atEnd); err != nil {
+			return Placement{}, 0, err
+		}
+	}
 	if pos+len(old) == len(f.texts) {
 		f.atEnd, f.noEOL = true, !h.KeepEOL && h.NewNoEOL
 	}
@@ -225,6 +236,38 @@ func (f *endedLines) apply(h *Hunk, after int) (Placement, int, error) {
 	pl.Level = lv
 	_, n := (&Hunk{Lines: lines}).Counts()
 	return pl, pos + n, nil
+}
+
+// oneReading refuses a hunk placed at found[0] (at level lv) when another
+// reading places it elsewhere: without anchors, a second place after the
+// previous hunk; with anchors, another line that the last anchor names
+// (sought from anchorFrom), after which the hunk's first place differs.
+func (f *endedLines) oneReading(old []string, found []int, lv, anchorFrom int, h *Hunk, atEnd bool) error {
+	places := []int{found[0]}
+	if len(h.Anchors) == 0 {
+		places = found
+	} else {
+		a := h.Anchors[len(h.Anchors)-1]
+		at, _ := f.seek([]string{a}, anchorFrom, false)
+		for _, s := range at[1:] {
+			more, mlv := f.seek(old, s+1, atEnd)
+			if len(more) > 0 && mlv == lv && !slices.Contains(places, more[0]) {
+				places = append(places, more[0])
+			}
+		}
+	}
+	if len(places) < 2 {
+		return nil
+	}
+	at := make([]string, len(places))
+	for i, p := range places {
+		at[i] = fmt.Sprint(p + 1)
+	}
+	why := "the hunk fits at lines " + strings.Join(at, ", ")
+	if len(h.Anchors) > 0 {
+		why += fmt.Sprintf(", each after a line %q", h.Anchors[len(h.Anchors)-1])
+	}
+	return &HunkError{Err: fmt.Errorf("%w: %s", ErrAmbiguous, why)}
 }
 
 // splice replaces the n old lines at pos with the new side of lines:

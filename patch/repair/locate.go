@@ -485,7 +485,8 @@ func trace(es []entry, move []uint8, w, m, j, lo int) place {
 }
 
 // acceptable applies the limits that keep a fuzzy place trustworthy: most
-// context must be found, and enough of it must say something.
+// context must be found, enough of it must say something, and no context
+// line left out may be the twin of a removed line beside it.
 func acceptable(es []entry, p place) bool {
 	matched, signif := 0, 0
 	for i, e := range es {
@@ -501,6 +502,19 @@ func acceptable(es []entry, p place) bool {
 	}
 	if signif < 2 {
 		return false
+	}
+	// A context line left out next to a removed line that reads the same:
+	// the file may as well have lost that line already (the change made),
+	// and the removal would take its twin.
+	for i, e := range es {
+		if p.at[i] >= 0 || e.kind != patch.LineContext || e.elision {
+			continue
+		}
+		for _, k := range []int{i - 1, i + 1} {
+			if k >= 0 && k < len(es) && es[k].kind == patch.LineDelete && normalize(levelTrailing, es[k].raw[0]) == normalize(levelTrailing, e.raw[0]) {
+				return false
+			}
+		}
 	}
 	// Invented or missing lines may not outweigh a third of what matched.
 	return p.cost*3 <= matched

@@ -66,6 +66,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 			reports[i].Status, reports[i].Line = StatusAlreadyApplied, pl.alreadyAt+1
 			continue
 		}
+		if err == "" {
+			err = newSideToo(t, pl)
+		}
 		if err != "" {
 			reports[i].Candidates = listPlaces(pl.cands)
 			refuse(i, err, ErrRefused)
@@ -303,6 +306,9 @@ func locate(t *text, pl *placed) string {
 		case len(t.lines) == 0:
 			pl.p = place{tier: TierExact}
 		case !pl.h.hasPos && pl.h.appends:
+			if why := restates(t, pl.h); why != "" {
+				return why
+			}
 			pl.p = place{start: len(t.lines), end: len(t.lines), tier: TierExact}
 		case !pl.h.hasPos:
 			return "the hunk only adds lines and has neither context nor a line number: nowhere to put them"
@@ -370,6 +376,81 @@ func locate(t *text, pl *placed) string {
 		return fmt.Sprintf("context not found: the hunk's lines fit the file (at line %d) only with their indentation changed by different amounts on different lines, which leaves the added lines' indentation unknown", reindented+1)
 	}
 	return "context not found: the hunk's lines do not fit the file anywhere"
+}
+
+// restates refuses a search-replace block with an empty SEARCH for a file
+// that has lines, whose REPLACE text restates the file: it holds the
+// file's first significant line, or half of its significant lines are in
+// the file. Aider appends such a block; its author may as well have meant
+// the file's whole new content.
+func restates(t *text, h *looseHunk) string {
+	first := ""
+	for _, l := range t.lines {
+		if significant(l) {
+			first = normalize(levelTrailing, l)
+			break
+		}
+	}
+	ix := t.indexLevel(levelTrailing)
+	n, in := 0, 0
+	for _, l := range h.lines {
+		s := normalize(levelTrailing, l.texts[0])
+		if !significant(s) {
+			continue
+		}
+		if s == first {
+			return "uncertain: the block has no SEARCH text and its REPLACE text holds the file's first line: append to the file, or replace it?"
+		}
+		n++
+		if ix.find(s) >= 0 {
+			in++
+		}
+	}
+	if n > 0 && 2*in >= n {
+		return fmt.Sprintf("uncertain: the block has no SEARCH text and %d of its %d lines are in the file: append to the file, or replace it?", in, n)
+	}
+	return ""
+}
+
+// newSideToo refuses a hunk placed by its old side whose new side is in
+// the file too, over the lines its old side fits: where the new side holds
+// the old one (an insertion with context on one side, a block that ends as
+// its context begins), the file may have the change already, and applying
+// it again would repeat the added lines. The new side must hold a significant added line that differs
+// from every removed line, and fit exactly or but for trailing whitespace.
+func newSideToo(t *text, pl *placed) string {
+	h := pl.h
+	removed := map[string]bool{}
+	for _, l := range h.lines {
+		if l.kind == patch.LineDelete {
+			removed[normalize(levelTrailing, l.texts[0])] = true
+		}
+	}
+	var ns []entry
+	evidence := false
+	for _, l := range h.lines {
+		if l.kind == patch.LineDelete {
+			continue
+		}
+		if l.kind == patch.LineInsert && significant(l.texts[0]) && !removed[normalize(levelTrailing, l.texts[0])] {
+			evidence = true
+		}
+		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts[:1], signif: significant(l.texts[0])})
+	}
+	if !evidence {
+		return ""
+	}
+	for lv := levelExact; lv <= levelTrailing; lv++ {
+		if !changesAt(h, lv) {
+			return ""
+		}
+		for _, c := range contiguous(t, ns, lv, false) {
+			if c.start < pl.p.end && pl.p.start < c.end || c.start == pl.p.start {
+				return fmt.Sprintf("uncertain: the hunk's new side is in the file already at line %d, around the lines its old side fits (line %d): applied already, or to be applied again?", c.start+1, pl.p.start+1)
+			}
+		}
+	}
+	return ""
 }
 
 func anySignificant(es []entry) bool {
@@ -686,12 +767,25 @@ func removedGone(t *text, h *looseHunk) bool {
 }
 
 // disambiguate narrows the candidates of hunks that fit several places: by
-// the order of the hunks that fit one place, by V4A anchors, then by an
-// exact line-number hint.
+// the order of the hunks that fit one place (when at least two do, in
+// patch order), by V4A anchors, then by an exact line-number hint.
 func disambiguate(t *text, ps []*placed) {
 	// next[k] is the start of the first hunk after k with one place, as it
 	// stands when the pass reaches k (later hunks are not narrowed yet).
 	next := make([]int, len(ps)+1)
+	// The order of the hunks is evidence only where the patch shows that it
+	// keeps the file's order: two hunks or more that fit one place each,
+	// in patch order. Models also write hunks in reverse order, so with one
+	// such hunk an ambiguous hunk before it could as well belong after it.
+	ordered, single, last := true, 0, -1
+	for _, pl := range ps {
+		if len(pl.cands) == 1 {
+			single++
+			ordered = ordered && pl.p.start >= last
+			last = pl.p.start
+		}
+	}
+	ordered = ordered && single >= 2
 	for pass := 0; pass < 2; pass++ {
 		next[len(ps)] = len(t.lines)
 		for k := len(ps) - 1; k >= 0; k-- {
@@ -708,7 +802,7 @@ func disambiguate(t *text, ps []*placed) {
 				}
 				continue
 			}
-			if keep := within(pl.cands, lo, next[k+1]); len(keep) > 0 {
+			if keep := within(pl.cands, lo, next[k+1]); len(keep) > 0 && ordered {
 				pl.cands = keep
 			}
 			if len(pl.cands) > 1 && len(pl.h.anchors) > 0 {

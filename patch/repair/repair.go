@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -247,6 +248,9 @@ func Repair(text string, opts Options) (*Result, error) {
 			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
 		}
 		files = fromStrict(p)
+		if err := chained(files); err != nil {
+			return res, err
+		}
 	default:
 		files = parseUnified(text, &d)
 	}
@@ -295,6 +299,44 @@ func Repair(text string, opts Options) (*Result, error) {
 	}
 	res.orig = ov.orig
 	return res, nil
+}
+
+// chained refuses search-replace blocks of which one searches for text
+// (an added line among it) that an earlier one writes: Aider applies blocks
+// in turn, so the later block may mean the text the earlier one just wrote,
+// or the file's own copy of it.
+func chained(files []*looseFile) error {
+	for _, f := range files {
+		for i, a := range f.hunks {
+			var neu []string
+			var added []bool
+			for _, l := range a.lines {
+				if l.kind != patch.LineDelete {
+					neu = append(neu, l.texts[0])
+					added = append(added, l.kind == patch.LineInsert)
+				}
+			}
+			for j, b := range f.hunks[i+1:] {
+				j += i + 1
+				var old []string
+				for _, l := range b.lines {
+					if l.kind != patch.LineInsert {
+						old = append(old, l.texts[0])
+					}
+				}
+				if len(old) == 0 {
+					continue
+				}
+				for p := 0; p+len(old) <= len(neu); p++ {
+					if slices.Equal(neu[p:p+len(old)], old) && slices.Contains(added[p:p+len(old)], true) {
+						reason := fmt.Sprintf("ambiguous: block %d searches for lines block %d writes: the lines block %d wrote, or the file's own?", j+1, i+1, i+1)
+						return &Error{File: f.newName, Hunk: j + 1, Reason: reason, Err: ErrRefused}
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // bare reports whether text starts as a patch does, with nothing before it.

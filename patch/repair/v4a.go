@@ -1,6 +1,9 @@
 package repair
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/patchbench/patchbench/patch"
 )
 
@@ -39,8 +42,20 @@ func applyV4A(text string, opts Options, res *Result) bool {
 			}
 		}
 	}
+	for _, fp := range p.Files {
+		if fp.Op != patch.Modify && fp.Op != patch.Rename {
+			continue
+		}
+		if content, err := patch.ReadFileString(opts.FS, fp.OldPath); err == nil && newSideIn(content, fp.Hunks) {
+			// Applied already, or to be applied again? The pipeline decides.
+			return false
+		}
+	}
 	rec := &recordFS{fsys: opts.FS}
-	results, err := patch.Apply(p, rec, patch.ApplyOptions{})
+	// One reading only: a chunk that fits two places, or whose anchor
+	// names two lines, goes to the pipeline, which refuses it or decides
+	// by the other chunks.
+	results, err := patch.Apply(p, rec, patch.ApplyOptions{Unique: true})
 	if err != nil {
 		return false
 	}
@@ -56,4 +71,47 @@ func applyV4A(text string, opts Options, res *Result) bool {
 	}
 	rec.fill(res, results)
 	return true
+}
+
+// newSideIn reports whether the new side of a hunk that adds a significant
+// line (one that is not also a removed line) is in content already, lines
+// compared without trailing whitespace.
+func newSideIn(content string, hunks []*patch.Hunk) bool {
+	var file []string
+	for _, l := range strings.Split(content, "\n") {
+		file = append(file, strings.TrimRight(l, " \t\r"))
+	}
+	for _, h := range hunks {
+		removed := map[string]bool{}
+		for _, l := range h.Lines {
+			if l.Kind == patch.LineDelete {
+				removed[strings.TrimRight(l.Text, " \t\r")] = true
+			}
+		}
+		evidence := false
+		var ns []string
+		for _, l := range h.Lines {
+			t := strings.TrimRight(l.Text, " \t\r")
+			if l.Kind == patch.LineInsert && significant(t) && !removed[t] {
+				evidence = true
+			}
+			if l.Kind != patch.LineDelete {
+				ns = append(ns, t)
+			}
+		}
+		if evidence && runIn(file, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// runIn reports whether run is a contiguous run of lines.
+func runIn(lines, run []string) bool {
+	for p := 0; p+len(run) <= len(lines); p++ {
+		if slices.Equal(lines[p:p+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }
