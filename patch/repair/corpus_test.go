@@ -1,13 +1,9 @@
 package repair_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -31,7 +27,7 @@ const corpusFile = "testdata/fidelity.jsonl.gz"
 // -update the corpus is made anew from ../shared/data/repos.
 func TestFidelityCorpus(t *testing.T) {
 	if *update {
-		writeCorpus(t, fidelityCases(t))
+		writeCases(t, corpusFile, fidelityCases(t), true)
 	}
 	cases, err := applybench.LoadCases(corpusFile)
 	if err != nil {
@@ -74,23 +70,6 @@ func TestFidelityCorpus(t *testing.T) {
 		s.Cases, s.Recovered, s.Recoverable, s.FalseApplies, s.Damaged, s.MustRefuseRefused, s.MustRefuse)
 	if len(names) < 10 {
 		t.Errorf("%d families, want the 11 of fidelityCases", len(names))
-	}
-}
-
-func writeCorpus(t *testing.T, cases []applybench.Case) {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	enc := json.NewEncoder(zw)
-	for _, c := range cases {
-		if err := enc.Encode(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(corpusFile, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

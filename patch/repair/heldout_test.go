@@ -2,7 +2,6 @@ package repair_test
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -41,7 +40,7 @@ func TestHeldOutCorpus(t *testing.T) {
 	}
 	cases := heldoutCases(t, rows)
 	if *heldoutOut != "" {
-		writeCases(t, *heldoutOut, cases)
+		writeCases(t, *heldoutOut, cases, strings.HasSuffix(*heldoutOut, ".gz"))
 	}
 	res, err := applybench.Run(context.Background(), cases, []applybench.Tool{applybench.Patchbench()}, 2)
 	if err != nil {
@@ -91,21 +90,6 @@ func TestHeldOutCorpus(t *testing.T) {
 		s.Cases, s.Recovered, s.Recoverable, s.FalseApplies, s.Damaged, s.MustRefuseRefused, s.MustRefuse)
 	if len(names) < 25 {
 		t.Errorf("%d families, want the 11 of fidelityCases and the held-out ones", len(names))
-	}
-}
-
-func writeCases(t *testing.T, name string, cases []applybench.Case) {
-	var b strings.Builder
-	for _, c := range cases {
-		j, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
