@@ -203,8 +203,9 @@ func heldoutCases(t *testing.T, rows []testdata.Triple) []applybench.Case {
 //     the file.
 //   - trailing_ctx_lost: the last context line of a hunk left out, its
 //     header counts intact (both sides one short: context lost).
-//   - mid_ctx_lost: a context line between two changes of a hunk left
-//     out, its header counts intact.
+//   - mid_ctx_lost: the last context line of a run between two changes
+//     left out where the second change starts with a removed line, the
+//     header counts intact (both sides one short: context lost).
 //   - drop_removed_mid (null): the first of at least two removed lines
 //     right after a run of context between two changes left out, the
 //     header counts intact (the old side one short, the new side whole:
@@ -634,15 +635,16 @@ func dropTrailingCtx(h []string) []string {
 	return append([]string(nil), h[:len(h)-1]...)
 }
 
-// dropMidCtx leaves out a significant context line between the first two
-// changes of h.
+// dropMidCtx leaves out the last context line of a run between two
+// changes where the second starts with a removed line: the twin of
+// dropRemovedMid, the left-out line is context and the counts say so. (A
+// line left out right next to added lines is not made: which side of them
+// it stood on is a known limit, see docs/repair.md.)
 func dropMidCtx(h []string) ([]string, bool) {
 	rs := changeRuns(h)
-	if len(rs) < 2 {
-		return nil, false
-	}
-	for i := rs[0][1]; i < rs[1][0]; i++ {
-		if len(strings.TrimSpace(h[i])) > 6 {
+	for _, r := range rs[min(1, len(rs)):] {
+		i := r[0] - 1
+		if strings.HasPrefix(h[r[0]], "-") && strings.HasPrefix(h[i], " ") && strings.HasPrefix(h[i-1], " ") && len(strings.TrimSpace(h[i])) > 6 {
 			return append(append([]string(nil), h[:i]...), h[i+1:]...), true
 		}
 	}
