@@ -180,6 +180,20 @@ func heldoutCases(t *testing.T, rows []testdata.Triple) []applybench.Case {
 //   - half_applied: the first of several hunks already in the file.
 //   - drop_removed_edge (null): the first removed line after a hunk's
 //     full leading context left out: a removal forgotten, or context lost.
+//   - truncated_mid (null): the last hunk cut after the first context
+//     line that follows its first change, where a change follows that
+//     context, with its header counts intact (an answer that ran out of
+//     room between two changes), where the hunk does not reach the end of
+//     the file.
+//   - trailing_ctx_lost: the last context line of a hunk left out, its
+//     header counts intact (both sides one short: context lost).
+//   - mid_ctx_lost: the last context line of a run between two changes
+//     left out where the second change starts with a removed line, the
+//     header counts intact (both sides one short: context lost).
+//   - drop_removed_mid (null): the first of at least two removed lines
+//     right after a run of context between two changes left out, the
+//     header counts intact (the old side one short, the new side whole:
+//     a removal forgotten, not context lost).
 //   - indent_shift_py: a Python hunk written four columns shallower.
 func heldoutFamilies(f fileDiff, add addFunc) {
 	unit := "    "
@@ -311,6 +325,27 @@ func heldoutFamilies(f fileDiff, add addFunc) {
 		// The first hunk already applied, the rest not.
 		if res, err := strictApply(single(0, hs[0]), patch.MapFS{f.path: f.old}, f.path, false); err == nil {
 			add(f, "half_applied", string(res[0].Content), f.head+noSpace(hs), &newCode, 0)
+		}
+	}
+	if v := truncateMid(hs[last]); v != nil && !eofHunk(hs[last], len(lines)) {
+		add(f, "truncated_mid", f.old, withHunk(f, last, v), nil, last)
+	}
+	for k, h := range hs {
+		if v := dropTrailingCtx(h); v != nil && !eofHunk(h, len(lines)) {
+			add(f, "trailing_ctx_lost", f.old, withHunk(f, k, v), &newCode, k)
+			break
+		}
+	}
+	for k, h := range hs {
+		if v, ok := dropMidCtx(h); ok {
+			add(f, "mid_ctx_lost", f.old, withHunk(f, k, v), &newCode, k)
+			break
+		}
+	}
+	for k, h := range hs {
+		if v := dropRemovedMid(h); v != nil {
+			add(f, "drop_removed_mid", f.old, withHunk(f, k, v), nil, k)
+			break
 		}
 	}
 	for k, h := range hs {
@@ -541,6 +576,73 @@ func dropRemovedEdge(h []string) []string {
 		}
 		if strings.HasPrefix(h[i], "-") && strings.HasPrefix(h[i+1], "-") && len(strings.TrimSpace(h[i])) > 6 {
 			return append(append([]string(nil), h[:i]...), h[i+1:]...)
+		}
+	}
+	return nil
+}
+
+// changeRuns returns the [start, end) indexes in h of its runs of removed
+// and added lines.
+func changeRuns(h []string) [][2]int {
+	var out [][2]int
+	for i := 1; i < len(h); i++ {
+		if !strings.HasPrefix(h[i], "-") && !strings.HasPrefix(h[i], "+") {
+			continue
+		}
+		j := i
+		for j < len(h) && (strings.HasPrefix(h[j], "-") || strings.HasPrefix(h[j], "+")) {
+			j++
+		}
+		out = append(out, [2]int{i, j})
+		i = j
+	}
+	return out
+}
+
+// truncateMid cuts h after the first context line between its first two
+// changes; nil when it has one change only.
+func truncateMid(h []string) []string {
+	rs := changeRuns(h)
+	if len(rs) < 2 || rs[0][0] < 2 {
+		return nil
+	}
+	return append([]string(nil), h[:rs[0][1]+1]...)
+}
+
+// dropTrailingCtx leaves out the last line of h, when it is context after
+// a full run of at least three context lines after the last change.
+func dropTrailingCtx(h []string) []string {
+	rs := changeRuns(h)
+	if len(rs) == 0 || len(h)-rs[len(rs)-1][1] < 3 || !strings.HasPrefix(h[len(h)-1], " ") {
+		return nil
+	}
+	return append([]string(nil), h[:len(h)-1]...)
+}
+
+// dropMidCtx leaves out the last context line of a run between two
+// changes where the second starts with a removed line: the twin of
+// dropRemovedMid, the left-out line is context and the counts say so. (A
+// line left out right next to added lines is not made: which side of them
+// it stood on is a known limit, see docs/repair.md.)
+func dropMidCtx(h []string) ([]string, bool) {
+	rs := changeRuns(h)
+	for _, r := range rs[min(1, len(rs)):] {
+		i := r[0] - 1
+		if strings.HasPrefix(h[r[0]], "-") && strings.HasPrefix(h[i], " ") && strings.HasPrefix(h[i-1], " ") && len(strings.TrimSpace(h[i])) > 6 {
+			return append(append([]string(nil), h[:i]...), h[i+1:]...), true
+		}
+	}
+	return nil, false
+}
+
+// dropRemovedMid leaves out the first removed line of a change that
+// follows a run of context between two changes, when the change removes
+// at least two lines.
+func dropRemovedMid(h []string) []string {
+	rs := changeRuns(h)
+	for _, r := range rs[min(1, len(rs)):] {
+		if r[1]-r[0] >= 2 && strings.HasPrefix(h[r[0]], "-") && strings.HasPrefix(h[r[0]+1], "-") && len(strings.TrimSpace(h[r[0]])) > 6 {
+			return append(append([]string(nil), h[:r[0]]...), h[r[0]+1:]...)
 		}
 	}
 	return nil

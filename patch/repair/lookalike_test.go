@@ -1,6 +1,7 @@
 package repair_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,5 +135,126 @@ func TestRemovalGapAfterFullContext(t *testing.T) {
 	want := strings.Replace(expressFormat, "    if (charset) {\n      type += '; charset=' + charset;\n    }\n", "    if (charset) type += '; charset=' + charset;\n", 1)
 	if got, _, err := repairOne(t, "lib/response.js", expressFormat, head+lost); err != nil || got != want {
 		t.Errorf("context lost before a removal: err %v, got\n%s", err, got)
+	}
+}
+
+// From expressjs/express@95bfda1ff0b5, lib/express/response.js (lines 129
+// to 156): sendfile's readFile wrapped in a stat.
+const expressSendfile = `http.ServerResponse.prototype.sendfile = function(path, fn){
+    var self = this;
+
+    function error(err) {
+        delete self.headers['Content-Disposition'];
+        if (fn) {
+            fn(err, path);
+        } else {
+            self.req.next(err);
+        }
+    }
+
+    fs.readFile(path, function(err, buf){
+        if (err) return error(err);
+        self.contentType(path);
+        self.send(buf);
+        fn && fn(null, path);
+    });
+};
+
+/**
+ * Set _Content-Type_ response header passed through ` + "`mime.type()`" + `.
+ *
+ * Examples:
+ *
+ *     var filename = 'path/to/image.png';
+ *     res.contentType(filename);
+`
+
+// The commit's hunk, at its place in expressSendfile.
+const sendfileHead = "--- a/lib/express/response.js\n+++ b/lib/express/response.js\n@@ -10,11 +10,14 @@ http.ServerResponse.prototype.sendfile = function(path, fn){\n"
+
+var sendfileHunk = []string{
+	"         }",
+	"     }",
+	" ",
+	"-    fs.readFile(path, function(err, buf){",
+	"+    fs.stat(path, function(err, stat){",
+	"         if (err) return error(err);",
+	"-        self.contentType(path);",
+	"-        self.send(buf);",
+	"-        fn && fn(null, path);",
+	"+        fs.readFile(path, function(err, buf){",
+	"+            if (err) return error(err);",
+	"+            self.contentType(path);",
+	"+            self.send(buf);",
+	"+            fn && fn(null, path);",
+	"+        });",
+	"     });",
+	" };",
+	" ",
+}
+
+func sendfileEdit(drop ...int) string {
+	var b strings.Builder
+	b.WriteString(sendfileHead)
+	for i, l := range sendfileHunk {
+		if !slices.Contains(drop, i) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func sendfileWant(t *testing.T) string {
+	t.Helper()
+	want, _, err := repairOne(t, "lib/express/response.js", expressSendfile, sendfileEdit())
+	if err != nil || !strings.Contains(want, "fs.stat(path") || strings.Count(want, "self.contentType(path);") != 1 {
+		t.Fatalf("the whole hunk: err %v, got\n%s", err, want)
+	}
+	return want
+}
+
+// The held-out corpus's truncated_mid family: the hunk cut off after the
+// context line between its two changes, as an answer that ran out of room
+// is, its header counts intact (11 old, 14 new; the body has 5 and 5).
+// Applied before (40 of 40 such cases): readFile became stat and the rest
+// of the change was lost. A whole hunk of git's ends with 3 context lines
+// unless it reaches the end of the file; this one ends with 1, and what it
+// lacks (6 old, 9 new lines) cannot be 2 context lines it lost.
+func TestCutAfterContextRefused(t *testing.T) {
+	refuses(t, "lib/express/response.js", expressSendfile, sendfileEdit(6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17), "may have been cut off")
+	// Its twin: the last context line lost, both sides one short of the
+	// counts, which trailing context it lost explains.
+	want := sendfileWant(t)
+	if got, _, err := repairOne(t, "lib/express/response.js", expressSendfile, sendfileEdit(17)); err != nil || got != want {
+		t.Errorf("trailing context lost: err %v, got\n%s", err, got)
+	}
+	// The same cut with counts one line more than its body on each side:
+	// a context line it lost, and the first change is all there is.
+	cut := strings.Replace(sendfileEdit(6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17), "-10,11 +10,14", "-10,6 +10,6", 1)
+	wantCut := strings.Replace(expressSendfile, "fs.readFile(path, function(err, buf){\n        if", "fs.stat(path, function(err, stat){\n        if", 1)
+	if got, _, err := repairOne(t, "lib/express/response.js", expressSendfile, cut); err != nil || got != wantCut {
+		t.Errorf("one context line lost after the cut: err %v, got\n%s", err, got)
+	}
+}
+
+// The held-out corpus's drop_removed_mid family: the first removed line
+// of the second change (`self.contentType(path);`, right after the
+// context line between the changes) left out. Kept before as context the
+// hunk lost (33 of 40 such cases applied): the result called contentType
+// inside the stat callback and again in the new readFile. The header
+// counts 11 old lines and the body has 10; its new side is whole (14):
+// the line was a removal, so the hunk is refused. Its twin, a context line
+// lost before the first change, leaves both sides one short and is kept.
+func TestRemovalForgottenBetweenChanges(t *testing.T) {
+	refuses(t, "lib/express/response.js", expressSendfile, sendfileEdit(6), "forgot to remove")
+	want := sendfileWant(t)
+	if got, _, err := repairOne(t, "lib/express/response.js", expressSendfile, sendfileEdit(1)); err != nil || got != want {
+		t.Errorf("context lost: err %v, got\n%s", err, got)
+	}
+	// Without counts nothing tells the two apart: the line is kept, as
+	// before (a known limit).
+	bare := strings.Replace(sendfileEdit(6), "@@ -10,11 +10,14 @@", "@@ @@", 1)
+	if _, _, err := repairOne(t, "lib/express/response.js", expressSendfile, bare); err != nil {
+		t.Errorf("bare header: %v", err)
 	}
 }

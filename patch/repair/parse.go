@@ -47,6 +47,9 @@ type looseHunk struct {
 	// oldCount and newCount are the header's counts; both 0 when it
 	// gives none (a header "-N,0 +M,0" changes nothing and is never cut).
 	oldCount, newCount int
+	// trailBlanks: the blank lines left out at the end of the body as
+	// separators, which may be context lines that lost their space.
+	trailBlanks int
 }
 
 type looseLine struct {
@@ -272,6 +275,7 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 	}
 	// Blank lines at the end of a hunk body are separators, not context.
 	h.lines = h.lines[:len(h.lines)-blanks]
+	h.trailBlanks = blanks
 	if wantOld >= 0 {
 		o, n := 0, 0
 		for _, l := range h.lines {

@@ -937,8 +937,10 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	usedSpaceReading := false
 	// runBefore counts matched context entries since the last change.
 	runBefore, sawChange := 0, false
+	skipped := 0 // file lines of the span that no hunk line stands for
 	flushGap := func(to int, nextIsCtxRun func() (int, bool)) string {
 		gap := t.lines[cursor:to]
+		skipped += len(gap)
 		if len(gap) > 0 {
 			r.ContextRestored += len(gap)
 		}
@@ -1001,6 +1003,11 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		// applying it would make half of it. Where the hunk ends at the
 		// end of the file it lacks nothing.
 		return nil, fmt.Sprintf("uncertain: the hunk ends with a change and no context after it, and has fewer lines than its header counts (%d old, %d new): it may have been cut off", pl.h.oldCount, pl.h.newCount)
+	}
+	if pl.h.unified && pl.p.end < len(t.lines) {
+		if why := cutAfterContext(pl.h, width); why != "" {
+			return nil, why
+		}
 	}
 	lastDeleted := false // the last placed old-side line is one the hunk removes
 	for li, l := range pl.h.lines {
@@ -1088,6 +1095,12 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			runBefore = 0
 		}
 		cursor = at + 1
+	}
+	if cursor < pl.p.end {
+		skipped += pl.p.end - cursor
+	}
+	if why := skippedRemovals(pl.h, skipped); why != "" {
+		return nil, why
 	}
 	if cursor < pl.p.end {
 		emit(pending)
@@ -1192,6 +1205,79 @@ func cutShort(h *looseHunk) bool {
 		}
 	}
 	return o < h.oldCount && w < h.newCount
+}
+
+// bodyCounts returns the hunk's old and new line counts as its body has
+// them, and the counts its header claims beyond them (missingOld,
+// missingNew); ok is false when the header gives no counts. The blank
+// lines left out at the end of the body count as context when blanks is
+// set.
+func bodyCounts(h *looseHunk, blanks bool) (o, w, missingOld, missingNew int, ok bool) {
+	if blanks {
+		o, w = h.trailBlanks, h.trailBlanks
+	}
+	for _, l := range h.lines {
+		if l.kind != patch.LineInsert {
+			o++
+		}
+		if l.kind != patch.LineDelete {
+			w++
+		}
+	}
+	ok = h.unified && h.hasPos && (h.oldCount > 0 || h.newCount > 0)
+	return o, w, h.oldCount - o, h.newCount - w, ok
+}
+
+// cutAfterContext refuses a hunk that may have been cut off after a
+// context line: one between two changes, where an answer that ran out of
+// room stops. A complete hunk of git's that does not reach the end of the
+// file (the caller checks) ends with exactly width context lines after its
+// last change (at least 3, git's default). When it ends with fewer (t) and
+// its body is short of its header's counts, the lines it lacks can be only
+// trailing context it lost, which is as many on both sides and at most
+// width-t; any other shortfall is a change cut off. Counts the body
+// exceeds on either side say nothing, and the hunk is left to the rest.
+// Blank lines after the body, left out as separators, are read as context
+// that lost its space: the reading that refuses less (it adds as many
+// lines to t as to both sides of the body).
+func cutAfterContext(h *looseHunk, width int) string {
+	o, w, mo, mn, ok := bodyCounts(h, true)
+	if !ok || mo < 0 || mn < 0 || mo+mn == 0 {
+		return ""
+	}
+	t, change := h.trailBlanks, false
+	for i := len(h.lines) - 1; i >= 0; i-- {
+		if h.lines[i].kind != patch.LineContext {
+			change = true
+			break
+		}
+		t++
+	}
+	width = max(width, 3)
+	if !change || t >= width || (mo == mn && mo <= width-t) {
+		return ""
+	}
+	return fmt.Sprintf("uncertain: the hunk may have been cut off: its header counts %d old and %d new lines, its body has %d and %d and ends with %d context lines where a whole hunk has %d", h.oldCount, h.newCount, o, w, t, width)
+}
+
+// skippedRemovals judges the file lines a placed hunk skipped between its
+// lines (kept as context the hunk lost) by the header's counts: a lost
+// context line leaves both sides short, a removal the hunk forgot leaves
+// the old side short and the new side whole. When the counts say the
+// skipped lines were removals, keeping them would make half the change,
+// and the hunk is refused. Counts the body exceeds, or that fall short of
+// the skipped lines, say nothing, and the lines are kept as before.
+func skippedRemovals(h *looseHunk, skipped int) string {
+	if skipped == 0 {
+		return ""
+	}
+	for _, blanks := range []bool{false, true} {
+		_, _, mo, mn, ok := bodyCounts(h, blanks)
+		if ok && mn == 0 && mo >= skipped {
+			return fmt.Sprintf("uncertain: the hunk leaves out %d file lines of its place, and its header counts %d old lines more than its body and no new ones: lines it forgot to remove, not context it lost", skipped, mo)
+		}
+	}
+	return ""
 }
 
 // endsInserting reports whether the hunk ends with a run of added lines
