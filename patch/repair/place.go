@@ -997,13 +997,10 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		// and a search-replace or V4A block ends where its text does.
 		return nil, fmt.Sprintf("uncertain: the hunk ends with added lines and no context after them, but its place (line %d) is not the end of the file", pl.p.start+1)
 	}
-	if pl.h.unified && cutShort(pl.h) && pl.p.end < len(t.lines) {
-		// The patch may have been cut off (a model's answer that ran out
-		// of room): what the hunk holds is the start of a change, and
-		// applying it would make half of it. Where the hunk ends at the
-		// end of the file it lacks nothing.
-		return nil, fmt.Sprintf("uncertain: the hunk ends with a change and no context after it, and has fewer lines than its header counts (%d old, %d new): it may have been cut off", pl.h.oldCount, pl.h.newCount)
-	}
+	// The patch may have been cut off (a model's answer that ran out of
+	// room): what the hunk holds is the start of a change, and applying it
+	// would make half of it. Where the hunk ends at the end of the file it
+	// lacks nothing.
 	if pl.h.unified && pl.p.end < len(t.lines) {
 		if why := cutAfterContext(pl.h, width); why != "" {
 			return nil, why
@@ -1182,31 +1179,6 @@ func removalGap(n, cursor int, l looseLine, rest []looseLine, lastDeleted, pendi
 	return fmt.Sprintf("uncertain: the hunk leaves out file lines %d-%d between its context and a line it removes: context it lost, or lines it forgot to remove", cursor+1, cursor+n)
 }
 
-// cutShort reports whether a hunk looks cut off: it ends with a line it
-// removes or adds, has context before its first change, and its body has
-// fewer old lines and fewer new lines than its header counts. (A hunk cut
-// after a context line between two changes is not told apart from one
-// with wrong counts: a known limit.) A complete
-// hunk of git's has context after its last change unless it reaches the
-// end of the file; one that lost its trailing context lost it from both
-// sides.
-func cutShort(h *looseHunk) bool {
-	n := len(h.lines)
-	if n == 0 || h.oldCount == 0 || h.newCount == 0 || h.lines[n-1].kind == patch.LineContext || h.lines[0].kind != patch.LineContext {
-		return false
-	}
-	o, w := 0, 0
-	for _, l := range h.lines {
-		if l.kind != patch.LineInsert {
-			o++
-		}
-		if l.kind != patch.LineDelete {
-			w++
-		}
-	}
-	return o < h.oldCount && w < h.newCount
-}
-
 // bodyCounts returns the hunk's old and new line counts as its body has
 // them, and the counts its header claims beyond them (missingOld,
 // missingNew); ok is false when the header gives no counts. The blank
@@ -1228,9 +1200,9 @@ func bodyCounts(h *looseHunk, blanks bool) (o, w, missingOld, missingNew int, ok
 	return o, w, h.oldCount - o, h.newCount - w, ok
 }
 
-// cutAfterContext refuses a hunk that may have been cut off after a
-// context line: one between two changes, where an answer that ran out of
-// room stops. A complete hunk of git's that does not reach the end of the
+// cutAfterContext refuses a hunk that may have been cut off: after a
+// change, or after a context line between two changes, where an answer
+// that ran out of room stops. A complete hunk of git's that does not reach the end of the
 // file (the caller checks) ends with exactly width context lines after its
 // last change (at least 3, git's default). When it ends with fewer (t) and
 // its body is short of its header's counts, the lines it lacks can be only
