@@ -76,6 +76,7 @@ Exit status: 0 applied or already applied; 1 refused (nothing written);
 	f.Int(&o.strip, "strip", 'p', 1, "remove `N` leading path components from file names")
 	f.Bool(&o.json, "json", 0, false, "print what was applied where, as JSON (see docs/apply-json.md)")
 	f.Bool(&o.strict, "strict", 0, false, "apply only a well-formed patch whose context matches exactly")
+	f.AtLeast("strip", 0)
 	return cmd
 }
 

@@ -41,6 +41,8 @@ context for every hunk to be placed uniquely.`,
 	f.Int(&o.strip, "strip", 'p', 1, "remove `N` leading path components from file names")
 	f.Int(&o.context, "unified", 'U', patch.DefaultContext, "lines of context when generating")
 	f.Require("to")
+	f.AtLeast("strip", 0)
+	f.AtLeast("unified", 0)
 	return cmd
 }
 

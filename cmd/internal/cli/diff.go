@@ -48,6 +48,7 @@ accept. Binary changes have no search-replace or v4a form.`,
 	f.String(&o.algorithm, "algorithm", 0, "histogram", "diff algorithm: histogram or myers")
 	f.Int(&o.context, "unified", 'U', patch.DefaultContext, "lines of context around each change")
 	f.Bool(&o.binary, "binary", 0, false, "write a change of binary files as a GIT binary patch that can be applied")
+	f.AtLeast("unified", 0)
 	return cmd
 }
 
@@ -59,9 +60,6 @@ func runDiff(o diffOptions, oldName, newName string, sio Stdio) error {
 	alg, err := diff.ParseAlgorithm(o.algorithm)
 	if err != nil {
 		return Usage(err)
-	}
-	if o.context < 0 {
-		return Usage(fmt.Errorf("-U %d: context must be at least 0", o.context))
 	}
 	// Nearly everything allocated here stays live until the command exits,
 	// so collecting would only rescan it: the collector waits for a memory

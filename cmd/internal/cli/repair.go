@@ -42,6 +42,7 @@ Exit status: 0 repaired or already applied; 1 refused; 2 usage or input error.`,
 	// the help's own default.
 	f.Int(&o.strip, "strip", 'p', 0, "remove `N` leading path components from file names (default: decided per file)")
 	f.Bool(&o.json, "json", 0, false, "print the repair report as JSON instead of the diff")
+	f.AtLeast("strip", 0)
 	return cmd
 }
 

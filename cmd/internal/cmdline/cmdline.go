@@ -44,6 +44,7 @@ type Flag struct {
 	str   *string
 	b     *bool
 	n     *int
+	min   *int // an integer flag's least value
 	set   bool
 }
 
@@ -64,6 +65,9 @@ func (f *Flag) assign(text string) error {
 		v, err := strconv.ParseInt(text, 0, strconv.IntSize)
 		if err != nil {
 			return fmt.Errorf("want an integer")
+		}
+		if f.min != nil && int(v) < *f.min {
+			return fmt.Errorf("want %d or more", *f.min)
 		}
 		*f.n = int(v)
 	}
@@ -100,6 +104,15 @@ func (fs *FlagSet) Bool(p *bool, name string, short byte, def bool, usage string
 func (fs *FlagSet) Int(p *int, name string, short byte, def int, usage string) {
 	*p = def
 	fs.add(&Flag{Name: name, Short: short, Usage: usage, kind: kindInt, def: strconv.Itoa(def), n: p})
+}
+
+// AtLeast makes Parse refuse a value of the integer flag name below min.
+func (fs *FlagSet) AtLeast(name string, min int) {
+	f := fs.Lookup(name)
+	if f == nil || f.kind != kindInt {
+		panic("cmdline: no integer flag " + name)
+	}
+	f.min = &min
 }
 
 // Require makes Parse fail unless the flag name is given.

@@ -101,6 +101,20 @@ func TestChangedAndRequired(t *testing.T) {
 	}
 }
 
+func TestAtLeast(t *testing.T) {
+	var v vals
+	fs := newSet(&v)
+	fs.AtLeast("strip", 0)
+	for _, args := range [][]string{{"-p", "-1"}, {"-p-1"}, {"--strip=-3"}} {
+		if _, err := fs.Parse(args); err == nil || !strings.HasSuffix(err.Error(), ": want 0 or more") {
+			t.Errorf("Parse(%q): %v, want a refusal of the negative value", args, err)
+		}
+	}
+	if _, err := fs.Parse([]string{"-p0"}); err != nil || v.strip != 0 {
+		t.Errorf("-p0: %v, strip %d", err, v.strip)
+	}
+}
+
 func TestCommandArgs(t *testing.T) {
 	c := &Command{Use: "apply [flags] PATCH|-", Args: ExactArgs(1, "PATCH or -")}
 	if _, err := c.Parse(nil); err == nil || err.Error() != "apply: want PATCH or - (1 argument), got 0: none" {
