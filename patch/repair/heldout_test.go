@@ -343,6 +343,33 @@ func heldoutFamilies(f fileDiff, add addFunc) {
 		}
 	}
 	for k, h := range hs {
+		if v, at := dropMidCtxBesideAdded(h); v != nil {
+			// Every reading: the left-out line at each place among the
+			// added lines next to it where a hunk of git's could have it.
+			// One file for all of them, or refused.
+			var want *string
+			for _, r := range besideReadings(v, at, h[at], len(lines)) {
+				res, err := strictApply(withHunk(f, k, r), patch.MapFS{f.path: f.old}, f.path, false)
+				if err != nil {
+					want = nil
+					break
+				}
+				got := string(res[0].Content)
+				if want == nil {
+					want = &got
+				} else if *want != got {
+					want = nil
+					break
+				}
+			}
+			if want != nil && *want != newCode {
+				break // a reading git applies apart from the commit: no case
+			}
+			add(f, "mid_ctx_lost_beside_added", f.old, withHunk(f, k, v), want, k)
+			break
+		}
+	}
+	for k, h := range hs {
 		if v := dropRemovedMid(h); v != nil {
 			add(f, "drop_removed_mid", f.old, withHunk(f, k, v), nil, k)
 			break
@@ -646,4 +673,86 @@ func dropRemovedMid(h []string) []string {
 		}
 	}
 	return nil
+}
+
+// dropMidCtxBesideAdded leaves out the first significant context line
+// between the first two changes of h, when an added line stands right
+// before or after it: the line may have stood on either side of the added
+// lines next to it, or among them. It returns the hunk and the index the
+// line had; nil when h has no such line.
+func dropMidCtxBesideAdded(h []string) ([]string, int) {
+	rs := changeRuns(h)
+	if len(rs) < 2 {
+		return nil, 0
+	}
+	for i := rs[0][1]; i < rs[1][0]; i++ {
+		if len(strings.TrimSpace(h[i])) <= 6 {
+			continue
+		}
+		if strings.HasPrefix(h[i-1], "+") || strings.HasPrefix(h[i+1], "+") {
+			return append(append([]string(nil), h[:i]...), h[i+1:]...), i
+		}
+		return nil, 0 // the first significant one is not beside added lines
+	}
+	return nil, 0
+}
+
+// besideReadings returns v with the context line x put back at each place
+// of the run of added lines around index at, the readings of a hunk that
+// lost x there, except those git would not write: some width w, no less
+// than either edge run of v, must give both edge runs of the reading
+// exactly w lines, fewer only at the start or the end of the file (n
+// lines).
+func besideReadings(v []string, at int, x string, n int) [][]string {
+	lo, hi := at, at
+	for lo > 1 && strings.HasPrefix(v[lo-1], "+") {
+		lo--
+	}
+	for hi < len(v) && strings.HasPrefix(v[hi], "+") {
+		hi++
+	}
+	var out [][]string
+	for i := lo; i <= hi; i++ {
+		r := append(append(append([]string(nil), v[:i]...), x), v[i:]...)
+		if gitShaped(r, edgeRuns(v), n) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// edgeRuns returns the longer of the leading and trailing context runs of
+// the hunk h (header first).
+func edgeRuns(h []string) int {
+	lead, trail := 0, 0
+	for lead+1 < len(h) && strings.HasPrefix(h[lead+1], " ") {
+		lead++
+	}
+	for trail+1 < len(h) && strings.HasPrefix(h[len(h)-1-trail], " ") {
+		trail++
+	}
+	return max(lead, trail)
+}
+
+// gitShaped reports whether some context width w >= min could have made
+// the hunk r of a file of n lines: both edge runs w lines, fewer only at
+// the start or the end of the file.
+func gitShaped(r []string, min, n int) bool {
+	var start, count int
+	if _, err := fmt.Sscanf(r[0], "@@ -%d,%d", &start, &count); err != nil {
+		return true
+	}
+	lead, trail := 0, 0
+	for lead+1 < len(r) && strings.HasPrefix(r[lead+1], " ") {
+		lead++
+	}
+	for trail+1 < len(r) && strings.HasPrefix(r[len(r)-1-trail], " ") {
+		trail++
+	}
+	for w := min; w <= 50; w++ {
+		if (lead == w || lead < w && start == 1) && (trail == w || trail < w && start+count-1 == n) {
+			return true
+		}
+	}
+	return false
 }

@@ -938,7 +938,8 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	// runBefore counts matched context entries since the last change.
 	runBefore, sawChange := 0, false
 	skipped := 0 // file lines of the span that no hunk line stands for
-	flushGap := func(to int, nextIsCtxRun func() (int, bool)) string {
+	curLine := 0 // the hunk line whose old-side place flushGap is reaching
+	flushGap := func(to int) string {
 		gap := t.lines[cursor:to]
 		skipped += len(gap)
 		if len(gap) > 0 {
@@ -953,27 +954,21 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			return fmt.Sprintf("uncertain: the hunk leaves out file line %d, which one of its added lines repeats: the file's line written back, or a block of its own", to)
 		}
 		if len(pending) > 0 && len(gap) > 0 {
-			// The hunk lacks file lines right next to its added lines: did
-			// they come before or after them? Only a short context run at an
-			// edge of the hunk can tell.
-			// A hunk written with W lines of context has edge runs of exactly
-			// W lines (fewer only at the ends of the file), so a full edge
-			// run lost nothing; a middle run may have lost a line.
-			after, afterIsEdge := nextIsCtxRun()
-			// A removal right before (or after) the added lines pairs with
-			// them as a replacement, with no context between.
-			beforeCan := (sawChange && runBefore > 0) || (!sawChange && runBefore < width && pl.p.start > 0)
-			afterCan := (!afterIsEdge && after > 0) || (afterIsEdge && after < width && pl.p.end < len(t.lines))
-			beforeShort, afterShort := beforeCan && !afterCan, afterCan && !beforeCan
-			switch {
-			case len(gap) == 1 && beforeShort && !afterShort:
+			// The hunk lacks file lines right next to its added lines: they
+			// stood before them, after them or among them, and each reading
+			// is a patch of its own. Where every reading gives the same
+			// file, any will do; otherwise only the shape of git's hunks
+			// may rule all readings but one out (see sideByShape).
+			switch k := sideByShape(t, pl, curLine-len(pending), curLine); {
+			case allSame(gap, pending):
 				out = append(out, gap...)
 				emit(pending)
-			case len(gap) == 1 && afterShort && !beforeShort:
-				emit(pending)
+			case k >= 0:
+				emit(pending[:k])
 				out = append(out, gap...)
+				emit(pending[k:])
 			default:
-				return fmt.Sprintf("uncertain: the hunk leaves out file lines %d-%d next to its added lines", cursor+1, to)
+				return lostBesideAdded(cursor, to, len(pending))
 			}
 			pending = nil
 		} else {
@@ -1029,7 +1024,8 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 		at := pl.p.at[ei]
 		ei++
 		if rg, ok := pl.p.elided[ei-1]; ok {
-			if err := flushGap(rg[0], func() (int, bool) { return 0, false }); err != "" {
+			curLine = li
+			if err := flushGap(rg[0]); err != "" {
 				return nil, err
 			}
 			out = append(out, t.lines[rg[0]:rg[1]]...)
@@ -1073,7 +1069,8 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 			return nil, why
 		}
 		lastDeleted = l.kind == patch.LineDelete
-		if err := flushGap(at, func() (int, bool) { return ctxRunAfter(l, restLines) }); err != "" {
+		curLine = li
+		if err := flushGap(at); err != "" {
 			return nil, err
 		}
 		k := e.reading(t, pl.p.level, at)
@@ -1316,4 +1313,99 @@ func dedupe(list []string) []string {
 		out = appendOnce(out, s)
 	}
 	return out
+}
+
+// sideByShape returns the one place among the added lines h.lines[lo:hi]
+// (they come right before the old-side line hi) where a file line the hunk
+// left out can have stood in a hunk git wrote, as an index into them; -1
+// when there is none or more than one. It decides only what is certain
+// under two premises the hunk itself must confirm:
+//
+//   - its header counts one old and one new line more than its body, and
+//     the placement skipped exactly one file line with every hunk line in
+//     the file: the hunk is whole but for that one context line;
+//   - a hunk of git's has as many context lines before its first change
+//     as after its last (its width, at least the longer of the two runs
+//     the hunk has), fewer only at an end of the file.
+//
+// A reading that leaves an edge run shorter than that, away from the end
+// of the file, or the two edge runs unequal with neither at an end, is no
+// hunk of git's. Runs between two changes may have any length, so a line
+// left out there, away from the edges, leaves two readings or more.
+func sideByShape(t *text, pl *placed, lo, hi int) int {
+	h := pl.h
+	if _, _, mo, mn, ok := bodyCounts(h, false); !ok || mo != 1 || mn != 1 || h.trailBlanks > 0 || len(pl.p.elided) > 0 {
+		return -1
+	}
+	for _, at := range pl.p.at {
+		if at < 0 {
+			return -1
+		}
+	}
+	if pl.p.end-pl.p.start != len(pl.p.at)+1 {
+		return -1
+	}
+	ctx := make([]bool, len(h.lines))
+	for i, l := range h.lines {
+		ctx[i] = l.kind == patch.LineContext
+	}
+	edges := func(c []bool) (lead, trail int) {
+		for lead < len(c) && c[lead] {
+			lead++
+		}
+		for trail < len(c) && c[len(c)-1-trail] {
+			trail++
+		}
+		return lead, trail
+	}
+	lead, trail := edges(ctx)
+	if lead == len(ctx) {
+		return -1
+	}
+	width := max(lead, trail)
+	atStart, atEnd := pl.p.start == 0, pl.p.end == len(t.lines)
+	// shaped: some width w, no less than the hunk's, gives a hunk with
+	// edge runs a and b.
+	shaped := func(a, b int) bool {
+		for w := width; w <= max(a, b); w++ {
+			if (a == w || atStart && a < w) && (b == w || atEnd && b < w) {
+				return true
+			}
+		}
+		return false
+	}
+	found := -1
+	for j := lo; j <= hi; j++ {
+		c := append(append(append([]bool(nil), ctx[:j]...), true), ctx[j:]...)
+		if !shaped(edges(c)) {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = j - lo
+	}
+	return found
+}
+
+// allSame reports whether every line of a and b is the same line, so that
+// any order of them gives the same file.
+func allSame(a, b []string) bool {
+	for _, x := range append(append([]string(nil), a...), b...) {
+		if x != a[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func lostBesideAdded(cursor, to, added int) string {
+	where := "before or after them"
+	if added > 1 {
+		where = "before, after or among them"
+	}
+	if to-cursor == 1 {
+		return fmt.Sprintf("uncertain: file line %d is not in the hunk and stands next to its added lines: %s gives different files", to, where)
+	}
+	return fmt.Sprintf("uncertain: file lines %d-%d are not in the hunk and stand next to its added lines: %s gives different files", cursor+1, to, where)
 }
