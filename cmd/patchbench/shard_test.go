@@ -224,6 +224,15 @@ func checkMergeRefusals(t *testing.T, root string, dirs []string) {
 	overlapping := slices.Clone(dirs)
 	overlapping[to] = stray
 	expect("overlapping shards", fmt.Sprintf("does not belong to shard %d/%d", to+1, len(dirs)), overlapping...)
+	// A shard whose run was killed before its end: its last row missing.
+	// It is not held (the kernel dropped the lock), and looks like a run.
+	cut := filepath.Join(root, "cut")
+	copyDir(t, dirs[from], cut)
+	lines := strings.SplitAfter(strings.TrimSuffix(res, "\n"), "\n")
+	writeFile(t, filepath.Join(cut, "results.jsonl"), strings.Join(lines[:len(lines)-1], ""))
+	unfinished := slices.Clone(dirs)
+	unfinished[from] = cut
+	expect("unfinished shard", fmt.Sprintf("cut (shard %d/%d) holds %d of its %d cases: its run did not finish", from+1, len(dirs), len(lines)-1, len(lines)), unfinished...)
 }
 
 func copyDir(t *testing.T, from, to string) {
