@@ -121,6 +121,16 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 			return sum, fmt.Errorf("merge: %s: %w", dir, err)
 		}
 		if first == nil {
+			// An input identified by its hash (NAME_sha256) may lie at
+			// another path (NAME) in each shard, as a resume may move it.
+			for k := range info {
+				if name, ok := strings.CutSuffix(k, "_sha256"); ok {
+					ignore = append(ignore, name)
+				}
+			}
+			if cmp, err = comparable(info, ignore); err != nil {
+				return sum, fmt.Errorf("merge: %s: %w", dir, err)
+			}
 			first, firstComparable, count = info, cmp, sh.Count
 		} else {
 			if !bytes.Equal(cmp, firstComparable) {
