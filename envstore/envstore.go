@@ -119,6 +119,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -159,6 +160,17 @@ func open(dir string, create bool) (*Store, error) {
 	}
 	format := filepath.Join(abs, "format")
 	b, err := os.ReadFile(format)
+	if create && errors.Is(err, fs.ErrNotExist) {
+		// Two builds starting on one new store: the first makes it while
+		// holding a lock on the directory itself (a lock file would make
+		// it not empty), the others then find its format file.
+		unlock, lerr := lockDirectory(abs)
+		if lerr != nil {
+			return fail(lerr)
+		}
+		defer unlock()
+		b, err = os.ReadFile(format)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !create:
 		return fail(fmt.Errorf("no environment store here (env build makes one): %w", fs.ErrNotExist))
@@ -281,4 +293,24 @@ func removeAll(p string) error {
 		return nil
 	})
 	return os.RemoveAll(p)
+}
+
+// lockDirectory takes an exclusive flock(2) on the directory dir, waiting
+// for it, and returns its release.
+func lockDirectory(dir string) (func(), error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
 }

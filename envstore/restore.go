@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -100,6 +101,51 @@ var ErrCorrupt = errors.New("corrupt object")
 // and is not an empty directory.
 var ErrDestination = errors.New("destination exists and is not an empty directory")
 
+// ErrInStore is wrapped (with ErrDestination) by Restore's error when the
+// destination is inside the store: the tree would be taken for the store's
+// own files (verify reports them, gc may remove them) and hard links there
+// would put objects where the store keeps its layout.
+var ErrInStore = errors.New("destination is inside the environment store")
+
+type inStoreError struct{ store string }
+
+func (e *inStoreError) Error() string {
+	return fmt.Sprintf("%v %s; restore elsewhere", ErrInStore, e.store)
+}
+func (e *inStoreError) Unwrap() []error { return []error{ErrInStore, ErrDestination} }
+
+// holds reports whether path (absolute, existing or not) is in the store's
+// directory or is it, symbolic links in its existing part resolved.
+func (s *Store) holds(path string) (bool, error) {
+	store, err := filepath.EvalSymlinks(s.dir)
+	if err != nil {
+		return false, err
+	}
+	// The deepest existing ancestor, resolved, and the rest as given.
+	rest := ""
+	dir := path
+	for {
+		if _, err := os.Lstat(dir); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false, err
+	}
+	rel, err := filepath.Rel(store, filepath.Join(real, rest))
+	if err != nil {
+		return false, nil
+	}
+	return rel == "." || rel != ".." && !strings.HasPrefix(rel, "../"), nil
+}
+
 // ErrMethod is wrapped by Restore's error when the method asked for cannot
 // be had here: reflinks where the file system has none, hard links across
 // file systems (or ErrUnsafeLinks).
@@ -129,6 +175,11 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	res.Dir = abs
 	fail := func(err error) (RestoreResult, error) {
 		return res, fmt.Errorf("envstore: restore %s to %s: %w", m.Commit, abs, err)
+	}
+	if inside, err := s.holds(abs); err != nil {
+		return fail(err)
+	} else if inside {
+		return fail(&inStoreError{s.dir})
 	}
 	if fi, err := os.Lstat(abs); err == nil {
 		if !fi.IsDir() {

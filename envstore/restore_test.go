@@ -300,6 +300,47 @@ func TestRestoreDestination(t *testing.T) {
 	}
 }
 
+// TestRestoreIntoTheStore: a destination inside the store (a new
+// directory under objects/, tmp/ or the store's root, directly or through
+// a symbolic link) is refused with ErrInStore and ErrDestination, and the
+// store stays as verify wants it. Such a restore used to succeed, and
+// verify then reported every restored file as a bad object for good.
+func TestRestoreIntoTheStore(t *testing.T) {
+	ctx := context.Background()
+	dir, commits := makeHistory(t, "python", 1)
+	r := openRepo(t, dir)
+	s := openStore(t, filepath.Join(t.TempDir(), "store"))
+	if _, err := s.Build(ctx, r, commits, BuildOptions{Setup: "true", Runner: runner()}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(filepath.Join(s.Dir(), "objects"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, dest := range []string{
+		filepath.Join(s.Dir(), "objects", "new"),
+		filepath.Join(s.Dir(), "tmp", "tree"),
+		filepath.Join(s.Dir(), "tree"),
+		filepath.Join(s.Dir(), "a", "b", "c"),
+		filepath.Join(link, "new"),
+	} {
+		_, err := s.Restore(ctx, commits[0], dest, RestoreOptions{})
+		if !errors.Is(err, ErrInStore) || !errors.Is(err, ErrDestination) {
+			t.Errorf("restore into %s: %v, want ErrInStore", dest, err)
+		}
+		if _, err := os.Lstat(dest); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("restore into %s made it", dest)
+		}
+	}
+	if rep, err := s.Verify(ctx, 1); err != nil || !rep.OK() {
+		t.Errorf("verify after refused restores: %v %v", rep.Problems, err)
+	}
+	// Beside the store, in a directory whose name starts with the store's.
+	if _, err := s.Restore(ctx, commits[0], s.Dir()+"-tree", RestoreOptions{}); err != nil {
+		t.Errorf("restore beside the store: %v", err)
+	}
+}
+
 // TestOpenExisting makes nothing where there is no store.
 func TestOpenExisting(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")

@@ -62,9 +62,11 @@ type MergeSummary struct {
 // as if the run had not been split: one row per case key, in key order,
 // and the shards' run.json without the shard. It refuses, writing nothing,
 // shards whose run.json differ in anything but the shard and the Ignore
-// fields, a set of shards with one missing or given twice (naming it), and
-// a row whose key belongs to another shard (naming the case): overlapping
-// shards, and a shard another process holds (still running).
+// fields, a set of shards with one missing or given twice (naming it), a
+// row whose key belongs to another shard (naming the case): overlapping
+// shards, a shard another process holds (still running), and a shard
+// whose results hold fewer cases than its run selected (see [PlanFile]:
+// killed or stopped before its end).
 func Merge(o MergeOptions) (MergeSummary, error) {
 	var sum MergeSummary
 	if len(o.Dirs) == 0 {
@@ -96,6 +98,7 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 		raw keyHash // of the line, to see it unchanged when copied
 	}
 	rows := map[string]place{}
+	total := 0 // cases of the whole run, -1 when a shard did not record its plan
 	for di, dir := range o.Dirs {
 		// A shard another process still writes has not all its rows yet:
 		// merging it would make a run that looks whole and is not.
@@ -118,6 +121,16 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 			return sum, fmt.Errorf("merge: %s: %w", dir, err)
 		}
 		if first == nil {
+			// An input identified by its hash (NAME_sha256) may lie at
+			// another path (NAME) in each shard, as a resume may move it.
+			for k := range info {
+				if name, ok := strings.CutSuffix(k, "_sha256"); ok {
+					ignore = append(ignore, name)
+				}
+			}
+			if cmp, err = comparable(info, ignore); err != nil {
+				return sum, fmt.Errorf("merge: %s: %w", dir, err)
+			}
 			first, firstComparable, count = info, cmp, sh.Count
 		} else {
 			if !bytes.Equal(cmp, firstComparable) {
@@ -132,7 +145,11 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 			return sum, fmt.Errorf("merge: shard %s given twice: %s and %s", sh, prev, dir)
 		}
 		shards[sh.Index] = dir
-		_, err = resultsfile.EachLine(filepath.Join(dir, o.ResultsFile), func(key string, line []byte, off int64) error {
+		plan, planned, err := readPlan(dir)
+		if err != nil {
+			return sum, fmt.Errorf("merge: %w", err)
+		}
+		keys, err := resultsfile.EachLine(filepath.Join(dir, o.ResultsFile), func(key string, line []byte, off int64) error {
 			if !sh.Contains(key) {
 				return fmt.Errorf("case %q does not belong to shard %s", key, sh)
 			}
@@ -141,6 +158,17 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 		})
 		if err != nil {
 			return sum, fmt.Errorf("merge: %s: %w", dir, err)
+		}
+		// A shard killed or stopped before its end looks like a run; its
+		// missing cases would make a merged run that looks whole.
+		if planned && keys < plan.Selected {
+			return sum, fmt.Errorf("merge: %s (shard %s) holds %d of its %d cases: its run did not finish; continue it with --resume, then merge",
+				dir, sh, keys, plan.Selected)
+		}
+		if planned && total >= 0 {
+			total += plan.Selected
+		} else {
+			total = -1
 		}
 	}
 	var missing []string
@@ -203,6 +231,11 @@ func Merge(o MergeOptions) (MergeSummary, error) {
 	if o.Cache != "" {
 		if err := mergeCaches(o, tmp, &sum); err != nil {
 			return sum, err
+		}
+	}
+	if total >= 0 {
+		if err := writePlan(tmp, planInfo{Selected: total}); err != nil {
+			return sum, fmt.Errorf("merge: %w", err)
 		}
 	}
 	delete(first, "shard")

@@ -332,6 +332,11 @@ func RunList(ctx context.Context, cases CaseList, fn Func, opts Options) (Summar
 	if err != nil {
 		return s, err
 	}
+	// How many cases the run holds when whole: merge refuses a shard
+	// that has fewer (a run killed or stopped before its end).
+	if err := writePlan(filepath.Dir(opts.Out), planInfo{Selected: s.Selected, Shard: opts.Shard.String()}); err != nil {
+		return s, err
+	}
 
 	workers := max(opts.Workers, 1)
 	e := &engine{

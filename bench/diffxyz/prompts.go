@@ -2,7 +2,9 @@ package diffxyz
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -193,6 +195,19 @@ func newPrompts(files map[string]string) (*Prompts, error) {
 
 // Has reports whether the set has a system template for the prompt
 // variant.
+// SHA256 returns the hex SHA-256 of the templates in use (the embedded
+// ones with those of a prompt directory over them), each with its name:
+// what run.json records, so that a resume or a merge of runs asked with
+// other prompt texts is refused, wherever the templates lie.
+func (p *Prompts) SHA256() string {
+	h := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(p.files)) {
+		fmt.Fprintf(h, "%d:%s\n%d:", len(name), name, len(p.files[name]))
+		h.Write([]byte(p.files[name]))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 func (p *Prompts) Has(variant string) bool {
 	return p.tmpls["system-"+variant+".tmpl"] != nil
 }

@@ -81,6 +81,10 @@ type RunInfo struct {
 	Formats       []string `json:"formats"`
 	Prompts       []string `json:"prompts"`
 	PromptDir     string   `json:"prompt_dir,omitempty"`
+	// PromptsSHA256 identifies the prompt templates by their text
+	// (Prompts.SHA256): a resume or merge of runs asked with other
+	// prompts is refused, one whose prompt directory moved is not.
+	PromptsSHA256 string   `json:"prompt_dir_sha256,omitempty"`
 	Temperature   *float64 `json:"temperature,omitempty"`
 	MaxTokens     int      `json:"max_tokens,omitempty"`
 	Seed          *int64   `json:"seed,omitempty"`
@@ -238,7 +242,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	info := RunInfo{
 		Dataset: absPath(o.Dataset), DatasetSHA256: datasetHash, Model: o.Model, Tasks: o.Tasks, Prompts: o.Prompts,
-		PromptDir: absPath(o.PromptDir), Temperature: o.Temperature, MaxTokens: o.MaxTokens, Seed: o.Seed,
+		PromptDir: absPath(o.PromptDir), PromptsSHA256: prompts.SHA256(), Temperature: o.Temperature, MaxTokens: o.MaxTokens, Seed: o.Seed,
 		Benchmark: "diffxyz", Limit: ropts.Limit, Shuffle: ropts.Shuffle, ShuffleSeed: ropts.Seed, Shard: ropts.Shard.String(),
 		Started: time.Now().UTC().Format(time.RFC3339),
 	}
@@ -346,7 +350,8 @@ func (l *caseList) Case(i int) runner.Case {
 }
 
 // resumeMayChange are the run.json fields a resume may change: paths
-// (the dataset is compared by its hash, dataset_sha256).
+// (the dataset and the prompts are compared by their hashes,
+// dataset_sha256 and prompt_dir_sha256).
 var resumeMayChange = []string{"dataset", "prompt_dir"}
 
 // ReadRunInfo reads run.json of the run directory dir.

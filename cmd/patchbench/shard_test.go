@@ -197,8 +197,19 @@ func checkMergeRefusals(t *testing.T, root string, dirs []string) {
 	other := filepath.Join(root, "other")
 	copyDir(t, dirs[1], other)
 	info := readFile(t, filepath.Join(other, "run.json"))
-	writeFile(t, filepath.Join(other, "run.json"), strings.Replace(info, `"dataset": "`, `"dataset": "/elsewhere`, 1))
-	expect("other run", "differ in dataset", dirs[0], other, dirs[2])
+	if !strings.Contains(info, `"dataset_sha256": "`) {
+		t.Fatalf("%s/run.json records no dataset_sha256:\n%s", other, info)
+	}
+	writeFile(t, filepath.Join(other, "run.json"), strings.Replace(info, `"dataset_sha256": "`, `"dataset_sha256": "0`, 1))
+	expect("other run", "differ in dataset_sha256", dirs[0], other, dirs[2])
+	// The same dataset at another path (another machine's shard) merges,
+	// as a resume from there would go on.
+	moved := filepath.Join(root, "moved")
+	copyDir(t, dirs[1], moved)
+	writeFile(t, filepath.Join(moved, "run.json"), strings.Replace(info, `"dataset": "`, `"dataset": "/elsewhere`, 1))
+	if code, _, stderr := runCLI(t, "", "merge", "--out", filepath.Join(root, "merged-moved"), dirs[0], moved, dirs[2]); code != 0 {
+		t.Errorf("merge of a shard whose dataset lay elsewhere: exit %d: %s", code, stderr)
+	}
 	// A shard given twice.
 	twin := filepath.Join(root, "twin")
 	copyDir(t, dirs[1], twin)
@@ -224,6 +235,15 @@ func checkMergeRefusals(t *testing.T, root string, dirs []string) {
 	overlapping := slices.Clone(dirs)
 	overlapping[to] = stray
 	expect("overlapping shards", fmt.Sprintf("does not belong to shard %d/%d", to+1, len(dirs)), overlapping...)
+	// A shard whose run was killed before its end: its last row missing.
+	// It is not held (the kernel dropped the lock), and looks like a run.
+	cut := filepath.Join(root, "cut")
+	copyDir(t, dirs[from], cut)
+	lines := strings.SplitAfter(strings.TrimSuffix(res, "\n"), "\n")
+	writeFile(t, filepath.Join(cut, "results.jsonl"), strings.Join(lines[:len(lines)-1], ""))
+	unfinished := slices.Clone(dirs)
+	unfinished[from] = cut
+	expect("unfinished shard", fmt.Sprintf("cut (shard %d/%d) holds %d of its %d cases: its run did not finish", from+1, len(dirs), len(lines)-1, len(lines)), unfinished...)
 }
 
 func copyDir(t *testing.T, from, to string) {

@@ -44,6 +44,34 @@ type apeRunRecord struct {
 	Shuffle       bool    `json:"shuffle,omitempty"`
 	ShuffleSeed   int64   `json:"shuffle_seed,omitempty"`
 	Shard         string  `json:"shard,omitempty"`
+	// What the candidates and votes were asked with, each left out at its
+	// default (so a run recorded before these fields resumes with the
+	// defaults): the candidates' temperature (1), answer bound and seed,
+	// the judge's temperature (0), and the check command (the built-in
+	// check). A resume or merge with other values is refused.
+	Temperature      *float64 `json:"temperature,omitempty"`
+	MaxTokens        int      `json:"max_tokens,omitempty"`
+	ModelSeed        *int64   `json:"model_seed,omitempty"`
+	JudgeTemperature *float64 `json:"judge_temperature,omitempty"`
+	CheckCmd         string   `json:"check_cmd,omitempty"`
+}
+
+// setSampling records the candidates' sampling parameters s (a nil
+// temperature is ape's default, 1).
+func (r *apeRunRecord) setSampling(s sampling) {
+	r.Temperature, r.MaxTokens, r.ModelSeed = nil, s.MaxTokens, s.Seed
+	if s.Temperature != nil && *s.Temperature != 1 {
+		t := *s.Temperature
+		r.Temperature = &t
+	}
+}
+
+// setJudgeTemperature records the judge's temperature t (0 by default).
+func (r *apeRunRecord) setJudgeTemperature(t float64) {
+	r.JudgeTemperature = nil
+	if t != 0 {
+		r.JudgeTemperature = &t
+	}
 }
 
 // apeOldRunFile is where runs before run.json recorded themselves.
@@ -353,10 +381,12 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 		repo, _ := filepath.Abs(o.check.repo)
 		rec := apeRunRecord{Benchmark: "ape", Dataset: abs, Repo: repo, Model: mopts.Model, Judge: jopts.Model,
 			N: o.n, JudgeN: o.judgeN, K: o.k, KRatio: o.kRatio, Format: string(format), EnvCommit: copts.EnvCommit,
-			Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}
+			Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String(), CheckCmd: copts.Command}
 		if ropts.Shuffle {
 			rec.ShuffleSeed = ropts.Seed
 		}
+		rec.setSampling(samp)
+		rec.setJudgeTemperature(o.judgeTemperature)
 		if err := rec.write(o.run.out, o.run.resume); err != nil {
 			return err
 		}
@@ -506,6 +536,7 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if !o.run.dryRun {
 		rec.Benchmark, rec.K, rec.KRatio = "ape", k, ratio
 		rec.Judge, rec.JudgeN, rec.Shard = mopts.Model, o.judgeN, ropts.Shard.String()
+		rec.setJudgeTemperature(o.judgeTemperature)
 		rec.Limit, rec.Shuffle, rec.ShuffleSeed = ropts.Limit, ropts.Shuffle, 0
 		if ropts.Shuffle {
 			rec.ShuffleSeed = ropts.Seed
@@ -539,6 +570,8 @@ type apeCheckRecord struct {
 	CommitKey     string `json:"commit_key"`
 	PathKey       string `json:"path_key"`
 	Shard         string `json:"shard,omitempty"`
+	// CheckCmd is the check command ("" for the built-in check).
+	CheckCmd string `json:"check_cmd,omitempty"`
 }
 
 func newApeCheckCommand(sio cli.Stdio) *cobra.Command {
@@ -611,7 +644,7 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 		if err != nil {
 			return cli.Usage(err)
 		}
-		rec := apeCheckRecord{Benchmark: "ape-check", Dataset: abs, DatasetSHA256: h, Repo: repo, CodeKey: o.codeKey, CommitKey: o.commitKey, PathKey: o.pathKey, Shard: ropts.Shard.String()}
+		rec := apeCheckRecord{Benchmark: "ape-check", Dataset: abs, DatasetSHA256: h, Repo: repo, CodeKey: o.codeKey, CommitKey: o.commitKey, PathKey: o.pathKey, Shard: ropts.Shard.String(), CheckCmd: copts.Command}
 		if err := runner.RecordRun(o.run.out, rec, o.run.resume, "dataset", "repo"); err != nil {
 			return exitFor(err)
 		}
