@@ -62,8 +62,8 @@ var Definitions = map[string]string{
 func ScoreResponse(c Case, response string) Score {
 	switch c.Task {
 	case Apply, AntiApply:
-		answer := extract.Answer(response)
-		expected := normEOL(c.Expected())
+		answer := norm(extract.Answer(response))
+		expected := norm(c.Expected())
 		return Score{EM: em(answer, expected), IoU: metrics.StrippedIoU(answer, expected)}
 	}
 	return scoreDiff(c, response)
@@ -75,7 +75,7 @@ func ScoreResponse(c Case, response string) Score {
 func scoreDiff(c Case, response string) Score {
 	var s Score
 	path, old := c.Row.Path, c.Row.OldCode
-	newCode := normEOL(c.Row.NewCode)
+	newCode := norm(c.Row.NewCode)
 	refAdd, refDel := editLines(referencePatch(c))
 
 	// The paper's reading.
@@ -83,7 +83,10 @@ func scoreDiff(c Case, response string) Score {
 	parsed, applied := false, false
 	var emS, iouS, f1p, f1m float64
 	if ext, err := extract.Extract(response); err == nil {
-		if p, err := patch.Parse(ext.Text, c.Format, patch.DefaultParseOptions); err == nil && len(p.Files) > 0 {
+		// Line endings are not the model's to choose: the edit and the
+		// file are both read with LF endings, as the answers of apply and
+		// anti-apply are.
+		if p, err := patch.Parse(normEOL(ext.Text), c.Format, patch.DefaultParseOptions); err == nil && len(p.Files) > 0 {
 			parsed, parsedPatch = true, p
 		}
 	}
@@ -91,9 +94,9 @@ func scoreDiff(c Case, response string) Score {
 		add, del := editLines(parsedPatch)
 		f1p, f1m = metrics.F1(add, refAdd), metrics.F1(del, refDel)
 		if len(parsedPatch.Files) == 1 && parsedPatch.Files[0].Op == patch.Modify {
-			if got, _, err := patch.ApplyFile(old, parsedPatch.Files[0], patch.ApplyOptions{}); err == nil {
+			if got, _, err := patch.ApplyFile(normEOL(old), parsedPatch.Files[0], patch.ApplyOptions{}); err == nil {
 				applied = true
-				got = normEOL(got)
+				got = norm(got)
 				emS, iouS = em(got, newCode), metrics.StrippedIoU(got, newCode)
 			}
 		}
@@ -108,7 +111,7 @@ func scoreDiff(c Case, response string) Score {
 	if err == nil && res.Status == repair.StatusApplied {
 		for _, r := range res.Results {
 			if r.Path == path && r.Content != nil {
-				got := normEOL(string(r.Content))
+				got := norm(string(r.Content))
 				tolerant = true
 				emT, iouT = em(got, newCode), metrics.StrippedIoU(got, newCode)
 			}
@@ -178,3 +181,7 @@ func em(a, b string) float64 {
 }
 
 func normEOL(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// norm reads a file as its scores compare it: LF line endings, without a
+// byte order mark at the start (an encoding mark, not a line of code).
+func norm(s string) string { return normEOL(strings.TrimPrefix(s, "\ufeff")) }
