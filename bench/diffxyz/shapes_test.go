@@ -54,7 +54,9 @@ var exactShapes = []shape{
 	{"blank lines before the closing fence", func(e, i string) string { return "```" + i + "\n" + withNewline(e) + "\n\n```\n" }},
 	{"white space after the fences", func(e, i string) string { return "```" + i + "  \n" + withNewline(e) + "```   \n" }},
 	{"leading blank lines", func(e, i string) string { return "\n\n```" + i + "\n" + withNewline(e) + "```\n" }},
-	{"reasoning first", func(e, i string) string { return "<think>\nthe fence ``` is\n</think>\n```" + i + "\n" + withNewline(e) + "```\n" }},
+	{"reasoning first", func(e, i string) string {
+		return "<think>\nthe fence ``` is\n</think>\n```" + i + "\n" + withNewline(e) + "```\n"
+	}},
 	{"end token", func(e, i string) string { return "```" + i + "\n" + withNewline(e) + "```<|im_end|>" }},
 	{"repeated", func(e, i string) string {
 		b := "```" + i + "\n" + withNewline(e) + "```\n"
