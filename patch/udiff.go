@@ -599,6 +599,11 @@ func (p *udiffParser) openBody(h *Hunk, hdrLine int) error {
 			break
 		}
 		if l == "" {
+			if ((h.OldNoEOL && k != LineInsert) || (h.NewNoEOL && k != LineDelete)) && p.blanksEnd(p.i) {
+				// Empty lines after the side's last line that end the
+				// body are separators, as at the end of any open body.
+				break
+			}
 			blanks++
 		} else {
 			blanks = 0
@@ -618,6 +623,19 @@ func (p *udiffParser) openBody(h *Hunk, hdrLine int) error {
 	}
 	h.OldLines, h.NewLines = h.Counts()
 	return nil
+}
+
+// blanksEnd reports whether the lines from i are empty up to the end of
+// the input or up to a hunk or file header.
+func (p *udiffParser) blanksEnd(i int) bool {
+	for ; i < len(p.lines) && p.lines[i] == ""; i++ {
+	}
+	if i == len(p.lines) {
+		return true
+	}
+	l := p.lines[i]
+	return isHunkHeader(l) || strings.HasPrefix(l, "diff --git ") ||
+		(strings.HasPrefix(l, "--- ") && i+1 < len(p.lines) && strings.HasPrefix(p.lines[i+1], "+++ "))
 }
 
 // afterNoEOL refuses a line of a side whose last line was already marked

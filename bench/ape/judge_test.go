@@ -1,6 +1,8 @@
 package ape
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -97,4 +99,20 @@ func FuzzParseJudgement(f *testing.F) {
 			t.Fatalf("Verdict(%q) = %v, %+v", j.Grades, pass, c)
 		}
 	})
+}
+
+// TestReportKAboveN: a report of pass@k with k above the samples drawn is
+// refused, not filled with pass@n under pass@k's name.
+func TestReportKAboveN(t *testing.T) {
+	dir := t.TempDir()
+	row := `{"key":"t1#0","task":"t1","sample":0,"applied":true,"compile_pass":true,"judge_pass":true}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, ResultsFile), []byte(row), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteReport(dir, 1, 1, 0); err != nil {
+		t.Fatalf("k = n = 1: %v", err)
+	}
+	if rep, err := WriteReport(dir, 1, 2, 0); err == nil {
+		t.Errorf("k 2 > n 1 gave a report: %+v", rep.Overall)
+	}
 }

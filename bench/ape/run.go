@@ -534,7 +534,7 @@ const ExactMatchJudge = "exact match with the gold file (reference judge, no mod
 // metrics.KFromRatio(n, ratio), ratio 0 means 0.8. A task's candidates that
 // could not be evaluated (Result.Status) are left out of its n; a task left
 // with fewer than k is scored at k = its n, one left with none is not
-// averaged.
+// averaged. A k above n is an error.
 func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
 	if err != nil {
@@ -548,6 +548,11 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	}
 	if k == 0 {
 		k = metrics.KFromRatio(n, ratio)
+	}
+	if n < 1 || k < 1 || k > n {
+		// pass@k of more samples than were drawn is not defined; a
+		// report headed pass@k must not hold pass@n.
+		return nil, fmt.Errorf("ape report: k %d must be between 1 and n %d", k, n)
 	}
 	rep := &Report{N: n, K: k, ByCategory: map[string]Figures{}, ByDiff: map[string]Figures{}, ByLanguage: map[string]Figures{}}
 	lang := map[string]string{}

@@ -40,7 +40,7 @@ var Definitions = map[string]string{
 	"lang":              "the programming language of the file",
 	"size_class":        "the size of the reference edit by changed (added + removed) lines: small ≤ 7, medium 8–24, large > 24",
 	"change_kind":       "what the reference edit does: add+delete (adds and removes lines), add-only, delete-only",
-	"em":                "stripped exact match, 1 or 0. apply and anti-apply: the answer (read by patch/extract.Answer: the content of a fenced block that opens the response or stands in prose, else the whole response) equals the expected file (new code for apply, old code for anti-apply) once lines that are empty or white space only are removed from both and CRLF is read as LF; the remaining lines must be equal, in order, indentation included. diffgen (the paper's EM after applying): the same comparison of the file the response's edit produces when applied (see applied) to the old code, against the new code; 0 when it is not applied",
+	"em":                "stripped exact match, 1 or 0. apply and anti-apply: the answer (read by patch/extract.Answer: the content of a fenced block that opens the response or stands in prose, else the whole response) equals the expected file (new code for apply, old code for anti-apply) once lines that are empty or white space only are removed from both, CRLF is read as LF and a byte order mark at the start is dropped; the remaining lines must be equal, in order, indentation included. diffgen (the paper's EM after applying): the same comparison of the file the response's edit produces when applied (see applied; the edit and the old code read with LF endings) to the old code, against the new code; 0 when it is not applied",
 	"iou":               "stripped intersection over union: |A∩B| / |A∪B| of the sets of non-blank lines of the same two texts as em (order and repetition ignored); 0 for diffgen when the edit is not applied",
 	"parsed":            "diffgen, the paper's parsing rate: the response holds an edit (found by patch/extract in fences, tags or raw text) that the parser of the requested format accepts, with at least one file section",
 	"applied":           "diffgen, the paper's applying rate: parsed, a single file section that modifies the file, and it applies to the old code with exact context (as `patchbench apply --strict` does)",
@@ -62,8 +62,8 @@ var Definitions = map[string]string{
 func ScoreResponse(c Case, response string) Score {
 	switch c.Task {
 	case Apply, AntiApply:
-		answer := extract.Answer(response)
-		expected := normEOL(c.Expected())
+		answer := norm(extract.Answer(response))
+		expected := norm(c.Expected())
 		return Score{EM: em(answer, expected), IoU: metrics.StrippedIoU(answer, expected)}
 	}
 	return scoreDiff(c, response)
@@ -75,7 +75,7 @@ func ScoreResponse(c Case, response string) Score {
 func scoreDiff(c Case, response string) Score {
 	var s Score
 	path, old := c.Row.Path, c.Row.OldCode
-	newCode := normEOL(c.Row.NewCode)
+	newCode := norm(c.Row.NewCode)
 	refAdd, refDel := editLines(referencePatch(c))
 
 	// The paper's reading.
@@ -83,7 +83,10 @@ func scoreDiff(c Case, response string) Score {
 	parsed, applied := false, false
 	var emS, iouS, f1p, f1m float64
 	if ext, err := extract.Extract(response); err == nil {
-		if p, err := patch.Parse(ext.Text, c.Format, patch.DefaultParseOptions); err == nil && len(p.Files) > 0 {
+		// Line endings are not the model's to choose: the edit and the
+		// file are both read with LF endings, as the answers of apply and
+		// anti-apply are.
+		if p, err := patch.Parse(normEOL(ext.Text), c.Format, patch.DefaultParseOptions); err == nil && len(p.Files) > 0 {
 			parsed, parsedPatch = true, p
 		}
 	}
@@ -91,9 +94,9 @@ func scoreDiff(c Case, response string) Score {
 		add, del := editLines(parsedPatch)
 		f1p, f1m = metrics.F1(add, refAdd), metrics.F1(del, refDel)
 		if len(parsedPatch.Files) == 1 && parsedPatch.Files[0].Op == patch.Modify {
-			if got, _, err := patch.ApplyFile(old, parsedPatch.Files[0], patch.ApplyOptions{}); err == nil {
+			if got, _, err := patch.ApplyFile(normEOL(old), parsedPatch.Files[0], patch.ApplyOptions{}); err == nil {
 				applied = true
-				got = normEOL(got)
+				got = norm(got)
 				emS, iouS = em(got, newCode), metrics.StrippedIoU(got, newCode)
 			}
 		}
@@ -108,7 +111,7 @@ func scoreDiff(c Case, response string) Score {
 	if err == nil && res.Status == repair.StatusApplied {
 		for _, r := range res.Results {
 			if r.Path == path && r.Content != nil {
-				got := normEOL(string(r.Content))
+				got := norm(string(r.Content))
 				tolerant = true
 				emT, iouT = em(got, newCode), metrics.StrippedIoU(got, newCode)
 			}
@@ -178,3 +181,7 @@ func em(a, b string) float64 {
 }
 
 func normEOL(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// norm reads a file as its scores compare it: LF line endings, without a
+// byte order mark at the start (an encoding mark, not a line of code).
+func norm(s string) string { return normEOL(strings.TrimPrefix(s, "\ufeff")) }

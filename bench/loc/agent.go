@@ -323,7 +323,7 @@ func parseReport(args string) (Found, error) {
 	}
 	f := Found{Ranges: map[string][]Range{}}
 	for _, p := range order {
-		clean := path.Clean(strings.TrimPrefix(p, "./"))
+		clean := reportPath(p)
 		if err := patch.CheckPath(clean); err != nil {
 			return Found{}, fmt.Errorf("files: %w", err)
 		}
@@ -344,10 +344,11 @@ func parseReport(args string) (Found, error) {
 	}
 	for _, fn := range raw.Functions {
 		p, name, ok := strings.Cut(fn, ":")
+		p, name = reportPath(p), strings.TrimSpace(name)
 		if !ok || name == "" || patch.CheckPath(p) != nil {
 			return Found{}, fmt.Errorf("functions: %q: want path:Class.method or path:function", fn)
 		}
-		entity := path.Clean(p) + ":" + name
+		entity := p + ":" + name
 		if !slices.Contains(f.Functions, entity) {
 			f.Functions = append(f.Functions, entity)
 		}
@@ -356,6 +357,14 @@ func parseReport(args string) (Found, error) {
 		}
 	}
 	return f, nil
+}
+
+// reportPath reads a path of report_back as the repository names it:
+// without white space around it, with "/" for a Windows "\", cleaned
+// ("./a.py" and "a//b.py" are "a.py" and "a/b.py"). A path is not
+// completed: "b.py" does not name "a/b.py".
+func reportPath(p string) string {
+	return path.Clean(strings.ReplaceAll(strings.TrimSpace(p), `\`, "/"))
 }
 
 // objectKeys returns the keys of a JSON object in the order written.

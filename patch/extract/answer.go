@@ -11,7 +11,8 @@ import "strings"
 //
 // The rules:
 //
-//   - "\r\n" is read as "\n"; end-of-text tokens at the very end
+//   - A byte order mark opening the text is dropped; "\r\n" is read as
+//     "\n"; end-of-text tokens at the very end
 //     ("</s>", "<|im_end|>", ...) are removed, and reasoning up to a
 //     closing "</think>" line is skipped.
 //   - Fenced: when the first non-blank line opens a fence, the answer is
@@ -27,13 +28,18 @@ import "strings"
 //     answer is a sentence or two, or shorter than the answer; a fenced
 //     example inside bare code (a Rust crate's doc comment) is a small
 //     part of the file, so the file is not cut down to it.
+//   - Repeated: an answer made only of fenced blocks with the same content
+//     (the file written twice, with at most a line of prose before each
+//     block) is that content. Blocks whose contents differ (the old file,
+//     then the new one; the file, then a diff) are not picked from: the
+//     rules above read them as one answer, which matches no file.
 //   - Bare: otherwise the answer is the whole text. A lone underline such
 //     as reStructuredText's "~~~~~~" under a title is not a fence.
 //   - A fence's indentation is removed from its lines when every non-blank
 //     line carries it (a fence in a list item). Lines are otherwise kept
 //     as they are, each with its "\n".
 func Answer(text string) string {
-	text = stripEndTokens(strings.ReplaceAll(text, "\r\n", "\n"))
+	text = stripEndTokens(strings.ReplaceAll(strings.TrimPrefix(text, bom), "\r\n", "\n"))
 	if i := strings.LastIndex(text, "</think>"); i >= 0 {
 		if rest, ok := strings.CutPrefix(strings.TrimLeft(text[i+len("</think>"):], " \t"), "\n"); ok {
 			text = rest
@@ -52,6 +58,9 @@ func Answer(text string) string {
 	}
 	if first < 0 {
 		return text
+	}
+	if content, ok := repeated(lines, first); ok {
+		return content
 	}
 	if f, ok := parseFence(strings.TrimSuffix(lines[first], "\n")); ok {
 		end := lastCloser(lines, first, f)
@@ -81,6 +90,71 @@ func Answer(text string) string {
 		break // the first fence decides: bare code with examples in it
 	}
 	return text
+}
+
+// bom is the byte order mark, which some clients put before a text.
+const bom = "\ufeff"
+
+// repeated reads lines from first as a run of two or more fenced blocks
+// with the same non-blank content, with at most one non-blank line (a
+// sentence such as "Again:") before each, and returns that content. Each
+// way of closing the first block is tried, so content that holds fence
+// lines of its own is read whole.
+func repeated(lines []string, first int) (string, bool) {
+	skip := func(i int) int { // past blank lines and one line of prose
+		prose := 0
+		for ; i < len(lines); i++ {
+			if _, ok := parseFence(strings.TrimSuffix(lines[i], "\n")); ok {
+				break
+			}
+			if strings.TrimSpace(lines[i]) != "" {
+				if prose++; prose > 1 {
+					return -1
+				}
+			}
+		}
+		return i
+	}
+	open := skip(first)
+	if open < 0 || open >= len(lines) {
+		return "", false
+	}
+	f, _ := parseFence(strings.TrimSuffix(lines[open], "\n"))
+	for end := open + 1; end < len(lines); end++ {
+		g, ok := parseFence(strings.TrimSuffix(lines[end], "\n"))
+		if !ok || !f.closedBy(g) {
+			continue
+		}
+		content := fenceContent(lines[open+1:end], f)
+		if strings.TrimSpace(content) == "" {
+			continue
+		}
+		n := end - open - 1 // lines in a block
+		blocks := 1
+		i := end + 1
+		for {
+			if i = skip(i); i < 0 {
+				break
+			}
+			if i == len(lines) {
+				if blocks >= 2 {
+					return content, true
+				}
+				break
+			}
+			h, _ := parseFence(strings.TrimSuffix(lines[i], "\n"))
+			c := i + 1 + n
+			if c >= len(lines) {
+				break
+			}
+			k, ok := parseFence(strings.TrimSuffix(lines[c], "\n"))
+			if !ok || !h.closedBy(k) || fenceContent(lines[i+1:c], h) != content {
+				break
+			}
+			blocks, i = blocks+1, c+1
+		}
+	}
+	return "", false
 }
 
 // maxProse is the number of non-blank lines around a fence that are read

@@ -42,6 +42,13 @@ func TestAnswer(t *testing.T) {
 		{"closing fence with trailing space", "```\na\n```  \nb", "a\n"},
 		{"end token", "```\na\n```\n<|im_end|>", "a\n"},
 		{"reasoning first", "<think>\nmaybe ```\n</think>\n```\na\n```\n", "a\n"},
+		{"byte order mark", "\ufeff```go\npackage p\n```\n", "package p\n"},
+		{"byte order mark before bare code", "\ufeffpackage p\n", "package p\n"},
+		{"the same block twice", "```go\npackage p\n```\n\n```go\npackage p\n```\n", "package p\n"},
+		{"the same block twice, a sentence before each", "Here:\n```\na\n```\nAgain:\n~~~\na\n~~~\n", "a\n"},
+		{"the same block twice, holding fence lines", "````\na\n```\nb\n```\n````\n````\na\n```\nb\n```\n````\n", "a\n```\nb\n```\n"},
+		{"two different blocks are one answer", "Old:\n```\na\n```\nNew:\n```\nb\n```\n", "a\n```\nNew:\n```\nb\n"},
+		{"the same block twice, then prose of two lines", "```\na\n```\n```\na\n```\nOne.\nTwo.\n", "a\n```\n```\na\n"},
 		// Bare code is never cut at its own fence-like lines.
 		{"underline", "\"\"\"\nrequests.hooks\n~~~~~~~~~~~~~~\n\"\"\"\nx = 1\n", "\"\"\"\nrequests.hooks\n~~~~~~~~~~~~~~\n\"\"\"\nx = 1\n"},
 		{"two underlines", "A\n~~~~\nb = 1\nC\n~~~~\nd = 2\ne = 3\nf = 4\n", "A\n~~~~\nb = 1\nC\n~~~~\nd = 2\ne = 3\nf = 4\n"},

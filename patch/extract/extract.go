@@ -90,7 +90,7 @@ func (c *cand) describe() string { return strings.TrimSpace(c.adj+" "+c.noun) + 
 // without Text, still lists the candidates; empty input gives ErrEmpty and a
 // nil Result.
 func Extract(text string) (*Result, error) {
-	text = stripEndTokens(text)
+	text = stripEndTokens(strings.TrimPrefix(text, bom))
 	if strings.TrimSpace(text) == "" {
 		return nil, fmt.Errorf("extract: %w", ErrEmpty)
 	}

@@ -501,6 +501,10 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if o.dataset == "" {
 		o.dataset = rec.Dataset
 	}
+	// pass@k is defined for k ≤ n only.
+	if o.k < 0 || o.k > rec.N || o.kRatio < 0 || o.kRatio > 1 {
+		return cli.Usage(fmt.Errorf("ape judge: --k %d must be between 1 and the run's n %d, --k-ratio in (0, 1]", o.k, rec.N))
+	}
 	if o.run.out == "" {
 		o.run.out = filepath.Join(o.from, "judge-"+strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(o.judgeModel))
 	}
