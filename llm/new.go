@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -119,11 +120,11 @@ func New(ctx context.Context, model string, opts Options) (Client, error) {
 		cfg.timeout = DefaultTimeout
 	}
 	var c Client
+	if cfg.baseURL == "" {
+		cfg.baseURL = getenv(baseURLEnv[provider])
+	}
 	switch provider {
 	case ProviderOpenAI:
-		if cfg.baseURL == "" {
-			cfg.baseURL = getenv("OPENAI_BASE_URL")
-		}
 		if cfg.apiKey == "" {
 			cfg.apiKey = getenv("OPENAI_API_KEY")
 		}
@@ -133,9 +134,6 @@ func New(ctx context.Context, model string, opts Options) (Client, error) {
 		}
 		c = oc
 	case ProviderAnthropic:
-		if cfg.baseURL == "" {
-			cfg.baseURL = getenv("ANTHROPIC_BASE_URL")
-		}
 		if cfg.apiKey == "" {
 			cfg.apiKey = getenv("ANTHROPIC_API_KEY")
 		}
@@ -165,6 +163,38 @@ func New(ctx context.Context, model string, opts Options) (Client, error) {
 	}
 	c = WithRateLimit(c, NewLimiter(opts.Limits))
 	return WithRetry(c, opts.Retry), nil
+}
+
+// baseURLEnv is the environment variable that names a provider's endpoint
+// when Options.BaseURL is empty.
+var baseURLEnv = map[string]string{ProviderOpenAI: "OPENAI_BASE_URL", ProviderAnthropic: "ANTHROPIC_BASE_URL"}
+
+// defaultEndpoints are the providers' own endpoints.
+var defaultEndpoints = map[string]string{ProviderOpenAI: "https://api.openai.com/v1", ProviderAnthropic: "https://api.anthropic.com"}
+
+// Endpoint returns the base URL that New's client for model sends to, as
+// opts and the environment set it, or "" for the provider's own endpoint
+// (and for the models that send nothing). A response cache keys answers by
+// it: two servers that serve a model of one name may answer differently.
+func Endpoint(model string, opts Options) string {
+	provider, _ := SplitModel(model)
+	env, ok := baseURLEnv[provider]
+	if !ok {
+		return ""
+	}
+	u := opts.BaseURL
+	if u == "" {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		u = getenv(env)
+	}
+	u = strings.TrimRight(strings.TrimSpace(u), "/")
+	if u == defaultEndpoints[provider] {
+		return ""
+	}
+	return u
 }
 
 func withPrice(c Client, p Price) Client {

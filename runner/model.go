@@ -82,7 +82,7 @@ func OpenModel(ctx context.Context, o ModelOptions) (*Model, error) {
 			return nil, err
 		}
 		m.store = s
-		m.client = cache.Wrap(m.client, s)
+		m.client = cache.WrapAt(m.client, s, llm.Endpoint(o.Model, o.LLM))
 	}
 	return m, nil
 }

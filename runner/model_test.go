@@ -230,3 +230,47 @@ func TestModelSamples(t *testing.T) {
 		t.Errorf("rerun answers %q, want %q", second, first)
 	}
 }
+
+// TestCacheKeepsServersApart: two servers that serve a model of one name
+// answer differently; a cache file shared by runs against each must give
+// each run its own server's answers, and a rerun against the first server
+// must still be served from the cache.
+func TestCacheKeepsServersApart(t *testing.T) {
+	reply := func(who string) func(string, string, []llm.Message) string {
+		return func(_, _ string, msgs []llm.Message) string { return who + ": " + msgs[len(msgs)-1].Content }
+	}
+	a := llmtest.NewServer(llmtest.Config{Reply: reply("a")})
+	defer a.Close()
+	b := llmtest.NewServer(llmtest.Config{Reply: reply("b")})
+	defer b.Close()
+	cacheFile := filepath.Join(t.TempDir(), "shared.db")
+	ask := func(base string, env map[string]string) (string, bool) {
+		t.Helper()
+		m, err := runner.OpenModel(context.Background(), runner.ModelOptions{
+			Model: "openai/m", Cache: cacheFile,
+			LLM: llm.Options{BaseURL: base, Getenv: func(k string) string { return env[k] }},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		resp, err := m.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "q"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Text, resp.Cached
+	}
+	if got, cached := ask(a.OpenAIBaseURL(), nil); got != "a: q" || cached {
+		t.Errorf("server a: %q cached %v", got, cached)
+	}
+	// The same server named by OPENAI_BASE_URL, with a trailing slash: a hit.
+	if got, cached := ask("", map[string]string{"OPENAI_BASE_URL": a.OpenAIBaseURL() + "/"}); got != "a: q" || !cached {
+		t.Errorf("server a again: %q cached %v, want a cache hit", got, cached)
+	}
+	if got, cached := ask(b.OpenAIBaseURL(), nil); got != "b: q" || cached {
+		t.Errorf("server b: %q cached %v, want b's own answer", got, cached)
+	}
+	if a.Requests() != 1 || b.Requests() != 1 {
+		t.Errorf("requests: a %d, b %d; want 1 each", a.Requests(), b.Requests())
+	}
+}

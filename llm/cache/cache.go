@@ -53,14 +53,20 @@ type keyDoc struct {
 	// Sample is left out when empty, for the same reason: a request made
 	// once keeps its key; the n samples of a prompt get n keys.
 	Sample string `json:"sample,omitempty"`
+	// Endpoint is the server the request went to, left out for the
+	// provider's own (llm.Endpoint), so that keys made before it existed
+	// stay valid there; two servers that serve a model of one name (a
+	// proxy, a local server, another vendor) get keys of their own.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
-func canonical(req llm.Request) []byte {
+func canonical(req llm.Request, endpoint string) []byte {
 	p, m := llm.SplitModel(req.Model)
 	d := keyDoc{
 		V: keyVersion, Provider: p, Model: m,
 		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed,
 		System: req.System, Messages: req.Messages, Tools: req.Tools, Sample: req.Sample,
+		Endpoint: endpoint,
 	}
 	if d.Messages == nil {
 		d.Messages = []llm.Message{}
@@ -73,9 +79,14 @@ func canonical(req llm.Request) []byte {
 	return b
 }
 
-// Key returns the cache key of req: hex SHA-256 of its canonical JSON.
-func Key(req llm.Request) string {
-	sum := sha256.Sum256(canonical(req))
+// Key returns the cache key of req sent to its provider's own endpoint:
+// hex SHA-256 of its canonical JSON.
+func Key(req llm.Request) string { return KeyAt(req, "") }
+
+// KeyAt returns the cache key of req sent to endpoint (as llm.Endpoint
+// gives it; "" for the provider's own).
+func KeyAt(req llm.Request, endpoint string) string {
+	sum := sha256.Sum256(canonical(req, endpoint))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -261,10 +272,13 @@ func (s *Store) Get(ctx context.Context, key string) (resp llm.Response, ok bool
 
 // Put stores resp as the answer to req under Key(req).
 func (s *Store) Put(ctx context.Context, req llm.Request, resp llm.Response) error {
-	return s.put(ctx, Key(req), req, resp)
+	return s.put(ctx, req, "", resp)
 }
 
-func (s *Store) put(ctx context.Context, key string, req llm.Request, resp llm.Response) error {
+func (s *Store) put(ctx context.Context, req llm.Request, endpoint string, resp llm.Response) error {
+	doc := canonical(req, endpoint)
+	sum := sha256.Sum256(doc)
+	key := hex.EncodeToString(sum[:])
 	var calls []byte
 	if len(resp.ToolCalls) > 0 {
 		var err error
@@ -278,7 +292,7 @@ func (s *Store) put(ctx context.Context, key string, req llm.Request, resp llm.R
 		`INSERT OR REPLACE INTO responses
 		 (key, model, request, text, input_tokens, output_tokens, cost, latency_ms, created_at, tool_calls, stop_reason)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		key, req.Model, string(canonical(req)), resp.Text, resp.InputTokens, resp.OutputTokens,
+		key, req.Model, string(doc), resp.Text, resp.InputTokens, resp.OutputTokens,
 		resp.Cost, resp.Latency.Milliseconds(), time.Now().UTC().Format(time.RFC3339), string(calls), resp.StopReason)
 	if err != nil {
 		return fmt.Errorf("cache: write %s: %w", s.path, err)
@@ -294,14 +308,19 @@ func (s *Store) noteErr(n *atomic.Int64, err error) {
 // Wrap returns a Client that answers from s when it can and otherwise asks
 // c and stores the answer. A response served from s has Cached set and
 // costs no request. Requests for models that llm.Cacheable rejects (replay,
-// reference) pass straight to c.
-func Wrap(c llm.Client, s *Store) llm.Client {
+// reference) pass straight to c. c sends to its provider's own endpoint;
+// see WrapAt.
+func Wrap(c llm.Client, s *Store) llm.Client { return WrapAt(c, s, "") }
+
+// WrapAt is Wrap for a client that sends to endpoint (llm.Endpoint), whose
+// answers are kept apart from other endpoints'.
+func WrapAt(c llm.Client, s *Store, endpoint string) llm.Client {
 	return llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
 		if !llm.Cacheable(req.Model) {
 			return c.Complete(ctx, req)
 		}
 		start := time.Now()
-		key := Key(req)
+		key := KeyAt(req, endpoint)
 		resp, ok, err := s.Get(ctx, key)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -321,7 +340,7 @@ func Wrap(c llm.Client, s *Store) llm.Client {
 			return resp, err
 		}
 		// The answer is paid for: store it even if ctx ends now.
-		if err := s.put(context.WithoutCancel(ctx), key, req, resp); err != nil {
+		if err := s.put(context.WithoutCancel(ctx), req, endpoint, resp); err != nil {
 			s.noteErr(&s.writeErrors, err)
 		}
 		return resp, nil

@@ -46,6 +46,13 @@ func TestKey(t *testing.T) {
 	if k != hex.EncodeToString(old[:]) {
 		t.Errorf("key of a request without tools changed")
 	}
+	// The provider's own endpoint keeps the key; another server gets its own.
+	if cache.KeyAt(base, "") != k {
+		t.Error("KeyAt with the provider's endpoint differs from Key")
+	}
+	if other := cache.KeyAt(base, "http://localhost:8000/v1"); other == k || other == cache.KeyAt(base, "http://localhost:8001/v1") {
+		t.Error("endpoints do not separate keys")
+	}
 	same := base
 	same.Meta = map[string]string{"id": "2", "task": "other"}
 	if cache.Key(same) != k {
