@@ -21,6 +21,20 @@ type ApplyOptions struct {
 	// instead of going to the first place as codex's apply_patch does.
 	// Tolerant apply sets it; strict mode (codex's rules) does not.
 	Unique bool
+	// Git holds hunks with line numbers to git apply's rules where they are
+	// stricter than the default: a hunk with no context at all (git diff
+	// -U0) must match at the end of the file, and at its start too when it
+	// begins at line 0 or 1, as git apply without --unidiff-zero requires;
+	// without Git such a hunk goes where its line numbers say, the nearest
+	// place that fits (git apply --unidiff-zero). Where git would take a
+	// context-free insertion to the end of the file although its line
+	// numbers name another line, Git refuses it: nothing in the hunk says
+	// the end is its place. And a git diff that names /dev/null on its
+	// ---/+++ lines without "new file mode" or "deleted file mode" is
+	// refused (git apply reads it as a file named "dev/null").
+	// `apply --strict` sets it, and so does tolerant apply's first, strict
+	// attempt.
+	Git bool
 }
 
 // Errors that callers may test for with errors.Is.
@@ -84,7 +98,7 @@ func ApplyFile(content string, fp *FilePatch, opts ApplyOptions) (string, []Plac
 	if opts.Reverse {
 		fp = fp.Reverse()
 	}
-	b, places, err := applyContent(content, fp, opts.Unique)
+	b, places, err := applyContent(content, fp, opts)
 	return bytesString(b), places, err
 }
 
@@ -94,13 +108,13 @@ func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), le
 
 // applyContent applies fp to content. The new content of a text file is
 // made once, as bytes.
-func applyContent(content string, fp *FilePatch, unique bool) ([]byte, []Placement, error) {
+func applyContent(content string, fp *FilePatch, opts ApplyOptions) ([]byte, []Placement, error) {
 	switch {
 	case fp.Binary:
 		out, err := applyBinary(content, fp)
 		return []byte(out), nil, err
 	case fp.Lenient:
-		out, places, err := applyLenient(content, fp, unique)
+		out, places, err := applyLenient(content, fp, opts.Unique)
 		return []byte(out), places, err
 	}
 	lines, eol := SplitLines(content)
@@ -108,7 +122,7 @@ func applyContent(content string, fp *FilePatch, unique bool) ([]byte, []Placeme
 	for _, h := range fp.Hunks {
 		grow += len(h.Lines)
 	}
-	img := image{head: make([]string, 0, len(lines)+grow), tail: lines, eol: eol}
+	img := image{head: make([]string, 0, len(lines)+grow), tail: lines, eol: eol, git: opts.Git}
 	places, err := eachHunk(fp, img.apply)
 	if err != nil {
 		return nil, nil, err
@@ -142,6 +156,7 @@ func eachHunk(fp *FilePatch, apply func(h *Hunk, after int) (Placement, int, err
 type image struct {
 	head, tail []string
 	eol        bool // the last line ends with a newline (true when empty)
+	git        bool // ApplyOptions.Git
 }
 
 // len is the number of lines of the image.
@@ -175,10 +190,12 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 	leading, trailing := contextRuns(h)
 	noContext := leading == 0 && trailing == 0
 	// git's rules: a hunk that starts at line 0 or 1 must match at the start;
-	// a hunk with no trailing context must match at the end (-U0 patches,
-	// which have no context at all, are exempt).
-	begin := h.HasPos && !noContext && h.OldStart <= 1
-	end := h.AtEnd || (h.HasPos && !noContext && trailing == 0)
+	// a hunk with no trailing context must match at the end. -U0 patches,
+	// which have no context at all, are exempt unless opts.Git is set (git
+	// apply without --unidiff-zero).
+	zeroOK := noContext && !img.git
+	begin := h.HasPos && !zeroOK && h.OldStart <= 1
+	end := h.AtEnd || (h.HasPos && !zeroOK && trailing == 0)
 	if h.OldNoEOL && !h.KeepEOL {
 		end = true
 	}
@@ -212,6 +229,12 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 	}
 	if !found {
 		return Placement{}, 0, img.mismatch(old, h, hint)
+	}
+	if img.git && h.HasPos && noContext && len(old) == 0 && pos != h.NewStart-1 {
+		// git apply would append the lines at the end of the file; the
+		// hunk's line numbers put them elsewhere, and with no context
+		// nothing says which is meant.
+		return Placement{}, 0, &HunkError{Err: fmt.Errorf("%w: a hunk with no context (git diff -U0) inserts at line %d, where git apply (without --unidiff-zero) would append it at the end of the file, line %d; nothing in the hunk says which is meant", ErrContextMismatch, h.NewStart, pos+1)}
 	}
 
 	// The final-newline state after the splice.
@@ -390,7 +413,7 @@ type FileResult struct {
 // results of earlier ones. Nothing is written: see [WriteResults]. Either
 // every file patch applies or Apply returns an error.
 func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
-	ov := overlay{fsys: fsys, files: map[string]*string{}, unique: opts.Unique}
+	ov := overlay{fsys: fsys, files: map[string]*string{}, opts: opts}
 	var out []FileResult
 	for _, fp := range p.Files {
 		if opts.Reverse {
@@ -407,9 +430,9 @@ func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
 
 // overlay is fsys plus the changes of the file patches applied so far.
 type overlay struct {
-	fsys   FileSystem
-	files  map[string]*string // nil: removed
-	unique bool               // ApplyOptions.Unique
+	fsys  FileSystem
+	files map[string]*string // nil: removed
+	opts  ApplyOptions
 }
 
 func (ov *overlay) read(name string) (string, bool, error) {
@@ -441,6 +464,9 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	res.Binary = fp.Binary
 	if err := CheckModes(fp.Path(), fp.OldMode, fp.NewMode); err != nil {
 		return res, fmt.Errorf("apply: %w", err)
+	}
+	if fp.gitDevNull && ov.opts.Git {
+		return res, fmt.Errorf("apply: %s %s: the git diff names /dev/null without \"new file mode\" or \"deleted file mode\", which git apply reads as a file named dev/null", fp.Op, fp.Path())
 	}
 	var old string
 	switch fp.Op {
@@ -490,7 +516,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	var content []byte
 	if !(fp.Op == Delete && len(fp.Hunks) == 0 && !fp.Binary) { // V4A's Delete File has no content to check
 		var err error
-		if content, res.Placements, err = applyContent(old, fp, ov.unique); err != nil {
+		if content, res.Placements, err = applyContent(old, fp, ov.opts); err != nil {
 			return res, err
 		}
 	}

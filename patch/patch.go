@@ -291,6 +291,11 @@ type FilePatch struct {
 	// hunk that reaches the end of the file leaves it with a final line
 	// ending (unless its NewNoEOL, with KeepEOL clear, says otherwise).
 	Lenient bool
+
+	// gitDevNull: a "diff --git" section whose ---/+++ lines name
+	// /dev/null without "new file mode" or "deleted file mode", which git
+	// apply reads as a file named "dev/null" (see ApplyOptions.Git).
+	gitDevNull bool
 }
 
 // Path returns the path the file patch is about: the new path, or the old one

@@ -172,9 +172,11 @@ func (p *udiffParser) parse(text string) (*Patch, error) {
 			}
 		case strings.HasPrefix(l, "--- ") && p.i+1 < len(p.lines) && strings.HasPrefix(p.lines[p.i+1], "+++ "):
 			fp := &FilePatch{}
+			oldLine, newLine := p.lines[p.i][4:], p.lines[p.i+1][4:]
 			if err := p.fileNames(fp); err != nil {
 				return nil, err
 			}
+			epochSides(fp, oldLine, newLine)
 			if err := p.hunks(fp); err != nil {
 				return nil, err
 			}
@@ -219,7 +221,7 @@ func (p *udiffParser) gitSection() error {
 	}
 	p.i++
 	var err error
-	sawNames := false
+	sawNames, sawNew, sawDeleted := false, false, false
 headers:
 	for p.i < len(p.lines) {
 		l := p.lines[p.i]
@@ -229,10 +231,10 @@ headers:
 		case strings.HasPrefix(l, "new mode "):
 			fp.NewMode, err = parseMode(l[len("new mode "):])
 		case strings.HasPrefix(l, "deleted file mode "):
-			fp.Op = Delete
+			fp.Op, sawDeleted = Delete, true
 			fp.OldMode, err = parseMode(l[len("deleted file mode "):])
 		case strings.HasPrefix(l, "new file mode "):
-			fp.Op = Create
+			fp.Op, sawNew = Create, true
 			fp.NewMode, err = parseMode(l[len("new file mode "):])
 		case strings.HasPrefix(l, "rename from "):
 			fp.Op = Rename
@@ -315,8 +317,10 @@ headers:
 	switch fp.Op {
 	case Create:
 		fp.OldPath = ""
+		fp.gitDevNull = !sawNew
 	case Delete:
 		fp.NewPath = ""
+		fp.gitDevNull = !sawDeleted
 	case Rename, Copy:
 		if fp.OldPath == "" || fp.NewPath == "" {
 			return p.errf(start, "%s needs both a from and a to name", fp.Op)
@@ -412,6 +416,84 @@ func (p *udiffParser) fileNames(fp *FilePatch) error {
 		fp.Op = Delete
 	}
 	return nil
+}
+
+// epochSides reads a traditional diff's side whose timestamp is the epoch
+// (GNU diff -N writes "1970-01-01 00:00:00" for a missing file) as
+// /dev/null, as git apply does: the file patch creates or deletes its
+// file, named by the other side unless the old name is a prefix of the new
+// one (git apply's choice).
+func epochSides(fp *FilePatch, oldLine, newLine string) {
+	if fp.Op != Modify {
+		return
+	}
+	name := fp.NewPath
+	if len(fp.OldPath) < len(name) && strings.HasPrefix(name, fp.OldPath) {
+		name = fp.OldPath
+	}
+	switch {
+	case EpochTimestamp(oldLine):
+		fp.Op, fp.OldPath, fp.NewPath = Create, "", name
+	case EpochTimestamp(newLine):
+		fp.Op, fp.OldPath, fp.NewPath = Delete, name, ""
+	}
+}
+
+// EpochTimestamp reports whether the rest of a "--- " or "+++ " line ends
+// with a tab and the Unix epoch as a timestamp in any time zone
+// ("1970-01-01 00:00:00.000000000 +0000", "1969-12-31 19:00:00 -0500"),
+// GNU diff's mark of a missing side, by git apply's rule
+// (has_epoch_timestamp): the seconds are 00, a fraction is all zeros.
+func EpochTimestamp(rest string) bool {
+	rest = strings.TrimRight(rest, "\r")
+	i := strings.LastIndexByte(rest, '\t')
+	if i < 0 {
+		return false
+	}
+	ts := rest[i+1:]
+	var epochHour int
+	switch {
+	case strings.HasPrefix(ts, "1969-12-31 "):
+		epochHour = 24
+	case strings.HasPrefix(ts, "1970-01-01 "):
+		epochHour = 0
+	default:
+		return false
+	}
+	ts = ts[len("1970-01-01 "):]
+	// hh:mm:00[.0+] [-+]hh[:]mm
+	clock, zone, ok := strings.Cut(ts, " ")
+	if !ok || len(clock) < 8 || clock[2] != ':' || clock[5] != ':' || clock[6:8] != "00" {
+		return false
+	}
+	if frac := clock[8:]; frac != "" {
+		if len(frac) < 2 || frac[0] != '.' || strings.Trim(frac[1:], "0") != "" {
+			return false
+		}
+	}
+	hour, err1 := strconv.Atoi(clock[0:2])
+	minute, err2 := strconv.Atoi(clock[3:5])
+	if err1 != nil || err2 != nil || clock[0] > '2' || clock[3] > '5' || clock[0] < '0' || clock[1] < '0' || clock[4] < '0' {
+		return false
+	}
+	if len(zone) < 5 || (zone[0] != '+' && zone[0] != '-') {
+		return false
+	}
+	zh, zm := zone[1:3], zone[3:]
+	zm = strings.TrimPrefix(zm, ":")
+	if len(zm) != 2 || zh[0] < '0' || zh[0] > '2' || zm[0] < '0' || zm[0] > '5' {
+		return false
+	}
+	h, err1 := strconv.Atoi(zh)
+	m, err2 := strconv.Atoi(zm)
+	if err1 != nil || err2 != nil || h < 0 || m < 0 {
+		return false
+	}
+	off := h*60 + m
+	if zone[0] == '-' {
+		off = -off
+	}
+	return hour*60+minute-off == epochHour*60
 }
 
 // headerName extracts the path from the rest of a ---/+++ line: unquote,

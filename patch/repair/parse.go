@@ -190,6 +190,15 @@ func parseUnified(text string, d *diags) []*looseFile {
 				cur = newFile(i + 1)
 			}
 			o, n := headerName(l[4:]), headerName(lines[i+1][4:])
+			if !cur.git && o != "/dev/null" && n != "/dev/null" {
+				// GNU diff -N marks a missing side with the epoch as its
+				// timestamp; git apply reads it as /dev/null.
+				if patch.EpochTimestamp(l[4:]) {
+					o = "/dev/null"
+				} else if patch.EpochTimestamp(lines[i+1][4:]) {
+					n = "/dev/null"
+				}
+			}
 			if cur.op != patch.Rename {
 				cur.oldName, cur.newName = o, n
 			}

@@ -23,13 +23,14 @@ func applyStrict(text string, opts Options, res *Result) bool {
 	strip := 1
 	if opts.FixedStrip {
 		strip = opts.Strip
-	} else if !prefixedNames(text) {
-		// Without a/ and b/ the pipeline decides per file which component
-		// to strip; strict mode's fixed -p1 could name another file.
-		return false
 	}
 	p, err := patch.Parse(text, patch.UDiff, patch.ParseOptions{Strip: strip})
 	if err != nil || len(p.Files) == 0 {
+		return false
+	}
+	if !opts.FixedStrip && !prefixedNames(text) && (opts.Target != "" || !p1Evident(text, p, opts.FS)) {
+		// Without a/ and b/ the pipeline decides per file which component
+		// to strip; strict mode's fixed -p1 could name another file.
 		return false
 	}
 	if opts.Target != "" {
@@ -49,7 +50,7 @@ func applyStrict(text string, opts Options, res *Result) bool {
 		}
 	}
 	rec := &recordFS{fsys: opts.FS}
-	results, err := patch.Apply(p, rec, patch.ApplyOptions{Reverse: opts.Reverse})
+	results, err := patch.Apply(p, rec, patch.ApplyOptions{Reverse: opts.Reverse, Git: true})
 	if err != nil {
 		return false
 	}
@@ -100,6 +101,33 @@ func prefixedNames(text string) bool {
 		i++
 	}
 	return true
+}
+
+// p1Evident reports whether git apply's -p1 reading of a patch without
+// a/ and b/ prefixes (GNU diff -ruN old new: "--- old/x", "+++ new/x") is
+// the one the files confirm: every file the patch reads exists with its
+// first component stripped and not as written, and there is at least one.
+// The files the patch creates then go where git apply puts them too.
+func p1Evident(text string, p1 *patch.Patch, fsys patch.FileSystem) bool {
+	p0, err := patch.Parse(text, patch.UDiff, patch.ParseOptions{Strip: 0})
+	if err != nil || len(p0.Files) != len(p1.Files) {
+		return false
+	}
+	exists := func(name string) bool {
+		_, err := fsys.ReadFile(name)
+		return err == nil
+	}
+	read := 0
+	for i, fp := range p1.Files {
+		if fp.OldPath == "" {
+			continue
+		}
+		if patch.CheckPath(fp.OldPath) != nil || !exists(fp.OldPath) || exists(p0.Files[i].OldPath) {
+			return false
+		}
+		read++
+	}
+	return read > 0
 }
 
 // recordFS keeps the first content read of each file, for the canonical

@@ -246,7 +246,7 @@ func applyPatch(o applyOptions, root *patch.Root, name string, sio Stdio, rep *a
 			return nil, "", err
 		}
 		rep.Format = f
-		results, err := patch.Apply(p, root, patch.ApplyOptions{Reverse: o.reverse})
+		results, err := patch.Apply(p, root, patch.ApplyOptions{Reverse: o.reverse, Git: true})
 		if err != nil {
 			var he *patch.HunkError
 			if errors.As(err, &he) {
