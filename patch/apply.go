@@ -32,6 +32,8 @@ type ApplyOptions struct {
 	// the end is its place. And a git diff that names /dev/null on its
 	// ---/+++ lines without "new file mode" or "deleted file mode" is
 	// refused (git apply reads it as a file named "dev/null").
+	// A hunk does not match lines an earlier hunk of the file wrote, its
+	// context included (git apply without --allow-overlap).
 	// `apply --strict` sets it, and so does tolerant apply's first, strict
 	// attempt.
 	Git bool
@@ -157,6 +159,10 @@ type image struct {
 	head, tail []string
 	eol        bool // the last line ends with a newline (true when empty)
 	git        bool // ApplyOptions.Git
+	// patched holds, with git, the lines earlier hunks wrote (their new
+	// lines, context included), as [start, end) ranges in order: git apply
+	// (without --allow-overlap) does not match a hunk against them.
+	patched [][2]int
 }
 
 // len is the number of lines of the image.
@@ -243,6 +249,9 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		eol = !h.NewNoEOL
 	}
 	img.splice(pos, len(old), neu)
+	if img.git {
+		img.markPatched(pos, len(old), len(neu))
+	}
 	img.eol = eol
 	if img.len() == 0 {
 		img.eol = true
@@ -252,6 +261,41 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		pl.Offset = pos - hint
 	}
 	return pl, pos + len(neu), nil
+}
+
+// markPatched records that n lines at pos became m patched lines, moving
+// the ranges after them.
+func (img *image) markPatched(pos, n, m int) {
+	var out [][2]int
+	added := false
+	for _, r := range img.patched {
+		if r[0] < pos && pos < r[1] {
+			// An insertion inside a patched range (it has no old lines to
+			// refuse) grows it.
+			r[1] += m - n
+			added = true
+		} else if r[0] >= pos+n {
+			if !added {
+				out, added = append(out, [2]int{pos, pos + m}), true
+			}
+			r[0], r[1] = r[0]+m-n, r[1]+m-n
+		}
+		out = append(out, r)
+	}
+	if !added {
+		out = append(out, [2]int{pos, pos + m})
+	}
+	img.patched = out
+}
+
+// overlaps reports whether lines [pos, pos+n) include a patched line.
+func (img *image) overlaps(pos, n int) bool {
+	for _, r := range img.patched {
+		if pos < r[1] && r[0] < pos+n {
+			return true
+		}
+	}
+	return false
 }
 
 // contextRuns counts the context lines before the first change and after the
@@ -283,6 +327,9 @@ func (img *image) matchAt(old []string, pos int, begin, end bool, h *Hunk) bool 
 	}
 	atEnd := pos+len(old) == img.len()
 	if end && !atEnd {
+		return false
+	}
+	if len(img.patched) > 0 && img.overlaps(pos, len(old)) {
 		return false
 	}
 	if atEnd && len(old) > 0 && !h.KeepEOL && h.OldNoEOL == img.eol {

@@ -80,6 +80,13 @@ var gitParityCases = []gitParityCase{
 	{name: "git-devnull-no-mode", setup: `printf 'x\n' > gd`, change: `rm gd`,
 		diff:    `printf 'diff --git a/gd b/gd\n--- a/gd\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n'`,
 		differs: "reads as a file named dev/null", defaultOK: true},
+	// Hand-written hunks: the second matches only lines the first wrote,
+	// which git apply (without --allow-overlap) refuses; hunks out of
+	// order apply.
+	{name: "overlapping-hunks", setup: `seq 1 10 > f`, change: `true`,
+		diff: `printf -- '--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3\n@@ -2,3 +2,3 @@\n two\n-3\n+three\n 4\n'`},
+	{name: "hunks-out-of-order", setup: `seq 1 10 > f`, change: `true`,
+		diff: `printf -- '--- a/f\n+++ b/f\n@@ -7,3 +7,3 @@\n 7\n-8\n+eight\n 9\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3\n'`},
 	// Symbolic links: patchbench never creates, edits or follows one.
 	{name: "symlink-new", setup: `printf 'a\n' > t`, change: `ln -s t l`, differs: "symbolic links are not edited", differsR: "symbolic links are not edited"},
 	{name: "symlink-retarget", setup: `printf 'a\n' > t; ln -s t l`, change: `ln -sfn t2 l`, differs: "symbolic links are not edited", differsR: "symbolic links are not edited"},
