@@ -19,7 +19,9 @@ func ls(lines ...string) []Line {
 }
 
 // ignorePatchLine compares hunks without where they were parsed from.
-var ignorePatchLine = cmpopts.IgnoreFields(Hunk{}, "PatchLine")
+// ignorePatchLine leaves out of comparisons where a hunk was in the text
+// and what the parser keeps for apply's own use.
+var ignorePatchLine = cmp.Options{cmpopts.IgnoreFields(Hunk{}, "PatchLine"), cmpopts.IgnoreUnexported(FilePatch{})}
 
 func TestParseSearchReplace(t *testing.T) {
 	tests := []struct {
