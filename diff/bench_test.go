@@ -141,10 +141,14 @@ func BenchmarkFiles(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var es []Edit
 			for b.Loop() {
-				es = Lines(a, c, Histogram)
+				es = Lines(a, c, benchAlg)
 			}
 			del, ins := Changed(es)
 			b.ReportMetric(float64(del+ins), "changed")
 		})
 	}
 }
+
+// benchAlg is the algorithm of BenchmarkFiles: $DIFF_BENCH_ALG, else
+// Histogram.
+var benchAlg, _ = ParseAlgorithm(os.Getenv("DIFF_BENCH_ALG"))

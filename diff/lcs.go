@@ -21,7 +21,7 @@ const lcsMaxWords = 1 << 28
 // the switch on small inputs.
 var (
 	lcsMinCost = 64
-	lcsDiv     = 64
+	lcsDiv     = 16
 )
 
 // bitLCS holds the scratch space of exact solves over a myersRun's reduced
