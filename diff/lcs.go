@@ -159,7 +159,7 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
 		l.v[i] = ^uint64(0)
 	}
 	l.pm = growU(l.pm, w)
-	clear(l.pm)
+	clear(l.pm) // kept clear between rows
 	v := l.v
 	for i := x0; i < x1; i++ {
 		id := a[i]
@@ -169,29 +169,53 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
 		if l.stamp[id] != ps {
 			continue // no match in any column: the row changes nothing
 		}
-		var pm []uint64
 		ks := l.pos[l.startOf[id] : l.startOf[id]+l.nOf[id]]
 		if d := l.dense[id]; d > 0 {
-			pm = l.masks[int(d-1)*w : int(d)*w]
-		} else {
-			pm = l.pm
-			for _, k := range ks {
-				pm[k>>6] |= 1 << (k & 63)
+			// v = (v + (v & pm)) | (v &^ pm), with the carry running
+			// through the words.
+			pm := l.masks[int(d-1)*w : int(d)*w]
+			pm = pm[:len(v)]
+			var carry uint64
+			for j := range v {
+				x, p := v[j], pm[j]
+				var s uint64
+				s, carry = bits.Add64(x, x&p, carry)
+				v[j] = s | (x &^ p)
 			}
+			continue
 		}
-		// v = (v + (v & pm)) | (v &^ pm), with the carry running through
-		// the words.
+		// A line with few columns: the same update, word by word only
+		// where the mask has bits or a carry runs. Elsewhere (p = 0, no
+		// carry) the word stays as it is.
+		pm := l.pm
+		for _, k := range ks {
+			pm[k>>6] |= 1 << (k & 63)
+		}
 		var carry uint64
-		for j := range v {
-			x, p := v[j], pm[j]
+		j := 0 // words below j are done
+		for _, k := range ks {
+			wj := int(k >> 6)
+			if wj < j {
+				continue
+			}
+			for ; carry != 0 && j < wj; j++ {
+				x := v[j]
+				var s uint64
+				s, carry = bits.Add64(x, 0, carry)
+				v[j] = s | x
+			}
+			x, p := v[wj], pm[wj]
 			var s uint64
 			s, carry = bits.Add64(x, x&p, carry)
-			v[j] = s | (x &^ p)
+			v[wj] = s | (x &^ p)
+			pm[wj] = 0
+			j = wj + 1
 		}
-		if l.dense[id] <= 0 {
-			for _, k := range ks {
-				pm[k>>6] = 0
-			}
+		for ; carry != 0 && j < len(v); j++ {
+			x := v[j]
+			var s uint64
+			s, carry = bits.Add64(x, 0, carry)
+			v[j] = s | x
 		}
 	}
 	// The LCS with the first k columns is the number of zero bits among
