@@ -119,3 +119,36 @@ func BenchmarkLines(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFiles diffs the pairs NAME.old, NAME.new in $DIFF_BENCH_DIR
+// (for example those that scripts/bench-diff.sh keeps with KEEP=dir, or
+// testdata/pathological), one sub-benchmark per pair; it skips without
+// the variable.
+func BenchmarkFiles(b *testing.B) {
+	dir := os.Getenv("DIFF_BENCH_DIR")
+	if dir == "" {
+		b.Skip("DIFF_BENCH_DIR not set")
+	}
+	olds, _ := filepath.Glob(filepath.Join(dir, "*.old"))
+	for _, o := range olds {
+		name := strings.TrimSuffix(filepath.Base(o), ".old")
+		x, err1 := os.ReadFile(o)
+		y, err2 := os.ReadFile(strings.TrimSuffix(o, ".old") + ".new")
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		a, c := splitText(string(x)), splitText(string(y))
+		b.Run(name, func(b *testing.B) {
+			var es []Edit
+			for b.Loop() {
+				es = Lines(a, c, benchAlg)
+			}
+			del, ins := Changed(es)
+			b.ReportMetric(float64(del+ins), "changed")
+		})
+	}
+}
+
+// benchAlg is the algorithm of BenchmarkFiles: $DIFF_BENCH_ALG, else
+// Histogram.
+var benchAlg, _ = ParseAlgorithm(os.Getenv("DIFF_BENCH_ALG"))

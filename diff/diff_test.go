@@ -394,3 +394,28 @@ func TestSplitMatchesWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestExactSolve forces the switch from the Myers search to the
+// bit-parallel exact solve on small random inputs, with and without lines
+// that recur, and checks that every script is valid and minimal.
+func TestExactSolve(t *testing.T) {
+	defer func(c, d int) { lcsMinCost, lcsDiv = c, d }(lcsMinCost, lcsDiv)
+	lcsMinCost, lcsDiv = 1, 1<<20
+	r := rand.New(rand.NewPCG(11, 12))
+	for n := range 400 {
+		alphabet := 2 + r.IntN(40)
+		a := randomLines(r, r.IntN(200+n), alphabet)
+		b := mutate(r, a, alphabet, r.IntN(150))
+		if r.IntN(3) == 0 {
+			b = randomLines(r, r.IntN(300), alphabet)
+		}
+		want := minCost(a, b)
+		for _, alg := range algorithms {
+			es := Lines(a, b, alg)
+			checkScript(t, a, b, es)
+			if got := cost(es); got != want {
+				t.Fatalf("%v, %d and %d lines over %d symbols: %d changed lines, minimal %d", alg, len(a), len(b), alphabet, got, want)
+			}
+		}
+	}
+}

@@ -15,7 +15,7 @@ const maxChain = 64
 // lines), or a script more than twice the lower bound. Ordinary edits
 // show neither, so they are diffed once.
 const (
-	guardSize     = 20000
+	guardSize     = 65536
 	guardShift    = 32
 	guardMinShift = 64
 )

@@ -123,6 +123,7 @@ type myersRun struct {
 	fd, bd []int32
 	off    int
 	limit  int
+	lcs    *bitLCS // for boxes too costly to search, made on first use
 }
 
 // compare marks the changes between a[x0:x1] and b[y0:y1]. With minimal
@@ -151,7 +152,14 @@ func (r *myersRun) compare(x0, x1, y0, y1 int, minimal bool) {
 			}
 			return
 		}
-		xm, ym, loMin, hiMin := r.split(x0, x1, y0, y1, minimal)
+		xm, ym, loMin, hiMin, exact := r.split(x0, x1, y0, y1, minimal)
+		if exact {
+			if r.lcs == nil {
+				r.lcs = newBitLCS(r)
+			}
+			r.lcs.solve(x0, x1, y0, y1)
+			return
+		}
 		// Recurse into the upper box, loop on the lower one.
 		r.compare(x0, xm, y0, ym, loMin)
 		x0, y0, minimal = xm, ym, hiMin
@@ -164,7 +172,15 @@ func (r *myersRun) compare(x0, x1, y0, y1 int, minimal bool) {
 // cost passes r.limit first (and !minimal), it returns the point that one of
 // the searches has driven furthest instead; loMin and hiMin tell which of
 // the two sub-boxes is then known to be cheap enough to solve exactly.
-func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, hiMin bool) {
+func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, hiMin, exact bool) {
+	// Once the search has cost about as much as the bit-parallel solve of
+	// the whole box would, the box is solved that way instead: exactly,
+	// in O(N·M/64).
+	area := (x1 - x0) * (y1 - y0)
+	lcsFrom := math.MaxInt
+	if area/64 <= lcsMaxWords {
+		lcsFrom = max(lcsMinCost, int(math.Sqrt(float64(area)))/lcsDiv)
+	}
 	a, b, fd, bd, off := r.a[:x1], r.b[:y1], r.fd, r.bd, r.off
 	ax, bx := a[x0:], b[y0:]
 	dmin, dmax := x0-y1, x1-y0 // diagonals of the box
@@ -202,7 +218,7 @@ func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, h
 			hi -= (fmax - hi) & 1
 			for k := hi; k >= lo; k -= 2 {
 				if x := int(fd[off+k]); int(bd[off+k]) <= x {
-					return x, x - k, true, true
+					return x, x - k, true, true, false
 				}
 			}
 		}
@@ -225,12 +241,20 @@ func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, h
 			hi -= (bmax - hi) & 1
 			for k := hi; k >= lo; k -= 2 {
 				if x := int(bd[off+k]); x <= int(fd[off+k]) {
-					return x, x - k, true, true
+					return x, x - k, true, true, false
 				}
 			}
 		}
 
-		if minimal || c < r.limit {
+		if minimal {
+			continue
+		}
+		if c >= lcsFrom {
+			return 0, 0, false, false, true
+		}
+		// The cost bound applies to boxes too large to solve exactly,
+		// and to every box when a test has set it.
+		if c < r.limit || (lcsFrom != math.MaxInt && r.d.limit == 0) {
 			continue
 		}
 		// Too expensive: split where a search got furthest, measured by
@@ -259,9 +283,9 @@ func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, h
 			}
 		}
 		if (x1+y1)-bbest < fbest-(x0+y0) {
-			return fx, fbest - fx, true, false
+			return fx, fbest - fx, true, false, false
 		}
-		return bx, bbest - bx, false, true
+		return bx, bbest - bx, false, true, false
 	}
 }
 

@@ -1,0 +1,262 @@
+package diff
+
+import "math/bits"
+
+// A Myers search costs O((N+M)·D): on boxes whose two sides have little in
+// common (D near N+M) it costs O(N·M), and a bounded search settles for a
+// script that is not minimal. bitLCS solves such a box exactly with the
+// bit-parallel longest-common-subsequence recurrence (Allison and Dix 1986,
+// Hyyrö 2004), 64 cells of the dynamic-programming table per machine word,
+// in Hirschberg's divide and conquer: O(N·M/64) time and O(N+M) space.
+
+// lcsMaxWords bounds the work of an exact solve, in word operations of one
+// pass over a box (rows times words per row). Beyond it a box is left to
+// the Myers cost bound: two inputs of 100,000 lines with nothing in common
+// take about 1.6e8 word operations.
+const lcsMaxWords = 1 << 28
+
+// A Myers search on a box of N×M lines switches to the exact solve once
+// its cost passes max(lcsMinCost, √(N·M)/lcsDiv): it has then spent about
+// as much time as the exact solve needs. Variables so that tests can force
+// the switch on small inputs.
+var (
+	lcsMinCost = 64
+	lcsDiv     = 16
+)
+
+// bitLCS holds the scratch space of exact solves over a myersRun's reduced
+// sequences.
+type bitLCS struct {
+	r *myersRun
+
+	v            []uint64 // the row's bit vector: bit k set while column k holds no match
+	pm           []uint64 // match mask of one line over the columns
+	fwd, bwd     []int32  // LCS lengths of the two halves, per column split
+	cnt          []int32  // per id: occurrences among the columns, then bucket start
+	pos          []int32  // column positions grouped by id
+	dense        []int32  // per id: 1+index of its dense mask, or 0
+	masks        []uint64 // dense masks of the frequent ids
+	stamp        []int32  // per id: the pass that last counted it
+	pass         int32
+	denseIDs     []int32
+	startOf, nOf []int32 // per id: bucket start and size in pos
+}
+
+func newBitLCS(r *myersRun) *bitLCS {
+	nid := r.d.nid
+	return &bitLCS{
+		r:       r,
+		cnt:     make([]int32, nid),
+		dense:   make([]int32, nid),
+		stamp:   make([]int32, nid),
+		startOf: make([]int32, nid),
+		nOf:     make([]int32, nid),
+	}
+}
+
+// solve marks a minimal set of changes between r.a[x0:x1] and r.b[y0:y1].
+func (l *bitLCS) solve(x0, x1, y0, y1 int) {
+	r := l.r
+	a, b := r.a, r.b
+	for {
+		for x0 < x1 && y0 < y1 && a[x0] == b[y0] {
+			x0++
+			y0++
+		}
+		for x1 > x0 && y1 > y0 && a[x1-1] == b[y1-1] {
+			x1--
+			y1--
+		}
+		switch {
+		case x0 == x1 || y0 == y1:
+			r.markX(x0, x1)
+			r.markY(y0, y1)
+			return
+		case x1-x0 == 1:
+			// One old line: keep its first match, if any.
+			for j := y0; j < y1; j++ {
+				if b[j] == a[x0] {
+					r.markY(y0, j)
+					r.markY(j+1, y1)
+					return
+				}
+			}
+			r.markX(x0, x1)
+			r.markY(y0, y1)
+			return
+		}
+		mid := x0 + (x1-x0)/2
+		l.rows(x0, mid, y0, y1, false, &l.fwd)
+		l.rows(mid, x1, y0, y1, true, &l.bwd)
+		n := y1 - y0
+		best, bj := -1, 0
+		for j := 0; j <= n; j++ {
+			if s := int(l.fwd[j]) + int(l.bwd[n-j]); s > best {
+				best, bj = s, j
+			}
+		}
+		l.solve(x0, mid, y0, y0+bj)
+		x0, y0 = mid, y0+bj
+	}
+}
+
+// rows computes, for every k in 0..y1-y0, the LCS length of a[x0:x1] and
+// the first k columns: b[y0:y0+k], or with rev the last k, b[y1-k:y1]. The
+// result goes to *out, k = 0..y1-y0.
+func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
+	a, b := l.r.a, l.r.b
+	n := y1 - y0
+	w := (n + 63) / 64
+	col := func(k int) int32 { // the line of column k
+		if rev {
+			return b[y1-1-k]
+		}
+		return b[y0+k]
+	}
+	// Group the columns by line: counting sort over the ids present.
+	l.pass++
+	ps := l.pass
+	for k := range n {
+		id := col(k)
+		if l.stamp[id] != ps {
+			l.stamp[id] = ps
+			l.nOf[id] = 0
+			l.dense[id] = 0
+		}
+		l.nOf[id]++
+	}
+	l.pos = grow(l.pos, n)
+	l.denseIDs = l.denseIDs[:0]
+	at := int32(0)
+	for k := range n {
+		id := col(k)
+		if l.dense[id] == 0 && l.nOf[id] > 0 {
+			// First column of this id: reserve its bucket.
+			l.startOf[id] = at
+			at += l.nOf[id]
+			l.dense[id] = -1 // bucket reserved
+			if int(l.nOf[id]) > w {
+				l.denseIDs = append(l.denseIDs, id)
+			}
+			l.nOf[id] = 0
+		}
+		l.pos[l.startOf[id]+l.nOf[id]] = int32(k)
+		l.nOf[id]++
+	}
+	// Lines that fill many columns get a dense mask: setting and clearing
+	// their bits one by one for every row would cost more than a word pass.
+	l.masks = growU(l.masks, len(l.denseIDs)*w)
+	clear(l.masks)
+	for i, id := range l.denseIDs {
+		l.dense[id] = int32(i + 1)
+		m := l.masks[i*w : (i+1)*w]
+		for _, k := range l.pos[l.startOf[id] : l.startOf[id]+l.nOf[id]] {
+			m[k>>6] |= 1 << (k & 63)
+		}
+	}
+	l.v = growU(l.v, w)
+	for i := range l.v {
+		l.v[i] = ^uint64(0)
+	}
+	l.pm = growU(l.pm, w)
+	clear(l.pm) // kept clear between rows
+	v := l.v
+	for i := x0; i < x1; i++ {
+		id := a[i]
+		if rev {
+			id = a[x1-1-(i-x0)]
+		}
+		if l.stamp[id] != ps {
+			continue // no match in any column: the row changes nothing
+		}
+		ks := l.pos[l.startOf[id] : l.startOf[id]+l.nOf[id]]
+		if d := l.dense[id]; d > 0 {
+			// v = (v + (v & pm)) | (v &^ pm), with the carry running
+			// through the words.
+			pm := l.masks[int(d-1)*w : int(d)*w]
+			pm = pm[:len(v)]
+			var carry uint64
+			for j := range v {
+				x, p := v[j], pm[j]
+				var s uint64
+				s, carry = bits.Add64(x, x&p, carry)
+				v[j] = s | (x &^ p)
+			}
+			continue
+		}
+		// A line with few columns: the same update, word by word only
+		// where the mask has bits or a carry runs. Elsewhere (p = 0, no
+		// carry) the word stays as it is.
+		pm := l.pm
+		for _, k := range ks {
+			pm[k>>6] |= 1 << (k & 63)
+		}
+		var carry uint64
+		j := 0 // words below j are done
+		for _, k := range ks {
+			wj := int(k >> 6)
+			if wj < j {
+				continue
+			}
+			for ; carry != 0 && j < wj; j++ {
+				x := v[j]
+				var s uint64
+				s, carry = bits.Add64(x, 0, carry)
+				v[j] = s | x
+			}
+			x, p := v[wj], pm[wj]
+			var s uint64
+			s, carry = bits.Add64(x, x&p, carry)
+			v[wj] = s | (x &^ p)
+			pm[wj] = 0
+			j = wj + 1
+		}
+		for ; carry != 0 && j < len(v); j++ {
+			x := v[j]
+			var s uint64
+			s, carry = bits.Add64(x, 0, carry)
+			v[j] = s | x
+		}
+	}
+	// The LCS with the first k columns is the number of zero bits among
+	// the first k.
+	*out = grow(*out, n+1)
+	o := *out
+	o[0] = 0
+	z := int32(0)
+	for j, x := range v {
+		x = ^x
+		for k := 0; k < 64 && j*64+k < n; k++ {
+			z += int32(x >> k & 1)
+			o[j*64+k+1] = z
+		}
+	}
+}
+
+func grow(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
+
+func growU(s []uint64, n int) []uint64 {
+	if cap(s) < n {
+		return make([]uint64, n)
+	}
+	return s[:n]
+}
+
+// markX marks reduced old lines a[x0:x1] changed.
+func (r *myersRun) markX(x0, x1 int) {
+	for _, i := range r.ia[x0:x1] {
+		r.d.ca[r.d.pre+int(i)] = 1
+	}
+}
+
+// markY marks reduced new lines b[y0:y1] changed.
+func (r *myersRun) markY(y0, y1 int) {
+	for _, j := range r.ib[y0:y1] {
+		r.d.cb[r.d.pre+int(j)] = 1
+	}
+}
