@@ -173,15 +173,7 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
 		if d := l.dense[id]; d > 0 {
 			// v = (v + (v & pm)) | (v &^ pm), with the carry running
 			// through the words.
-			pm := l.masks[int(d-1)*w : int(d)*w]
-			pm = pm[:len(v)]
-			var carry uint64
-			for j := range v {
-				x, p := v[j], pm[j]
-				var s uint64
-				s, carry = bits.Add64(x, x&p, carry)
-				v[j] = s | (x &^ p)
-			}
+			denseRow(v, l.masks[int(d-1)*w:int(d)*w])
 			continue
 		}
 		// A line with few columns: the same update, word by word only
@@ -230,6 +222,35 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
 			z += int32(x >> k & 1)
 			o[j*64+k+1] = z
 		}
+	}
+}
+
+// denseRow is the row update v = (v + (v & pm)) | (v &^ pm) over whole
+// words, four at a time: within a group of four the carry stays in the
+// processor's flags instead of going through a register at every word.
+func denseRow(v, pm []uint64) {
+	pm = pm[:len(v)]
+	var c uint64
+	j := 0
+	for ; j+4 <= len(v); j += 4 {
+		vv, pp := v[j:j+4:j+4], pm[j:j+4:j+4]
+		x0, x1, x2, x3 := vv[0], vv[1], vv[2], vv[3]
+		p0, p1, p2, p3 := pp[0], pp[1], pp[2], pp[3]
+		var s0, s1, s2, s3 uint64
+		s0, c = bits.Add64(x0, x0&p0, c)
+		s1, c = bits.Add64(x1, x1&p1, c)
+		s2, c = bits.Add64(x2, x2&p2, c)
+		s3, c = bits.Add64(x3, x3&p3, c)
+		vv[0] = s0 | (x0 &^ p0)
+		vv[1] = s1 | (x1 &^ p1)
+		vv[2] = s2 | (x2 &^ p2)
+		vv[3] = s3 | (x3 &^ p3)
+	}
+	for ; j < len(v); j++ {
+		x, p := v[j], pm[j]
+		var s uint64
+		s, c = bits.Add64(x, x&p, c)
+		v[j] = s | (x &^ p)
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 
 var updatePathological = flag.Bool("update-pathological", false, "rewrite testdata/pathological from the generator in parity_test.go")
 
+var dumpPathological = flag.String("dump-pathological", "", "write every pathological pair, large ones too, as NAME.old and NAME.new into this directory (for BenchmarkFiles and timing loops)")
+
 // pair is two versions of a file.
 type pair struct{ name, old, new string }
 
@@ -35,6 +37,17 @@ func TestPathologicalTestdata(t *testing.T) {
 	if *updatePathological {
 		os.RemoveAll(dir)
 		os.MkdirAll(dir, 0o755)
+	}
+	if *dumpPathological != "" {
+		for _, p := range pathological() {
+			base := filepath.Join(*dumpPathological, p.name)
+			if err := os.WriteFile(base+".old", []byte(p.old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(base+".new", []byte(p.new), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	n := 0
 	for _, p := range pathological() {
