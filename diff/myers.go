@@ -252,6 +252,24 @@ func (r *myersRun) split(x0, x1, y0, y1 int, minimal bool) (xm, ym int, loMin, h
 		if c >= lcsFrom {
 			return 0, 0, false, false, true
 		}
+		if (c == lcsFrom/4 || c == lcsFrom/2) && c >= lcsMinCost/4 {
+			// The searches advance at a roughly steady pace: if they
+			// have covered so little of the box that meeting would cost
+			// more than lcsFrom, switch now and spare the rest of the
+			// search.
+			fp, bp := 0, 0
+			for k := fmax; k >= fmin; k -= 2 {
+				x := min(int(fd[off+k]), x1)
+				fp = max(fp, 2*x-k-(x0+y0))
+			}
+			for k := bmax; k >= bmin; k -= 2 {
+				x := max(int(bd[off+k]), x0)
+				bp = max(bp, (x1+y1)-(2*x-k))
+			}
+			if (fp+bp)*lcsFrom < c*((x1-x0)+(y1-y0)) {
+				return 0, 0, false, false, true
+			}
+		}
 		// The cost bound applies to boxes too large to solve exactly,
 		// and to every box when a test has set it.
 		if c < r.limit || (lcsFrom != math.MaxInt && r.d.limit == 0) {
