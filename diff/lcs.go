@@ -32,6 +32,7 @@ type bitLCS struct {
 	v            []uint64 // the row's bit vector: bit k set while column k holds no match
 	pm           []uint64 // match mask of one line over the columns
 	fwd, bwd     []int32  // LCS lengths of the two halves, per column split
+	hist         []uint64 // leaf's kept rows
 	cnt          []int32  // per id: occurrences among the columns, then bucket start
 	pos          []int32  // column positions grouped by id
 	dense        []int32  // per id: 1+index of its dense mask, or 0
@@ -85,9 +86,13 @@ func (l *bitLCS) solve(x0, x1, y0, y1 int) {
 			r.markY(y0, y1)
 			return
 		}
+		if (x1-x0)*((y1-y0+63)/64) <= leafWords {
+			l.leaf(x0, x1, y0, y1)
+			return
+		}
 		mid := x0 + (x1-x0)/2
-		l.rows(x0, mid, y0, y1, false, &l.fwd)
-		l.rows(mid, x1, y0, y1, true, &l.bwd)
+		l.rows(x0, mid, y0, y1, false, &l.fwd, nil)
+		l.rows(mid, x1, y0, y1, true, &l.bwd, nil)
 		n := y1 - y0
 		best, bj := -1, 0
 		for j := 0; j <= n; j++ {
@@ -103,7 +108,10 @@ func (l *bitLCS) solve(x0, x1, y0, y1 int) {
 // rows computes, for every k in 0..y1-y0, the LCS length of a[x0:x1] and
 // the first k columns: b[y0:y0+k], or with rev the last k, b[y1-k:y1]. The
 // result goes to *out, k = 0..y1-y0.
-func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
+//
+// With keep, which then holds (x1-x0+1) rows of (y1-y0+63)/64 words, the
+// bit vector before each row and after the last is kept there, for leaf.
+func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32, keep []uint64) {
 	a, b := l.r.a, l.r.b
 	n := y1 - y0
 	w := (n + 63) / 64
@@ -162,6 +170,9 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
 	clear(l.pm) // kept clear between rows
 	v := l.v
 	for i := x0; i < x1; i++ {
+		if keep != nil {
+			copy(keep[(i-x0)*w:], v)
+		}
 		id := a[i]
 		if rev {
 			id = a[x1-1-(i-x0)]
@@ -210,6 +221,9 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
 			v[j] = s | x
 		}
 	}
+	if keep != nil {
+		copy(keep[(x1-x0)*w:], v)
+	}
 	// The LCS with the first k columns is the number of zero bits among
 	// the first k.
 	*out = grow(*out, n+1)
@@ -223,6 +237,70 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32) {
 			o[j*64+k+1] = z
 		}
 	}
+}
+
+// leafWords bounds the box that leaf solves in one pass, in words of
+// its kept rows (512 KB): below it Hirschberg's recursion would spend more
+// on the set-up of its many small passes than on the rows themselves.
+const leafWords = 1 << 16
+
+// leaf marks a minimal set of changes between a[x0:x1] and b[y0:y1] from
+// one forward pass that keeps every row's bit vector, traced back from the
+// bottom-right corner. Row t of the kept vectors has a zero at column k
+// where the LCS of a[x0:x0+t] and b[y0:y0+k+1] exceeds that with
+// b[y0:y0+k] by one.
+func (l *bitLCS) leaf(x0, x1, y0, y1 int) {
+	r := l.r
+	a, b := r.a, r.b
+	n, rows := y1-y0, x1-x0
+	w := (n + 63) / 64
+	l.hist = growU(l.hist, (rows+1)*w)
+	l.rows(x0, x1, y0, y1, false, &l.fwd, l.hist)
+	hist := l.hist
+	// lcs is the LCS of a[x0:x0+t] and b[y0:y0+k].
+	lcs := func(t, k int) int {
+		row := hist[t*w : t*w+w]
+		c := 0
+		for _, x := range row[:k>>6] {
+			c += bits.OnesCount64(^x)
+		}
+		if k&63 != 0 {
+			c += bits.OnesCount64(^row[k>>6] & (1<<(k&63) - 1))
+		}
+		return c
+	}
+	// gain is lcs(t, k+1) - lcs(t, k).
+	gain := func(t, k int) int { return int(^hist[t*w+k>>6] >> (k & 63) & 1) }
+	t, k := rows, n
+	cur, up := lcs(t, k), lcs(t-1, k)
+	for t > 0 && k > 0 {
+		switch {
+		case a[x0+t-1] == b[y0+k-1]:
+			// Equal lines: the LCS here is one more than without both.
+			t--
+			k--
+			cur--
+			if t > 0 {
+				up = lcs(t-1, k)
+			}
+		case up == cur:
+			// The old line is not needed.
+			r.markX(x0+t-1, x0+t)
+			t--
+			cur = up
+			if t > 0 {
+				up = lcs(t-1, k)
+			}
+		default:
+			// Else the new line is not.
+			k--
+			r.markY(y0+k, y0+k+1)
+			cur -= gain(t, k)
+			up -= gain(t-1, k)
+		}
+	}
+	r.markX(x0, x0+t)
+	r.markY(y0, y0+k)
 }
 
 // denseRow is the row update v = (v + (v & pm)) | (v &^ pm) over whole
