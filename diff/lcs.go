@@ -7,7 +7,8 @@ import "math/bits"
 // script that is not minimal. bitLCS solves such a box exactly with the
 // bit-parallel longest-common-subsequence recurrence (Allison and Dix 1986,
 // Hyyrö 2004), 64 cells of the dynamic-programming table per machine word,
-// in Hirschberg's divide and conquer: O(N·M/64) time and O(N+M) space.
+// in Hirschberg's divide and conquer: O(N·M/64) time and O(N+M) space
+// (plus at most 512 KB for the boxes that leaf solves in one pass).
 
 // lcsMaxWords bounds the work of an exact solve, in word operations of one
 // pass over a box (rows times words per row). Beyond it a box is left to
