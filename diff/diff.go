@@ -37,7 +37,12 @@
 // measures how far its two ends have got; when at that pace they would
 // not meet before the switch, it switches at once. Boxes of up to 2^16
 // words of rows are solved in one pass that keeps every row (512 KB) and
-// traces the script back, without further recursion. The result is then minimal where GNU diff's and git's
+// traces the script back, without further recursion. Once a split has
+// told the LCS of a box, its passes leave out the diagonals that no
+// minimal path can reach (a box whose minimal script changes D lines is
+// crossed within a band about D diagonals wide), so on inputs with a
+// minimal script well below N+M each level after the first costs a
+// fraction of a full pass. The result is then minimal where GNU diff's and git's
 // cost bounds settle for a larger script: two shuffled copies of 20,000
 // lines change 38,908 lines (GNU diff 38,930, git 39,338) in about 20 ms.
 //

@@ -399,8 +399,17 @@ func TestSplitMatchesWhole(t *testing.T) {
 // bit-parallel exact solve on small random inputs, with and without lines
 // that recur, and checks that every script is valid and minimal.
 func TestExactSolve(t *testing.T) {
-	defer func(c, d int) { lcsMinCost, lcsDiv = c, d }(lcsMinCost, lcsDiv)
+	defer func(c, d, w int) { lcsMinCost, lcsDiv, leafWords = c, d, w }(lcsMinCost, lcsDiv, leafWords)
 	lcsMinCost, lcsDiv = 1, 1<<20
+	// Boxes solved in one pass (leaf), and split down to single rows by
+	// passes restricted to the diagonal band.
+	for _, lw := range []int{leafWords, 0} {
+		leafWords = lw
+		exactSolve(t)
+	}
+}
+
+func exactSolve(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for n := range 400 {
 		alphabet := 2 + r.IntN(40)
@@ -414,7 +423,7 @@ func TestExactSolve(t *testing.T) {
 			es := Lines(a, b, alg)
 			checkScript(t, a, b, es)
 			if got := cost(es); got != want {
-				t.Fatalf("%v, %d and %d lines over %d symbols: %d changed lines, minimal %d", alg, len(a), len(b), alphabet, got, want)
+				t.Fatalf("%v, %d and %d lines over %d symbols (leafWords %d): %d changed lines, minimal %d", alg, len(a), len(b), alphabet, leafWords, got, want)
 			}
 		}
 	}

@@ -56,18 +56,21 @@ func newBitLCS(r *myersRun) *bitLCS {
 	}
 }
 
-// solve marks a minimal set of changes between r.a[x0:x1] and r.b[y0:y1].
-func (l *bitLCS) solve(x0, x1, y0, y1 int) {
+// solve marks a minimal set of changes between r.a[x0:x1] and r.b[y0:y1],
+// whose longest common subsequence is known to be at least lcs long.
+func (l *bitLCS) solve(x0, x1, y0, y1, lcs int) {
 	r := l.r
 	a, b := r.a, r.b
 	for {
 		for x0 < x1 && y0 < y1 && a[x0] == b[y0] {
 			x0++
 			y0++
+			lcs--
 		}
 		for x1 > x0 && y1 > y0 && a[x1-1] == b[y1-1] {
 			x1--
 			y1--
+			lcs--
 		}
 		switch {
 		case x0 == x1 || y0 == y1:
@@ -91,9 +94,19 @@ func (l *bitLCS) solve(x0, x1, y0, y1 int) {
 			l.leaf(x0, x1, y0, y1)
 			return
 		}
+		// A path through cell (t, u) of the box, t old and u new lines
+		// in, changes at least |t-u| + |(R-C)-(t-u)| lines; one with an
+		// LCS of lcs changes R+C-2·lcs. Matches off the diagonals
+		// lcs-C <= t-u <= R-lcs are on no optimal path: the passes
+		// leave them out, which leaves the LCS and an optimal split
+		// as they are (both passes count only matches that every
+		// optimal path may use) and spares the words outside the band.
+		R, C := x1-x0, y1-y0
+		lcs = max(lcs, 0)
+		band := [2]int{lcs - R - 1, C - lcs - 1}
 		mid := x0 + (x1-x0)/2
-		l.rows(x0, mid, y0, y1, false, &l.fwd, nil)
-		l.rows(mid, x1, y0, y1, true, &l.bwd, nil)
+		l.rows(x0, mid, y0, y1, false, &l.fwd, nil, band)
+		l.rows(mid, x1, y0, y1, true, &l.bwd, nil, band)
 		n := y1 - y0
 		best, bj := -1, 0
 		for j := 0; j <= n; j++ {
@@ -101,8 +114,9 @@ func (l *bitLCS) solve(x0, x1, y0, y1 int) {
 				best, bj = s, j
 			}
 		}
-		l.solve(x0, mid, y0, y0+bj)
-		x0, y0 = mid, y0+bj
+		lower := int(l.bwd[n-bj])
+		l.solve(x0, mid, y0, y0+bj, int(l.fwd[bj]))
+		x0, y0, lcs = mid, y0+bj, lower
 	}
 }
 
@@ -112,7 +126,12 @@ func (l *bitLCS) solve(x0, x1, y0, y1 int) {
 //
 // With keep, which then holds (x1-x0+1) rows of (y1-y0+63)/64 words, the
 // bit vector before each row and after the last is kept there, for leaf.
-func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32, keep []uint64) {
+//
+// The t-th row processed (from 1) counts only matches in the columns
+// t+band[0] to t+band[1] (in the order of the pass; see solve): the
+// result is then the LCS with the matches outside left out, and the words
+// outside are not touched. A band covering every column changes nothing.
+func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32, keep []uint64, band [2]int) {
 	a, b := l.r.a, l.r.b
 	n := y1 - y0
 	w := (n + 63) / 64
@@ -170,6 +189,9 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32, keep []uint64)
 	l.pm = growU(l.pm, w)
 	clear(l.pm) // kept clear between rows
 	v := l.v
+	// Words from top on have not changed since they were set: all ones,
+	// through which a carry runs without changing anything.
+	top := 0
 	for i := x0; i < x1; i++ {
 		if keep != nil {
 			copy(keep[(i-x0)*w:], v)
@@ -182,11 +204,50 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32, keep []uint64)
 			continue // no match in any column: the row changes nothing
 		}
 		ks := l.pos[l.startOf[id] : l.startOf[id]+l.nOf[id]]
+		t := i - x0 + 1
+		lo, hi := max(t+band[0], 0), min(t+band[1], n-1)
+		if lo > hi {
+			continue // no column in the band
+		}
 		if d := l.dense[id]; d > 0 {
 			// v = (v + (v & pm)) | (v &^ pm), with the carry running
 			// through the words.
-			denseRow(v, l.masks[int(d-1)*w:int(d)*w])
+			pm := l.masks[int(d-1)*w : int(d)*w]
+			if lo == 0 && hi == n-1 {
+				denseRow(v, pm, 0)
+				top = len(v)
+				continue
+			}
+			wl, wh := lo>>6, hi>>6
+			mlo, mhi := ^uint64(0)<<(lo&63), ^uint64(0)>>(63-hi&63)
+			var c uint64
+			if wl == wh {
+				c = denseWord(v, pm, wl, mlo&mhi, 0)
+			} else {
+				c = denseWord(v, pm, wl, mlo, 0)
+				c = denseRow(v[wl+1:wh], pm[wl+1:wh], c)
+				c = denseWord(v, pm, wh, mhi, c)
+			}
+			top = max(top, wh+1)
+			for j := wh + 1; c != 0 && j < top; j++ {
+				x := v[j]
+				var s uint64
+				s, c = bits.Add64(x, 0, c)
+				v[j] = s | x
+			}
 			continue
+		}
+		if lo > 0 || hi < n-1 {
+			// The columns of the row in the band: ks is sorted.
+			p := 0
+			for p < len(ks) && int(ks[p]) < lo {
+				p++
+			}
+			q := p
+			for q < len(ks) && int(ks[q]) <= hi {
+				q++
+			}
+			ks = ks[p:q]
 		}
 		// A line with few columns: the same update, word by word only
 		// where the mask has bits or a carry runs. Elsewhere (p = 0, no
@@ -214,8 +275,9 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32, keep []uint64)
 			v[wj] = s | (x &^ p)
 			pm[wj] = 0
 			j = wj + 1
+			top = max(top, j)
 		}
-		for ; carry != 0 && j < len(v); j++ {
+		for ; carry != 0 && j < top; j++ {
 			x := v[j]
 			var s uint64
 			s, carry = bits.Add64(x, 0, carry)
@@ -243,7 +305,8 @@ func (l *bitLCS) rows(x0, x1, y0, y1 int, rev bool, out *[]int32, keep []uint64)
 // leafWords bounds the box that leaf solves in one pass, in words of
 // its kept rows (512 KB): below it Hirschberg's recursion would spend more
 // on the set-up of its many small passes than on the rows themselves.
-const leafWords = 1 << 16
+// A variable so that tests can send small boxes through the recursion.
+var leafWords = 1 << 16
 
 // leaf marks a minimal set of changes between a[x0:x1] and b[y0:y1] from
 // one forward pass that keeps every row's bit vector, traced back from the
@@ -256,7 +319,7 @@ func (l *bitLCS) leaf(x0, x1, y0, y1 int) {
 	n, rows := y1-y0, x1-x0
 	w := (n + 63) / 64
 	l.hist = growU(l.hist, (rows+1)*w)
-	l.rows(x0, x1, y0, y1, false, &l.fwd, l.hist)
+	l.rows(x0, x1, y0, y1, false, &l.fwd, l.hist, [2]int{-(x1 - x0) - 1, y1 - y0})
 	hist := l.hist
 	// lcs is the LCS of a[x0:x0+t] and b[y0:y0+k].
 	lcs := func(t, k int) int {
@@ -307,9 +370,10 @@ func (l *bitLCS) leaf(x0, x1, y0, y1 int) {
 // denseRow is the row update v = (v + (v & pm)) | (v &^ pm) over whole
 // words, four at a time: within a group of four the carry stays in the
 // processor's flags instead of going through a register at every word.
-func denseRow(v, pm []uint64) {
+// It takes a carry into the first word and returns the carry out of the
+// last.
+func denseRow(v, pm []uint64, c uint64) uint64 {
 	pm = pm[:len(v)]
-	var c uint64
 	j := 0
 	for ; j+4 <= len(v); j += 4 {
 		vv, pp := v[j:j+4:j+4], pm[j:j+4:j+4]
@@ -331,6 +395,17 @@ func denseRow(v, pm []uint64) {
 		s, c = bits.Add64(x, x&p, c)
 		v[j] = s | (x &^ p)
 	}
+	return c
+}
+
+// denseWord is denseRow on word j alone, with the mask's bits outside
+// keep left out.
+func denseWord(v, pm []uint64, j int, keep, c uint64) uint64 {
+	x, p := v[j], pm[j]&keep
+	var s uint64
+	s, c = bits.Add64(x, x&p, c)
+	v[j] = s | (x &^ p)
+	return c
 }
 
 func grow(s []int32, n int) []int32 {
