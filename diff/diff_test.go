@@ -399,12 +399,13 @@ func TestSplitMatchesWhole(t *testing.T) {
 // bit-parallel exact solve on small random inputs, with and without lines
 // that recur, and checks that every script is valid and minimal.
 func TestExactSolve(t *testing.T) {
-	defer func(c, d, w int) { lcsMinCost, lcsDiv, leafWords = c, d, w }(lcsMinCost, lcsDiv, leafWords)
+	defer func(c, d, w, g int) { lcsMinCost, lcsDiv, leafWords, guessMin = c, d, w, g }(lcsMinCost, lcsDiv, leafWords, guessMin)
 	lcsMinCost, lcsDiv = 1, 1<<20
 	// Boxes solved in one pass (leaf), and split down to single rows by
-	// passes restricted to the diagonal band.
-	for _, lw := range []int{leafWords, 0} {
-		leafWords = lw
+	// passes restricted to the diagonal band, without and with the
+	// first pass near the diagonal that narrows the band.
+	for _, c := range [][2]int{{leafWords, guessMin}, {0, guessMin}, {0, 0}} {
+		leafWords, guessMin = c[0], c[1]
 		exactSolve(t)
 	}
 }

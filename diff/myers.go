@@ -157,7 +157,7 @@ func (r *myersRun) compare(x0, x1, y0, y1 int, minimal bool) {
 			if r.lcs == nil {
 				r.lcs = newBitLCS(r)
 			}
-			r.lcs.solve(x0, x1, y0, y1, 0)
+			r.lcs.solve(x0, x1, y0, y1, -1)
 			return
 		}
 		// Recurse into the upper box, loop on the lower one.
