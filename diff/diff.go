@@ -42,7 +42,9 @@
 // minimal path can reach (a box whose minimal script changes D lines is
 // crossed within a band about D diagonals wide), so on inputs with a
 // minimal script well below N+M each level after the first costs a
-// fraction of a full pass. The result is then minimal where GNU diff's and git's
+// fraction of a full pass. The first split of a box starts with a pass
+// over the diagonals near the box's own (a sixteenth of the columns either
+// side): its LCS is a lower bound that narrows the band of that split too. The result is then minimal where GNU diff's and git's
 // cost bounds settle for a larger script: two shuffled copies of 20,000
 // lines change 38,908 lines (GNU diff 38,930, git 39,338) in about 20 ms.
 //
