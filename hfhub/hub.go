@@ -396,6 +396,14 @@ func (c *Client) statusError(ctx context.Context, resp *http.Response, ref Ref, 
 			msg += "; its branches and tags: " + refs
 		}
 		return &NotFoundError{msg}
+	case resp.StatusCode == http.StatusUnauthorized && c.Token != "" && code != "RepoNotFound":
+		// The Hub names a bad token (X-Error-Message "Invalid credentials
+		// in Authorization header"); the token itself is never shown.
+		msg := resp.Header.Get("X-Error-Message")
+		if msg == "" {
+			msg = resp.Status
+		}
+		return &NotFoundError{fmt.Sprintf("hfhub: %s: the Hub refused HF_TOKEN (%s); check the token, and accept a gated dataset's terms on its page", ref.Repo, msg)}
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusUnauthorized || code == "RepoNotFound":
 		msg := fmt.Sprintf("hfhub: no dataset %s at %s", ref.Repo, c.Endpoint)
 		if c.Token == "" {

@@ -360,3 +360,29 @@ func TestResolveConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A gated dataset says what to do: without HF_TOKEN, set it; with a
+// token the Hub refuses, that the token was refused, never the token.
+func TestResolveGated(t *testing.T) {
+	srv, _, _ := fixture(t)
+	srv.Token = "hf_good"
+	for _, tc := range []struct{ token, want string }{
+		{"", "needs HF_TOKEN"},
+		{"hf_bad", "refused HF_TOKEN"},
+	} {
+		c := client(srv, t.TempDir())
+		c.Token = tc.token
+		_, err := resolve(t, c, "org/bench")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("token %q: error %v; want one saying %q", tc.token, err, tc.want)
+		}
+		if err != nil && tc.token != "" && strings.Contains(err.Error(), tc.token) {
+			t.Errorf("the error shows the token: %v", err)
+		}
+	}
+	c := client(srv, t.TempDir())
+	c.Token = "hf_good"
+	if _, err := resolve(t, c, "org/bench"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -69,6 +69,9 @@ type Server struct {
 	// CDN, after [Server.UseCDN], is a second server (another host:port)
 	// that large files are redirected to, as the Hub sends them to its CDN.
 	CDN *httptest.Server
+	// Token, when set, makes the dataset gated: the API and resolve paths
+	// answer 401 (as the Hub does) unless Authorization is "Bearer Token".
+	Token string
 }
 
 // NewServer starts a fake Hub serving repos.
@@ -85,7 +88,17 @@ func NewServer(repos ...*Repo) *Server {
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.reqs = append(s.reqs, Request{r.Method, r.Host, r.URL.Path, r.Header.Get("Range"), r.Header.Get("Authorization")})
+		tok := s.Token
 		s.mu.Unlock()
+		if tok != "" && !strings.HasPrefix(r.URL.Path, "/lfs/") && r.Header.Get("Authorization") != "Bearer "+tok {
+			if r.Header.Get("Authorization") != "" {
+				w.Header().Set("X-Error-Message", "Invalid credentials in Authorization header")
+			} else {
+				w.Header().Set("X-Error-Code", "GatedRepo")
+			}
+			http.Error(w, `{"error":"Access denied"}`, http.StatusUnauthorized)
+			return
+		}
 		mux.ServeHTTP(w, r)
 	})
 	s.Server = httptest.NewServer(s.handler)
