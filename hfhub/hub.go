@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/internal/flock"
 )
 
 // DefaultEndpoint is the Hub's address when HF_ENDPOINT is not set.
@@ -149,7 +150,7 @@ func (c *Client) Resolve(ctx context.Context, ref Ref) (*Dataset, error) {
 		if c.Offline {
 			return nil, &NotFoundError{fmt.Sprintf("hfhub: offline (HF_HUB_OFFLINE): %s of %s@%s is not in the cache %s", f.Path, ref.Repo, m.Commit, c.Cache)}
 		}
-		if err := c.download(ctx, ref.Repo, m.Commit, f, local); err != nil {
+		if err := c.download(ctx, ref.Repo, m.Commit, f, local, filepath.Join(repoDir, m.Commit, "download.lock")); err != nil {
 			return nil, err
 		}
 		d.Files = append(d.Files, local)
@@ -395,6 +396,14 @@ func (c *Client) statusError(ctx context.Context, resp *http.Response, ref Ref, 
 			msg += "; its branches and tags: " + refs
 		}
 		return &NotFoundError{msg}
+	case resp.StatusCode == http.StatusUnauthorized && c.Token != "" && code != "RepoNotFound":
+		// The Hub names a bad token (X-Error-Message "Invalid credentials
+		// in Authorization header"); the token itself is never shown.
+		msg := resp.Header.Get("X-Error-Message")
+		if msg == "" {
+			msg = resp.Status
+		}
+		return &NotFoundError{fmt.Sprintf("hfhub: %s: the Hub refused HF_TOKEN (%s); check the token, and accept a gated dataset's terms on its page", ref.Repo, msg)}
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusUnauthorized || code == "RepoNotFound":
 		msg := fmt.Sprintf("hfhub: no dataset %s at %s", ref.Repo, c.Endpoint)
 		if c.Token == "" {
@@ -457,16 +466,48 @@ func (c *Client) do(ctx context.Context, method, u string, hdr http.Header, noRe
 	if hc == nil {
 		hc = http.DefaultClient
 	}
+	cp, next := *hc, hc.CheckRedirect
 	if noRedirect {
-		cp := *hc
 		cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		hc = &cp
+	} else {
+		cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			// The token goes to the Hub's own host only: net/http keeps
+			// Authorization for a subdomain or another port of the same
+			// name; huggingface_hub (requests) drops it for any other
+			// scheme, host or port, as here.
+			if !sameOrigin(via[0].URL, req.URL) {
+				req.Header.Del("Authorization")
+			}
+			if next != nil {
+				return next(req, via)
+			}
+			return nil
+		}
 	}
+	hc = &cp
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("hfhub: %w", err)
 	}
 	return resp, nil
+}
+
+// sameOrigin says whether a and b have the same scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 // resolveURL is the file's download address at commit.
@@ -484,8 +525,9 @@ func normETag(s string) string {
 }
 
 // download fetches f to local, resuming local's ".incomplete" file, and
-// refuses a file whose metadata or content differ from the listing.
-func (c *Client) download(ctx context.Context, repo, commit string, f fileInfo, local string) error {
+// refuses a file whose metadata or content differ from the listing. It
+// holds lockPath's lock while it writes.
+func (c *Client) download(ctx context.Context, repo, commit string, f fileInfo, local, lockPath string) error {
 	u := c.resolveURL(repo, commit, f.Path)
 	where := fmt.Sprintf("%s@%.12s %s", repo, commit, f.Path)
 	// The file's metadata, as the Hub's clients read it: the first answer,
@@ -519,6 +561,18 @@ func (c *Client) download(ctx context.Context, repo, commit string, f fileInfo, 
 	}
 	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
 		return fmt.Errorf("hfhub: cache: %w", err)
+	}
+	// One process at a time writes a file's ".incomplete": two writers of
+	// one partial file truncate and rename it under each other. The one
+	// that waited finds the file done. (One lock per commit: a lock file
+	// beside each would be left in the split's directory.)
+	lock, err := flock.Acquire(ctx, lockPath, false)
+	if err != nil {
+		return fmt.Errorf("hfhub: cache: %w", err)
+	}
+	defer lock.Release()
+	if st, err := os.Stat(local); err == nil && st.Size() == f.Size {
+		return nil
 	}
 	partial := local + ".incomplete"
 	err = c.fetch(ctx, u, where, f, partial)

@@ -291,3 +291,98 @@ func TestResolveShards(t *testing.T) {
 		t.Fatalf("instances of the shards: %+v", insts)
 	}
 }
+
+// A large file redirected to another host (the Hub's CDN) is fetched
+// without the token, as huggingface_hub (requests) drops Authorization on a
+// redirect to another host; the Hub's own addresses still get it.
+func TestResolveDropsTokenOnCrossHostRedirect(t *testing.T) {
+	srv, test, _ := fixture(t)
+	srv.UseCDN()
+	c := client(srv, t.TempDir())
+	c.Token = "hf_secret"
+	d, err := resolve(t, c, "org/bench:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(d.Path); string(got) != string(test) {
+		t.Fatalf("%s: %d bytes, want the %d of the test split", d.Path, len(got), len(test))
+	}
+	cdnHost := strings.TrimPrefix(srv.CDN.URL, "http://")
+	var hub, cdn int
+	for _, r := range srv.Requests() {
+		if r.Host == cdnHost {
+			cdn++
+			if r.Authorization != "" {
+				t.Errorf("CDN %s %s: Authorization %q", r.Method, r.Path, r.Authorization)
+			}
+			continue
+		}
+		hub++
+		if r.Authorization != "Bearer hf_secret" {
+			t.Errorf("Hub %s %s: Authorization %q", r.Method, r.Path, r.Authorization)
+		}
+	}
+	if hub == 0 || cdn == 0 {
+		t.Fatalf("%d requests to the Hub, %d to the CDN; want both", hub, cdn)
+	}
+}
+
+// Processes resolving the same dataset at once into one cache (clients
+// of their own, as separate processes have) all get the whole file.
+func TestResolveConcurrent(t *testing.T) {
+	big := make([]byte, 8<<20)
+	for i := range big {
+		big[i] = byte(i*7 + i>>13)
+	}
+	srv := hubtest.NewServer(&hubtest.Repo{
+		Name: "org/big", Commit: commit,
+		Files: []hubtest.File{{Path: "data/test-00000-of-00001.parquet", Data: big, LFS: true}},
+	})
+	t.Cleanup(srv.Close)
+	cache := t.TempDir()
+	const n = 6
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			d, err := resolve(t, client(srv, cache), "org/big")
+			if err == nil {
+				var got []byte
+				if got, err = os.ReadFile(d.Path); err == nil && string(got) != string(big) {
+					err = errors.New(d.Path + ": content differs")
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A gated dataset says what to do: without HF_TOKEN, set it; with a
+// token the Hub refuses, that the token was refused, never the token.
+func TestResolveGated(t *testing.T) {
+	srv, _, _ := fixture(t)
+	srv.Token = "hf_good"
+	for _, tc := range []struct{ token, want string }{
+		{"", "needs HF_TOKEN"},
+		{"hf_bad", "refused HF_TOKEN"},
+	} {
+		c := client(srv, t.TempDir())
+		c.Token = tc.token
+		_, err := resolve(t, c, "org/bench")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("token %q: error %v; want one saying %q", tc.token, err, tc.want)
+		}
+		if err != nil && tc.token != "" && strings.Contains(err.Error(), tc.token) {
+			t.Errorf("the error shows the token: %v", err)
+		}
+	}
+	c := client(srv, t.TempDir())
+	c.Token = "hf_good"
+	if _, err := resolve(t, c, "org/bench"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -11,7 +11,9 @@ package loc
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,7 +157,19 @@ func ReadCasesLenient(path string) (cases []Case, bad []error, err error) {
 		return nil, nil, fmt.Errorf("read cases: %w", err)
 	}
 	defer f.Close()
-	cases, bad, err = decodeCases(f)
+	var r io.Reader = bufio.NewReader(f)
+	if head, _ := r.(*bufio.Reader).Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read cases %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	cases, bad, err = decodeCases(r)
+	if errors.Is(err, errDatasetRow) {
+		return nil, nil, fmt.Errorf("read cases %s: %w; make cases from it first: patchbench loc build --dataset %s --repos DIR --out cases.jsonl", path, err, path)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read cases %s: %w", path, err)
 	}
@@ -189,6 +203,12 @@ func decodeCases(r io.Reader) (cases []Case, bad []error, err error) {
 			continue
 		}
 		if c.ID == "" {
+			var row struct {
+				InstanceID string `json:"instance_id"`
+			}
+			if json.Unmarshal(line, &row) == nil && row.InstanceID != "" && len(cases) == 0 {
+				return nil, nil, fmt.Errorf("line %d: %w", n, errDatasetRow)
+			}
 			bad = append(bad, fmt.Errorf("line %d: case without an id", n))
 			continue
 		}
@@ -204,6 +224,11 @@ func decodeCases(r io.Reader) (cases []Case, bad []error, err error) {
 	}
 	return cases, bad, nil
 }
+
+// errDatasetRow is a first row that is a benchmark's instance (SWE-bench
+// or Loc-Bench_V1: instance_id, repo, base_commit, patch) rather than a
+// case.
+var errDatasetRow = errors.New("a SWE-bench or Loc-Bench dataset row (instance_id, no id), not a case")
 
 // WriteCases writes cases as JSON lines to path, atomically.
 func WriteCases(path string, cases []Case) error {

@@ -47,7 +47,9 @@ type Repo struct {
 
 // Request is one request the server had.
 type Request struct {
-	Method, Path, Range, Authorization string
+	// Host is the server that had it: the Hub's or, with [Server.UseCDN],
+	// the CDN's host:port.
+	Method, Host, Path, Range, Authorization string
 }
 
 // Server is the fake Hub.
@@ -56,12 +58,20 @@ type Server struct {
 	mu    sync.Mutex
 	repos map[string]*Repo
 	reqs  []Request
+	// handler serves both the Hub and its CDN.
+	handler http.Handler
 	// CutAfter, when > 0, makes the next download of a large file stop
 	// after that many bytes (the connection is dropped), once.
 	CutAfter int
 	// Corrupt makes large files' content differ from their ETag (one byte
 	// changed); WrongSize makes X-Linked-Size one more than the listing.
 	Corrupt, WrongSize bool
+	// CDN, after [Server.UseCDN], is a second server (another host:port)
+	// that large files are redirected to, as the Hub sends them to its CDN.
+	CDN *httptest.Server
+	// Token, when set, makes the dataset gated: the API and resolve paths
+	// answer 401 (as the Hub does) unless Authorization is "Bearer Token".
+	Token string
 }
 
 // NewServer starts a fake Hub serving repos.
@@ -75,13 +85,37 @@ func NewServer(repos ...*Repo) *Server {
 	mux.HandleFunc("GET /api/datasets/{owner}/{name}/refs", s.refs)
 	mux.HandleFunc("/datasets/{owner}/{name}/resolve/{rest...}", s.resolve)
 	mux.HandleFunc("GET /lfs/{oid}", s.lfs)
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		s.reqs = append(s.reqs, Request{r.Method, r.URL.Path, r.Header.Get("Range"), r.Header.Get("Authorization")})
+		s.reqs = append(s.reqs, Request{r.Method, r.Host, r.URL.Path, r.Header.Get("Range"), r.Header.Get("Authorization")})
+		tok := s.Token
 		s.mu.Unlock()
+		if tok != "" && !strings.HasPrefix(r.URL.Path, "/lfs/") && r.Header.Get("Authorization") != "Bearer "+tok {
+			if r.Header.Get("Authorization") != "" {
+				w.Header().Set("X-Error-Message", "Invalid credentials in Authorization header")
+			} else {
+				w.Header().Set("X-Error-Code", "GatedRepo")
+			}
+			http.Error(w, `{"error":"Access denied"}`, http.StatusUnauthorized)
+			return
+		}
 		mux.ServeHTTP(w, r)
-	}))
+	})
+	s.Server = httptest.NewServer(s.handler)
 	return s
+}
+
+// UseCDN starts [Server.CDN] and redirects large files there from now on.
+func (s *Server) UseCDN() {
+	s.CDN = httptest.NewServer(s.handler)
+}
+
+// Close stops the server and its CDN.
+func (s *Server) Close() {
+	if s.CDN != nil {
+		s.CDN.Close()
+	}
+	s.Server.Close()
 }
 
 // Requests returns the requests so far.
@@ -206,7 +240,11 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Linked-Etag", `"`+SHA256(f.Data)+`"`)
 		w.Header().Set("X-Linked-Size", fmt.Sprint(size))
 		w.Header().Set("ETag", `"`+BlobID([]byte("pointer "+SHA256(f.Data)))+`"`)
-		http.Redirect(w, r, "/lfs/"+SHA256(f.Data), http.StatusFound)
+		target := "/lfs/" + SHA256(f.Data)
+		if s.CDN != nil {
+			target = s.CDN.URL + target
+		}
+		http.Redirect(w, r, target, http.StatusFound)
 		return
 	}
 	w.Header().Set("ETag", `"`+BlobID(f.Data)+`"`)

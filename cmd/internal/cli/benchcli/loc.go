@@ -15,6 +15,7 @@ import (
 
 	"github.com/patchbench/patchbench/bench/loc"
 	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/hfhub"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
@@ -318,6 +319,9 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	ropts, err := o.run.options(cmd, resultsFile, sio)
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
+	}
+	if _, err := os.Stat(o.dataset); err != nil && hfhub.LooksLikeRef(o.dataset) {
+		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --dataset %s: no such file; %s reads a cases file: make one from the Hub's dataset first: patchbench loc build --dataset %s --repos DIR --out cases.jsonl", cmd, o.dataset, cmd, o.dataset))
 	}
 	// A bad line is left out, named; the other cases run.
 	cases, bad, err := loc.ReadCasesLenient(o.dataset)
