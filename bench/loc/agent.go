@@ -153,8 +153,10 @@ func NewAgentic(o AgentOptions) (*Agentic, error) {
 }
 
 // Search runs the agent on one case. A model that still calls tools after
-// the last turn fails the case with an error wrapping llm.ErrMaxTurns; one
-// that stops without report_back answers with nothing found.
+// the last turn, or stops without report_back (and without the report's
+// JSON in its text), answers with nothing found and Answer.NoAnswer saying
+// why: the case is scored, as a miss. The first report_back that reads is
+// the answer; a later one is told so.
 func (a *Agentic) Search(ctx context.Context, c Case, rp *repo.Repo, calls *runner.ModelCalls) (Answer, error) {
 	snap, err := codesearch.OpenCommit(ctx, rp, c.BaseCommit)
 	if err != nil {
@@ -200,6 +202,9 @@ func (a *Agentic) Search(ctx context.Context, c Case, rp *repo.Repo, calls *runn
 	var found *Found
 	run := func(ctx context.Context, call llm.ToolCall) (llm.ToolOutput, error) {
 		if call.Name == ReportBack {
+			if found != nil {
+				return llm.ToolOutput{Content: "report_back: already received; this call is ignored", IsError: true, Stop: true}, nil
+			}
 			f, err := parseReport(call.Arguments)
 			if err != nil {
 				return llm.ToolOutput{Content: "report_back: " + err.Error() + "; call report_back again", IsError: true}, nil
@@ -221,6 +226,10 @@ func (a *Agentic) Search(ctx context.Context, c Case, rp *repo.Repo, calls *runn
 	}
 	ag, err := llm.RunAgent(ctx, a.o.Model.Recording(calls), req, run, a.o.MaxTurns)
 	ans := Answer{Turns: ag.Turns}
+	if errors.Is(err, llm.ErrMaxTurns) && ctx.Err() == nil {
+		ans.NoAnswer = fmt.Sprintf("no report_back within %d turns", a.o.MaxTurns)
+		return ans, nil
+	}
 	if err != nil {
 		return ans, err
 	}
@@ -229,6 +238,9 @@ func (a *Agentic) Search(ctx context.Context, c Case, rp *repo.Repo, calls *runn
 		if f, err := parseReport(jsonObject(ag.Text)); err == nil {
 			found = &f
 		}
+	}
+	if found == nil {
+		ans.NoAnswer = "the model stopped without report_back"
 	}
 	if found != nil {
 		if len(found.Functions) == 0 {
@@ -364,8 +376,16 @@ func parseReport(args string) (Found, error) {
 // ("./a.py" and "a//b.py" are "a.py" and "a/b.py"). A path is not
 // completed: "b.py" does not name "a/b.py".
 func reportPath(p string) string {
-	return path.Clean(strings.ReplaceAll(strings.TrimSpace(p), `\`, "/"))
+	p = path.Clean(strings.ReplaceAll(strings.TrimSpace(p), `\`, "/"))
+	if rest, ok := strings.CutPrefix(p, testbed); ok && rest != "" {
+		return rest
+	}
+	return p
 }
+
+// testbed is where SWE-bench's images hold the repository: a model used to
+// them reports /testbed/a.py for the repository's a.py.
+const testbed = "/testbed/"
 
 // objectKeys returns the keys of a JSON object in the order written.
 func objectKeys(raw json.RawMessage) ([]string, error) {

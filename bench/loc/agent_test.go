@@ -2,9 +2,9 @@ package loc
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,7 +177,8 @@ func TestAgentScripted(t *testing.T) {
 }
 
 // TestAgentMaxTurns: a model that never reports is stopped after
-// --max-turns answers, and the case fails saying so.
+// --max-turns answers; the case is answered with nothing found and a
+// reason (scored 0, not a failed row left out of the means).
 func TestAgentMaxTurns(t *testing.T) {
 	r, commit := agentRepo(t)
 	var script []llmtest.Turn
@@ -193,11 +194,55 @@ func TestAgentMaxTurns(t *testing.T) {
 		}
 		var calls runner.ModelCalls
 		ans, err := a.Search(context.Background(), Case{ID: "x", BaseCommit: commit, Query: "q"}, r, &calls)
-		if !errors.Is(err, llm.ErrMaxTurns) || ans.Turns != 3 || srv.Requests() != 3 {
-			t.Errorf("%s: err %v, %d turns, %d requests; want ErrMaxTurns after 3", wire, err, ans.Turns, srv.Requests())
+		if err != nil || ans.Turns != 3 || srv.Requests() != 3 || len(ans.Found.Files) != 0 ||
+			!strings.Contains(ans.NoAnswer, "no report_back within 3 turns") {
+			t.Errorf("%s: err %v, %d turns, %d requests, found %v, no_answer %q; want nothing found after 3, saying why",
+				wire, err, ans.Turns, srv.Requests(), ans.Found.Files, ans.NoAnswer)
 		}
 		m.Close()
 		srv.Close()
+	}
+}
+
+// TestAgentReportTwiceAndTestbed: two report_back calls in one answer:
+// the first good one is the answer, the second is told so; a path under
+// /testbed/ (where SWE-bench images hold the repository) names the
+// repository's file; a model that stops without report_back has a reason.
+func TestAgentReportTwiceAndTestbed(t *testing.T) {
+	r, commit := agentRepo(t)
+	script := []llmtest.Turn{
+		{ToolCalls: []llm.ToolCall{
+			{ID: "r1", Name: "report_back", Arguments: `{"files":{"/testbed/pkg/core/mul.py":[[1,1]]},"functions":["/testbed/pkg/core/mul.py:needle"]}`},
+			{ID: "r2", Name: "report_back", Arguments: `{"files":{"pkg/core/add.py":[[2,3]]}}`},
+		}},
+	}
+	srv := llmtest.NewServer(llmtest.Config{Script: script})
+	defer srv.Close()
+	m := openModel(t, srv, "openai", runner.CacheOff)
+	defer m.Close()
+	a, err := NewAgentic(AgentOptions{Model: m, MaxTurns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := a.Search(context.Background(), Case{ID: "x", BaseCommit: commit, Query: "q"}, r, &runner.ModelCalls{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Found{Files: []string{"pkg/core/mul.py"}, Ranges: map[string][]Range{"pkg/core/mul.py": {{1, 1}}},
+		Functions: []string{"pkg/core/mul.py:needle"}, Modules: []string{"pkg/core/mul.py:needle"}}
+	if diff := cmp.Diff(want, ans.Found); diff != "" || ans.NoAnswer != "" {
+		t.Errorf("(-want +got):\n%s\nno_answer %q", diff, ans.NoAnswer)
+	}
+
+	// No report_back and no JSON in the text: nothing found, and why.
+	srv2 := llmtest.NewServer(llmtest.Config{Script: []llmtest.Turn{{Text: "I give up."}}})
+	defer srv2.Close()
+	m2 := openModel(t, srv2, "openai", runner.CacheOff)
+	defer m2.Close()
+	a2, _ := NewAgentic(AgentOptions{Model: m2, MaxTurns: 3})
+	ans, err = a2.Search(context.Background(), Case{ID: "y", BaseCommit: commit, Query: "q"}, r, &runner.ModelCalls{})
+	if err != nil || len(ans.Found.Files) != 0 || !strings.Contains(ans.NoAnswer, "without report_back") {
+		t.Errorf("err %v, found %v, no_answer %q; want nothing found, saying why", err, ans.Found.Files, ans.NoAnswer)
 	}
 }
 
@@ -243,7 +288,12 @@ func TestParseReport(t *testing.T) {
 	if diff := cmp.Diff(want, f); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{`{}`, `{"files":[]}`, `{"files":{"a":[[2,1]]}}`, `{"files":{"a":[[0,1]]}}`, `{"files":{"a":[[1]]}}`,
+	f, err = parseReport(`{"files":{"/testbed/b.py":[[1,1]],"/testbed/./c/d.py":[]},"functions":["/testbed/b.py:f"]}`)
+	if err != nil || !slices.Equal(f.Files, []string{"b.py", "c/d.py"}) || !slices.Equal(f.Functions, []string{"b.py:f"}) {
+		t.Errorf("/testbed/ paths: %+v, %v; want b.py, c/d.py and b.py:f", f, err)
+	}
+	for _, bad := range []string{`{}`, `{"files":[]}`, `{"files":{"/testbed":[[1,1]]}}`, `{"files":{"/testbed/../etc/passwd":[[1,1]]}}`,
+		`{"files":{"/usr/lib/a.py":[[1,1]]}}`, `{"files":{"testbed/../../a.py":[[1,1]]}}`, `{"files":{"a":[[2,1]]}}`, `{"files":{"a":[[0,1]]}}`, `{"files":{"a":[[1]]}}`,
 		`{"files":{"../a":[[1,1]]}}`, `{"files":{".git/config":[[1,1]]}}`, `{"files":{}, "x":1}`, `{"files":{},"functions":["nopath"]}`, `nope`} {
 		if _, err := parseReport(bad); err == nil {
 			t.Errorf("parseReport(%s): no error", bad)

@@ -19,6 +19,10 @@ type Answer struct {
 	// Turns is the number of model turns the search used (0 without a
 	// model).
 	Turns int
+	// NoAnswer says why an agentic search answered nothing (the model
+	// stopped, or reached the turn bound, without report_back); the case is
+	// scored with nothing found.
+	NoAnswer string
 }
 
 // Searcher answers cases. Implementations must be safe for concurrent use:
@@ -41,5 +45,7 @@ type Result struct {
 	// in package metrics (file_recall, quality_score, file_acc@5, ...).
 	Metrics map[string]float64 `json:"metrics"`
 	Turns   int                `json:"turns,omitempty"`
+	// NoAnswer is [Answer.NoAnswer].
+	NoAnswer string `json:"no_answer,omitempty"`
 	runner.ModelCalls
 }

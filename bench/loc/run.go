@@ -174,7 +174,7 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		}
 		ans, err := s.Search(ctx, c, rp, &res.ModelCalls)
 		res.Found = Complete(ans.Found)
-		res.Turns = ans.Turns
+		res.Turns, res.NoAnswer = ans.Turns, ans.NoAnswer
 		if err != nil {
 			return res, err
 		}
