@@ -38,6 +38,8 @@ func TestScripts(t *testing.T) {
 		"llmrequests": cmdLLMRequests,
 		"fakehub":     cmdFakeHub,
 		"exitcode":    cmdExitCode,
+		"cmpruns":     cmdCmpRuns,
+		"sleep":       cmdSleep,
 	}})
 }
 
@@ -168,4 +170,93 @@ func cmdLLMRequests(ts *testscript.TestScript, neg bool, args []string) {
 	if (got == want) == neg {
 		ts.Fatalf("fake server %s has had %d requests; want %s%d", args[0], got, map[bool]string{true: "not ", false: ""}[neg], want)
 	}
+}
+
+// timingFields are the fields of results rows and reports that hold times
+// (or whether an answer came from the cache): cmpruns leaves them out.
+var timingFields = map[string]bool{"elapsed_ms": true, "latency_ms": true, "avg_latency_ms": true, "cached": true}
+
+// cmdCmpRuns: cmpruns DIR1 DIR2 checks that two run directories hold the
+// same run: each case once in each results.jsonl (by key), the same rows
+// and the same report.json, times left out (see timingFields).
+func cmdCmpRuns(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmpruns DIR1 DIR2")
+	}
+	rows := func(dir string) map[string]any {
+		out := map[string]any{}
+		for i, line := range strings.Split(strings.TrimSpace(ts.ReadFile(dir+"/results.jsonl")), "\n") {
+			var r map[string]any
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				ts.Fatalf("%s/results.jsonl:%d: %v", dir, i+1, err)
+			}
+			k, _ := r["key"].(string)
+			if _, dup := out[k]; dup {
+				ts.Fatalf("%s/results.jsonl:%d: case %q a second time", dir, i+1, k)
+			}
+			out[k] = dropTiming(r)
+		}
+		return out
+	}
+	a, b := rows(args[0]), rows(args[1])
+	for k, ra := range a {
+		rb, ok := b[k]
+		if !ok {
+			ts.Fatalf("case %q in %s, not in %s", k, args[0], args[1])
+		}
+		ja, _ := json.Marshal(ra)
+		jb, _ := json.Marshal(rb)
+		if string(ja) != string(jb) {
+			ts.Fatalf("case %q differs:\n%s: %s\n%s: %s", k, args[0], ja, args[1], jb)
+		}
+	}
+	if len(a) != len(b) {
+		ts.Fatalf("%s has %d cases, %s %d", args[0], len(a), args[1], len(b))
+	}
+	var ra, rb any
+	for _, x := range []struct {
+		dir string
+		v   *any
+	}{{args[0], &ra}, {args[1], &rb}} {
+		if err := json.Unmarshal([]byte(ts.ReadFile(x.dir+"/report.json")), x.v); err != nil {
+			ts.Fatalf("%s/report.json: %v", x.dir, err)
+		}
+	}
+	ja, _ := json.Marshal(dropTiming(ra))
+	jb, _ := json.Marshal(dropTiming(rb))
+	if string(ja) != string(jb) {
+		ts.Fatalf("report.json differs:\n%s: %s\n%s: %s", args[0], ja, args[1], jb)
+	}
+}
+
+// dropTiming removes timingFields from v at every depth, and the tables'
+// latency columns (report rows holding "latency" in a column name).
+func dropTiming(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if timingFields[k] || strings.Contains(k, "latency") {
+				delete(v, k)
+				continue
+			}
+			v[k] = dropTiming(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = dropTiming(x)
+		}
+	}
+	return v
+}
+
+// cmdSleep: sleep DURATION waits (a background command runs meanwhile).
+func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sleep DURATION")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil {
+		ts.Fatalf("sleep: %v", err)
+	}
+	time.Sleep(d)
 }
