@@ -39,7 +39,7 @@ func TestScripts(t *testing.T) {
 		"fakehub":     cmdFakeHub,
 		"exitcode":    cmdExitCode,
 		"cmpruns":     cmdCmpRuns,
-		"sleep":       cmdSleep,
+		"waitrequests": cmdWaitRequests,
 	}})
 }
 
@@ -249,14 +249,26 @@ func dropTiming(v any) any {
 	return v
 }
 
-// cmdSleep: sleep DURATION waits (a background command runs meanwhile).
-func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: sleep DURATION")
+// cmdWaitRequests: waitrequests NAME N waits until fake server NAME has
+// received N requests (two minutes at most), so that a script acts at a
+// known point of a run, whatever the machine's load, rather than after a
+// fixed time.
+func cmdWaitRequests(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitrequests NAME N")
 	}
-	d, err := time.ParseDuration(args[0])
+	v, ok := fakeServers.Load(fakeKey{ts, args[0]})
+	if !ok {
+		ts.Fatalf("waitrequests: no fake server %s", args[0])
+	}
+	want, err := strconv.Atoi(args[1])
 	if err != nil {
-		ts.Fatalf("sleep: %v", err)
+		ts.Fatalf("waitrequests: %v", err)
 	}
-	time.Sleep(d)
+	srv := v.(*llmtest.Server)
+	for deadline := time.Now().Add(2 * time.Minute); srv.Requests() < want; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitrequests: fake server %s has had %d requests after two minutes; want %d", args[0], srv.Requests(), want)
+		}
+	}
 }
