@@ -34,11 +34,11 @@ func TestMain(m *testing.M) {
 // output, and files left untouched on failure.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
-		"fakellm":     cmdFakeLLM,
-		"llmrequests": cmdLLMRequests,
-		"fakehub":     cmdFakeHub,
-		"exitcode":    cmdExitCode,
-		"cmpruns":     cmdCmpRuns,
+		"fakellm":      cmdFakeLLM,
+		"llmrequests":  cmdLLMRequests,
+		"fakehub":      cmdFakeHub,
+		"exitcode":     cmdExitCode,
+		"cmpruns":      cmdCmpRuns,
 		"waitrequests": cmdWaitRequests,
 	}})
 }
