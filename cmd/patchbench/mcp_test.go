@@ -277,6 +277,7 @@ func TestMCP(t *testing.T) {
 	t.Run("fifo", func(t *testing.T) { testMCPFIFO(t, pb) })
 	t.Run("described", func(t *testing.T) { testMCPDescribed(t, pb) })
 	t.Run("npm client", func(t *testing.T) { testMCPNodeClient(t, pb) })
+	t.Run("fidelity", func(t *testing.T) { testMCPFidelity(t, pb) })
 
 	t.Run("token flags", func(t *testing.T) {
 		short := filepath.Join(t.TempDir(), "token")
