@@ -240,6 +240,18 @@ func (r *Root) lstat(name string) (fs.FileMode, string, error) {
 // regular one: a named pipe or device put in its place after the check is
 // refused, not read.
 func (r *Root) ReadFile(name string) ([]byte, error) {
+	return r.ReadFileLimit(name, -1)
+}
+
+// ErrTooLarge refuses a file longer than the bound of [Root.ReadFileLimit].
+var ErrTooLarge = errors.New("file too large")
+
+// ReadFileLimit is [Root.ReadFile] for a file of at most limit bytes (no
+// bound when limit is negative): a longer one is refused, with an error
+// wrapping [ErrTooLarge], before any of it is read, so that a huge (or
+// sparse) file costs no memory. A file that grows past the bound while it
+// is read is refused too.
+func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
 	p, err := r.check(name)
 	if err != nil {
 		return nil, err
@@ -259,10 +271,16 @@ func (r *Root) ReadFile(name string) ([]byte, error) {
 	if fi.IsDir() {
 		return nil, fmt.Errorf("read %s: is a directory", name)
 	}
+	if limit >= 0 && fi.Size() > limit {
+		return nil, fmt.Errorf("read %s: %w: %d bytes, over the bound of %d", name, ErrTooLarge, fi.Size(), limit)
+	}
 	b := make([]byte, 0, fi.Size()+1) // +1: a read at the end sees io.EOF without growing
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
+		if limit >= 0 && int64(len(b)) > limit {
+			return nil, fmt.Errorf("read %s: %w: over the bound of %d bytes", name, ErrTooLarge, limit)
+		}
 		if err == io.EOF {
 			return b, nil
 		}
@@ -382,7 +400,10 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	for i := range steps {
 		s := &steps[i]
 		if _, serr := r.root.Lstat(s.target); serr == nil {
-			s.backup = s.target + ".patchbench-orig"
+			if s.backup, err = r.backupName(s.target); err != nil {
+				undo()
+				return fmt.Errorf("write %s: %w", filepath.ToSlash(s.target), err)
+			}
 			if err = r.root.Rename(s.target, s.backup); err != nil {
 				s.backup = ""
 				undo()
@@ -415,6 +436,21 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		}
 	}
 	return nil
+}
+
+// backupName returns a name beside target that nothing has, for the
+// original while the new file is moved in. A fixed name (target plus a
+// suffix) would be some user's file: the rename would replace it, and the
+// clean-up delete it.
+func (r *Root) backupName(target string) (string, error) {
+	dir, base := filepath.Split(target)
+	for range 100 {
+		name := fmt.Sprintf("%s.%s.patchbench-orig-%d", dir, base, rand.Uint32())
+		if _, err := r.root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("no free name for the backup of %s", target)
 }
 
 // writeTemp writes data to a new file beside target and returns its name.

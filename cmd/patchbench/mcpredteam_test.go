@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,4 +195,201 @@ func testMCPFidelity(t *testing.T, pb string) {
 		}
 	}
 	t.Logf("%d cases x 4 runs, statuses %v, %d differences", len(cases), counts, diffs)
+}
+
+// testMCPRequestIDs: a request id the server cannot give back exactly (a
+// fraction, an integer past 2^53 or past int64, null) is refused with
+// -32600 and id null, never answered under another id, which a client
+// would take for the answer of its request with that id; ids it can give
+// back are given back byte for byte.
+func testMCPRequestIDs(t *testing.T, pb string) {
+	dir, _ := mcpRepo(t)
+	p := startMCPProc(t, pb, "--root", dir)
+	r := &rawSession{p: p, br: bufio.NewReader(p.stdout)}
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if a := r.read(t); a.Error != nil {
+		t.Fatalf("initialize: %+v", a)
+	}
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	readLine := func() string {
+		line, err := r.br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the server's answer: %v (the session ended)", err)
+		}
+		return line
+	}
+	for i, id := range []string{`1.5`, `9007199254740993`, `1e300`, `-0.5`, `1E2`, `null`, `18446744073709551616`,
+		`9223372036854775807`, `-9223372036854775808`, `1, "id":2.5`} {
+		r.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)
+		// A ping after it: its answer must come, and come after the
+		// refusal (or alone, had the bad one been dropped).
+		r.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":"after-%d","method":"ping"}`, i))
+		line := readLine()
+		var a rawAnswer
+		json.Unmarshal([]byte(line), &a)
+		if a.Error == nil || a.Error.Code != -32600 || a.ID != nil {
+			t.Errorf("id %s: answered %s; want error -32600 with id null", id, strings.TrimSpace(line))
+			if a.ID == fmt.Sprintf("after-%d", i) {
+				continue
+			}
+		}
+		if line := readLine(); !strings.Contains(line, fmt.Sprintf(`"id":"after-%d"`, i)) {
+			t.Errorf("after id %s: answered %s", id, strings.TrimSpace(line))
+		}
+	}
+	for _, id := range []string{`"s"`, `""`, `-7`, `0`, `9007199254740992`, `-9007199254740992`} {
+		r.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)
+		if line := readLine(); !strings.Contains(line, `"id":`+id+`,`) || strings.Contains(line, `"error"`) {
+			t.Errorf("id %s: answered %s; want the id given back", id, strings.TrimSpace(line))
+		}
+	}
+}
+
+// testMCPRequestIDsHTTP: the same over HTTP, where the SDK decodes the
+// request: an initialize with id 1.5 was answered with id 1.
+func testMCPRequestIDsHTTP(t *testing.T, pb string) {
+	dir, _ := mcpRepo(t)
+	h := startHTTP(t, pb, "--root", dir)
+	for _, id := range []string{`1.5`, `9007199254740993`, `null`} {
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+		req, _ := http.NewRequest("POST", h.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"id":null`) || !strings.Contains(string(b), `-32600`) {
+			t.Errorf("initialize with id %s over HTTP: %d %s; want 400 and error -32600 with id null", id, resp.StatusCode, b)
+		}
+	}
+	// A client that sends good ids is served.
+	s, err := h.connect(t, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if text, failed := call(t, s, "view_file", map[string]any{"path": "main.go"}); failed {
+		t.Errorf("view_file: %s", text)
+	}
+}
+
+// testMCPBackupName: a file named like the applier's backup of another
+// (X.patchbench-orig) is the user's file: an edit of X leaves it as it
+// is, and an edit of both writes both.
+func testMCPBackupName(t *testing.T, pb string) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"a.txt": "a\nb\n", "a.txt.patchbench-orig": "precious\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startMCPProc(t, pb, "--root", dir)
+	s := p.connect(t)
+	defer s.Close()
+	edit := "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+	both := edit + "--- a/a.txt.patchbench-orig\n+++ b/a.txt.patchbench-orig\n@@ -1 +1 @@\n-precious\n+still precious\n"
+	for _, c := range []struct {
+		patch     string
+		a, backup string
+	}{
+		{edit, "a\nc\n", "precious\n"},
+		{both, "a\nc\n", "still precious\n"},
+	} {
+		os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\nb\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "a.txt.patchbench-orig"), []byte("precious\n"), 0o644)
+		if text, failed := call(t, s, "apply_patch", map[string]any{"patch": c.patch}); failed {
+			t.Fatalf("apply_patch: %s", text)
+		}
+		for name, want := range map[string]string{"a.txt": c.a, "a.txt.patchbench-orig": c.backup} {
+			if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
+				t.Errorf("after %q: %s is %q (%v), want %q", c.patch, name, got, err, want)
+			}
+		}
+	}
+	if st := dirState(t, dir); len(st) != 2 {
+		t.Errorf("files left: %v", st)
+	}
+}
+
+// peakRSS is the most memory the process has held (VmHWM), in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// testMCPLargeFiles: a file of 6 GiB in the tree (sparse: it costs no
+// disk) is not read into memory by the read tools: view_file and diff
+// refuse it, grep_search passes it by, and the server's memory stays
+// small.
+func testMCPLargeFiles(t *testing.T, pb string) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nvar needle = 1\n"), 0o644)
+	f, err := os.Create(filepath.Join(dir, "huge.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(6 << 30); err != nil {
+		t.Skipf("no sparse file: %v", err)
+	}
+	f.Close()
+	p := startMCPProc(t, pb, "--root", dir, "--lsp-tools", "false")
+	s := p.connect(t)
+	defer s.Close()
+	for _, c := range []struct {
+		tool   string
+		args   map[string]any
+		failed bool
+		want   string
+	}{
+		{"view_file", map[string]any{"path": "huge.txt"}, true, "over the bound"},
+		{"diff", map[string]any{"old_path": "huge.txt", "new_text": "x\n"}, true, "over the bound"},
+		{"grep_search", map[string]any{"pattern": "needle"}, false, "a.go:3: var needle = 1"},
+		{"grep_search", map[string]any{"pattern": "needle"}, false, "huge.txt"},
+	} {
+		text, failed := call(t, s, c.tool, c.args)
+		if failed != c.failed || !strings.Contains(text, c.want) {
+			t.Errorf("%s %v: failed=%v %q; want failed=%v and %q", c.tool, c.args, failed, text, c.failed, c.want)
+		}
+	}
+	if rss := peakRSS(t, p.cmd.Process.Pid); rss > 1<<30 {
+		t.Errorf("the server held %d MiB at its peak; the 6 GiB file was read", rss>>20)
+	}
+}
+
+// testMCPSearchBounds: grep_search refuses a pattern whose program is
+// too large to run in bounded time (the search could not be stopped at
+// the call's deadline: it went on taking a core), and an answer that
+// quotes a long input keeps what it says.
+func testMCPSearchBounds(t *testing.T, pb string) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "long.txt"), []byte(strings.Repeat("A", 1<<20)+"\n"), 0o644)
+	p := startMCPProc(t, pb, "--root", dir, "--lsp-tools", "false", "--call-timeout", "20s")
+	s := p.connect(t)
+	defer s.Close()
+	for _, pat := range []string{"(?i)" + strings.Repeat("[a-z]", 50_000), strings.Repeat("x", 300_000)} {
+		text, failed := call(t, s, "grep_search", map[string]any{"pattern": pat})
+		if !failed || !strings.Contains(text, "over the bound") {
+			t.Errorf("a pattern of %d bytes: failed=%v %.300q", len(pat), failed, text)
+		}
+	}
+	name := strings.Repeat("x", 300_000)
+	text, failed := call(t, s, "find_symbol", map[string]any{"name": name})
+	if !failed || !strings.Contains(text, "name is 300000 bytes, over the bound") {
+		t.Errorf("find_symbol of a long name: failed=%v, %d bytes: %.200q", failed, len(text), text)
+	}
 }

@@ -1,6 +1,7 @@
 package benchcli
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
@@ -121,6 +123,7 @@ func runMCP(ctx context.Context, o mcpOptions, sio cli.Stdio) error {
 	}
 	h := http.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: o.sessionTimeout}))
+	h = idChecked(h)
 	if token != "" {
 		h = bearer(token, h)
 	}
@@ -183,6 +186,39 @@ func bearer(token string, next http.Handler) http.Handler {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="patchbench mcp"`)
 			http.Error(w, "a bearer token is required (the one given with --token-file or printed at start)", http.StatusUnauthorized)
 			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// idChecked refuses a POST whose message (or any message of a batch) has
+// an id the SDK would not give back exactly (see checkID), with 400 and a
+// JSON-RPC error, as the stdio transport does.
+func idChecked(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("reading the request: %v", err), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		msgs := []json.RawMessage{body}
+		if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+			json.Unmarshal(b, &msgs) // not JSON: for the SDK to refuse
+		}
+		for _, m := range msgs {
+			if err := checkID(m); err != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+					"error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": "invalid request: " + err.Error()}})
+				w.Write(b)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -5,12 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
 
 // maxFrameBytes bounds one message of the stdio transport, as the SDK's
@@ -113,6 +117,10 @@ func (c *lineConn) decode(data []byte) (jsonrpc.Message, bool) {
 		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported")
 		return nil, false
 	}
+	if err := checkID(data); err != nil {
+		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		return nil, false
+	}
 	m, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
 		// Answer with the request's id when it has a usable one.
@@ -191,3 +199,55 @@ func (c *lineConn) Close() error {
 }
 
 func (c *lineConn) SessionID() string { return "" }
+
+// maxExactID is the largest integer id given back exactly: the SDK decodes
+// ids as float64 numbers.
+const maxExactID = 1 << 53
+
+// checkID refuses a message whose id could not be given back as it came:
+// null (MCP: "the ID MUST NOT be null"; the SDK took it for a
+// notification and never answered), a number that is not an integer (the
+// SDK truncated 1.5 to 1, and answered as if to the request with id 1),
+// or an integer past 2^53 in size (rounded, or turned into the smallest
+// int64). Strings and the other integers pass; so does a message without
+// an id (a notification) and one whose id is of another type, which the
+// SDK refuses itself. Keys are matched exactly, as the SDK's decoder does,
+// and every "id" key of the object is checked, whichever one a decoder
+// keeps.
+func checkID(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil // not an object: for the SDK to refuse
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil
+		}
+		if key, _ := tok.(string); key == "id" {
+			if err := checkIDValue(val); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkIDValue(raw json.RawMessage) error {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case string(raw) == "null":
+		return errors.New("the id is null; want a string or an integer")
+	case len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')):
+		return nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n > maxExactID || n < -maxExactID {
+		return fmt.Errorf("the id %s is not an integer of at most 2^53 in size; want a string or such an integer", cli.Clip(string(raw), 100))
+	}
+	return nil
+}
