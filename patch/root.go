@@ -383,8 +383,10 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		}
 		steps = append(steps, s)
 	}
-	// Phase 2: move originals aside, then move the new files in. Undo in
-	// reverse on failure.
+	// Phase 2: keep each original under a backup name (a hard link, so
+	// that the target is never missing for a reader; a rename where links
+	// cannot be made), then move the new file over it or remove it. Undo
+	// in reverse on failure.
 	var done []step
 	undo := func() {
 		for i := len(done) - 1; i >= 0; i-- {
@@ -394,6 +396,7 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 			}
 			if s.backup != "" {
 				r.root.Rename(s.backup, s.target)
+				r.root.Remove(s.backup) // a link to the target itself: the rename left it
 			}
 		}
 	}
@@ -404,7 +407,15 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 				undo()
 				return fmt.Errorf("write %s: %w", filepath.ToSlash(s.target), err)
 			}
-			if err = r.root.Rename(s.target, s.backup); err != nil {
+			if lerr := r.root.Link(s.target, s.backup); lerr == nil {
+				if s.tmp == "" {
+					err = r.root.Remove(s.target)
+				}
+			} else {
+				err = r.root.Rename(s.target, s.backup)
+			}
+			if err != nil {
+				r.root.Remove(s.backup)
 				s.backup = ""
 				undo()
 				return fmt.Errorf("write %s: %w", filepath.ToSlash(s.target), err)

@@ -393,3 +393,100 @@ func testMCPSearchBounds(t *testing.T, pb string) {
 		t.Errorf("find_symbol of a long name: failed=%v, %d bytes: %.200q", failed, len(text), text)
 	}
 }
+
+// testMCPConcurrentClients: two agents editing the same file at once,
+// each through its own server (as MCP clients start one each) and both
+// through one HTTP server: no edit is lost. Each client changes its own
+// lines, by context (no line numbers), one call at a time; at the end
+// every change is in the file.
+func testMCPConcurrentClients(t *testing.T, pb string) {
+	const lines, perClient = 200, 30
+	var orig strings.Builder
+	for i := range lines {
+		fmt.Fprintf(&orig, "line %d\n", i)
+	}
+	edit := func(i int) string {
+		return fmt.Sprintf("--- a/f.txt\n+++ b/f.txt\n@@\n line %d\n-line %d\n+changed %d\n line %d\n", i-1, i, i, i+1)
+	}
+	run := func(t *testing.T, dir string, sessions [2]*mcp.ClientSession) {
+		errs := make(chan string, 2*perClient+1)
+		done := make(chan bool)
+		for c, s := range sessions {
+			go func() {
+				defer func() { done <- true }()
+				for k := range perClient {
+					i := 2 + 3*(c*perClient+k) // lines 2, 5, 8, ...: contexts never overlap an edit
+					res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "apply_patch", Arguments: map[string]any{"patch": edit(i)}})
+					if err != nil {
+						errs <- err.Error()
+					} else if res.IsError {
+						errs <- resultText(res)
+					}
+				}
+			}()
+		}
+		// A reader meanwhile: the file is always there, whole.
+		stop := make(chan bool)
+		readerDone := make(chan bool)
+		go func() {
+			defer close(readerDone)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := sessions[0].CallTool(context.Background(), &mcp.CallToolParams{Name: "view_file",
+					Arguments: map[string]any{"path": "f.txt", "start_line": lines, "end_line": lines}})
+				if err != nil || res.IsError || !strings.Contains(resultText(res), fmt.Sprintf("line %d", lines-1)) {
+					errs <- fmt.Sprintf("view_file while writing: %v %s", err, resultText(res))
+					return
+				}
+			}
+		}()
+		<-done
+		<-done
+		close(stop)
+		<-readerDone
+		close(errs)
+		for e := range errs {
+			t.Errorf("apply_patch: %.300s", e)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "f.txt"))
+		lost := 0
+		for k := range 2 * perClient {
+			i := 2 + 3*k
+			if !strings.Contains(string(b), fmt.Sprintf("\nchanged %d\n", i)) {
+				lost++
+			}
+		}
+		if lost > 0 {
+			t.Errorf("%d of %d edits lost", lost, 2*perClient)
+		}
+	}
+	t.Run("two servers", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "f.txt"), []byte(orig.String()), 0o644)
+		var ss [2]*mcp.ClientSession
+		for i := range ss {
+			ss[i] = startMCPProc(t, pb, "--root", dir, "--lsp-tools", "false").connect(t)
+			defer ss[i].Close()
+		}
+		run(t, dir, ss)
+	})
+	t.Run("one http server", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "f.txt"), []byte(orig.String()), 0o644)
+		h := startHTTP(t, pb, "--root", dir, "--lsp-tools", "false")
+		var ss [2]*mcp.ClientSession
+		for i := range ss {
+			s, err := h.connect(t, nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss[i] = s
+			defer s.Close()
+		}
+		run(t, dir, ss)
+	})
+}
