@@ -284,6 +284,7 @@ func TestMCP(t *testing.T) {
 	t.Run("large files", func(t *testing.T) { testMCPLargeFiles(t, pb) })
 	t.Run("search bounds", func(t *testing.T) { testMCPSearchBounds(t, pb) })
 	t.Run("concurrent clients", func(t *testing.T) { testMCPConcurrentClients(t, pb) })
+	t.Run("many calls", func(t *testing.T) { testMCPManyCalls(t, pb) })
 
 	t.Run("token flags", func(t *testing.T) {
 		short := filepath.Join(t.TempDir(), "token")

@@ -490,3 +490,58 @@ func testMCPConcurrentClients(t *testing.T, pb string) {
 		run(t, dir, ss)
 	})
 }
+
+// testMCPManyCalls: a client that sends hundreds of calls without waiting
+// for the answers (pipelined, as JSON-RPC allows) gets every answer, and
+// the server's memory and open files stay bounded: each grep_search reads
+// a 6 MB file, and run all at once (300) they held 1.8 GB and 300 descriptors.
+func testMCPManyCalls(t *testing.T, pb string) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "matchme %d %s\n", i, strings.Repeat("x", 50))
+	}
+	os.WriteFile(filepath.Join(dir, "many.txt"), []byte(b.String()), 0o644)
+	p := startMCPProc(t, pb, "--root", dir, "--lsp-tools", "false")
+	r := &rawSession{p: p, br: bufio.NewReaderSize(p.stdout, 1<<20)}
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if a := r.read(t); a.Error != nil {
+		t.Fatalf("initialize: %+v", a)
+	}
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const n = 300
+	pid := p.cmd.Process.Pid
+	maxFDs := 0
+	sent := make(chan bool)
+	go func() {
+		defer close(sent)
+		for i := range n {
+			line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"grep_search","arguments":{"pattern":"matchme \\d+ x+$"}}}`, 100+i)
+			if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	answered := map[any]bool{}
+	failed := 0
+	for len(answered) < n {
+		if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
+			maxFDs = max(maxFDs, len(ents))
+		}
+		a := r.read(t)
+		answered[a.ID] = true
+		if a.Error != nil || strings.Contains(string(a.Result), `"isError":true`) {
+			failed++
+		}
+	}
+	<-sent
+	if failed > 0 {
+		t.Errorf("%d of %d calls failed", failed, n)
+	}
+	if maxFDs > 200 {
+		t.Errorf("%d descriptors open at once", maxFDs)
+	}
+	if rss := peakRSS(t, pid); rss > 1<<30 {
+		t.Errorf("the server held %d MiB at its peak", rss>>20)
+	}
+}

@@ -36,12 +36,29 @@ type lineTransport struct {
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &lineConn{out: t.out, msgs: make(chan jsonrpc.Message), done: make(chan struct{}), readErr: make(chan error, 1)}
+	c := &lineConn{out: t.out, msgs: make(chan jsonrpc.Message), done: make(chan struct{}), readErr: make(chan error, 1), flight: map[string]int{}}
+	c.flightCond = sync.NewCond(&c.flightMu)
 	go c.readLoop(bufio.NewReaderSize(t.in, 64<<10), t.max)
 	return c, nil
 }
 
+// Requests in flight (read, not yet answered) on one stdio session: past
+// either bound the transport reads no more until an answer is written, so
+// that a client sending calls without waiting for their answers cannot
+// make the server hold all of them (each up to maxFrameBytes).
+const (
+	maxInFlight      = 64
+	maxInFlightBytes = 64 << 20
+)
+
 type lineConn struct {
+	// flight counts the requests read and not yet answered, by id.
+	flightMu    sync.Mutex
+	flightCond  *sync.Cond
+	flight      map[string]int
+	flightBytes int
+	closed      bool
+
 	wmu  sync.Mutex
 	out  io.Writer
 	msgs chan jsonrpc.Message
@@ -59,6 +76,9 @@ func (c *lineConn) readLoop(r *bufio.Reader, max int) {
 			c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: message longer than %d bytes; skipped", max))
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
 			if m, ok := c.decode(msg); ok {
+				if !c.takeOff(m, len(msg)) {
+					return
+				}
 				select {
 				case c.msgs <- m:
 				case <-c.done:
@@ -182,6 +202,50 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// flightKey names a request id.
+func flightKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+// takeOff waits until a request m of n bytes may be handed on within
+// maxInFlight and maxInFlightBytes and counts it; false when the
+// connection closed meanwhile. Notifications and responses pass.
+func (c *lineConn) takeOff(m jsonrpc.Message, n int) bool {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.ID.IsValid() {
+		return true
+	}
+	key := flightKey(req.ID)
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	if _, dup := c.flight[key]; dup {
+		return true // the SDK refuses an id in use; nothing to count
+	}
+	for !c.closed && len(c.flight) > 0 && (len(c.flight) >= maxInFlight || c.flightBytes+n > maxInFlightBytes) {
+		c.flightCond.Wait()
+	}
+	if c.closed {
+		return false
+	}
+	c.flight[key] = n
+	c.flightBytes += n
+	return true
+}
+
+// land uncounts the request an answer is for.
+func (c *lineConn) land(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || !resp.ID.IsValid() {
+		return
+	}
+	key := flightKey(resp.ID)
+	c.flightMu.Lock()
+	if n, ok := c.flight[key]; ok {
+		delete(c.flight, key)
+		c.flightBytes -= n
+		c.flightCond.Broadcast()
+	}
+	c.flightMu.Unlock()
+}
+
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -190,11 +254,19 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	return c.write(append(b, '\n'))
+	err = c.write(append(b, '\n'))
+	c.land(msg)
+	return err
 }
 
 func (c *lineConn) Close() error {
-	c.closeOnce.Do(func() { close(c.done) })
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.flightMu.Lock()
+		c.closed = true
+		c.flightCond.Broadcast()
+		c.flightMu.Unlock()
+	})
 	return nil
 }
 
