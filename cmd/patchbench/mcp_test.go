@@ -285,6 +285,8 @@ func TestMCP(t *testing.T) {
 	t.Run("search bounds", func(t *testing.T) { testMCPSearchBounds(t, pb) })
 	t.Run("concurrent clients", func(t *testing.T) { testMCPConcurrentClients(t, pb) })
 	t.Run("many calls", func(t *testing.T) { testMCPManyCalls(t, pb) })
+	t.Run("cancel mid-write", func(t *testing.T) { testMCPCancelMidWrite(t, pb) })
+	t.Run("symlink swap", func(t *testing.T) { testMCPSymlinkSwap(t, pb) })
 
 	t.Run("token flags", func(t *testing.T) {
 		short := filepath.Join(t.TempDir(), "token")

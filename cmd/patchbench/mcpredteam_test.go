@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -543,5 +544,110 @@ func testMCPManyCalls(t *testing.T, pb string) {
 	}
 	if rss := peakRSS(t, pid); rss > 1<<30 {
 		t.Errorf("the server held %d MiB at its peak", rss>>20)
+	}
+}
+
+// testMCPCancelMidWrite: a call cancelled (notifications/cancelled) at
+// any moment leaves the files of a many-file patch all old or all new.
+func testMCPCancelMidWrite(t *testing.T, pb string) {
+	dir := t.TempDir()
+	const files = 60
+	var pt strings.Builder
+	for i := range files {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte("old\n"), 0o644)
+		fmt.Fprintf(&pt, "--- a/f%02d.txt\n+++ b/f%02d.txt\n@@ -1 +1 @@\n-old\n+new\n", i, i)
+	}
+	p := startMCPProc(t, pb, "--root", dir, "--lsp-tools", "false")
+	s := p.connect(t)
+	defer s.Close()
+	outcomes := map[string]int{}
+	for round := range 30 {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(time.Duration(round%10) * time.Millisecond) // spreads the cancellation over the call; nothing asserted on time
+			cancel()
+		}()
+		s.CallTool(ctx, &mcp.CallToolParams{Name: "apply_patch", Arguments: map[string]any{"patch": pt.String()}})
+		cancel()
+		// A dry run waits for the apply before it to end.
+		call(t, s, "apply_patch", map[string]any{"patch": pt.String(), "dry_run": true})
+		counts := map[string]int{}
+		for i := range files {
+			b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)))
+			counts[string(b)]++
+		}
+		if len(counts) != 1 {
+			t.Fatalf("round %d: files %v; want all old or all new", round, counts)
+		}
+		for k := range counts {
+			outcomes[strings.TrimSpace(k)]++
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != files {
+			t.Fatalf("round %d: %d entries, want %d (temporary files left)", round, len(ents), files)
+		}
+		for i := range files {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte("old\n"), 0o644)
+		}
+	}
+	t.Logf("outcomes %v", outcomes)
+}
+
+// testMCPSymlinkSwap: while apply_patch edits sub/f.txt, another process
+// swaps the directory sub for a symbolic link, to a directory outside
+// the root or to the root's .git: no write lands through the link.
+var swapCalls = 100
+
+func testMCPSymlinkSwap(t *testing.T, pb string) {
+	base := t.TempDir()
+	dir, outside := filepath.Join(base, "repo"), filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(dir, "sub"), filepath.Join(dir, ".git"), outside} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "f.txt"), []byte("a\nb\nc\n"), 0o644)
+	}
+	p := startMCPProc(t, pb, "--root", dir, "--lsp-tools", "false")
+	s := p.connect(t)
+	defer s.Close()
+	for _, target := range []string{outside, ".git"} {
+		stop := make(chan bool)
+		swapped := make(chan int)
+		go func() {
+			n := 0
+			defer func() { swapped <- n }()
+			sub, keep := filepath.Join(dir, "sub"), filepath.Join(base, "sub.keep")
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if os.Rename(sub, keep) != nil {
+					continue
+				}
+				os.Symlink(target, sub)
+				os.Remove(sub)
+				os.Rename(keep, sub)
+				n++
+			}
+		}()
+		for i := range swapCalls {
+			from, to := "b", "B"
+			if i%2 == 1 {
+				from, to = "B", "b"
+			}
+			s.CallTool(context.Background(), &mcp.CallToolParams{Name: "apply_patch", Arguments: map[string]any{
+				"patch": fmt.Sprintf("--- a/sub/f.txt\n+++ b/sub/f.txt\n@@ -1,3 +1,3 @@\n a\n-%s\n+%s\n c\n", from, to)}})
+		}
+		close(stop)
+		n := <-swapped
+		for _, f := range []string{filepath.Join(outside, "f.txt"), filepath.Join(dir, ".git", "f.txt")} {
+			if b, _ := os.ReadFile(f); string(b) != "a\nb\nc\n" {
+				t.Errorf("link to %s (%d swaps): %s was written: %q", target, n, f, b)
+			}
+		}
+		for _, d := range []string{outside, filepath.Join(dir, ".git")} {
+			if ents, _ := os.ReadDir(d); len(ents) != 1 {
+				t.Errorf("link to %s: %s holds %d entries, want only f.txt", target, d, len(ents))
+			}
+		}
 	}
 }
