@@ -339,18 +339,27 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		}
 		names[p] = n
 	}
+	// Each step works in its target's directory, opened once, component
+	// by component, refusing links (openDir): a directory swapped for a
+	// link after the checks cannot move the writes, not even to a place
+	// inside the root (os.Root follows links that stay inside, such as
+	// one to .git). target, tmp and backup are names in dir.
 	type step struct {
+		dir                 *os.Root
 		target, tmp, backup string
 	}
 	var steps []step
 	var madeDirs []string
 	defer func() {
+		for _, s := range steps {
+			defer s.dir.Close()
+		}
 		if err == nil {
 			return
 		}
 		for _, s := range steps {
 			if s.tmp != "" {
-				r.root.Remove(s.tmp)
+				s.dir.Remove(s.tmp)
 			}
 		}
 		for i := len(madeDirs) - 1; i >= 0; i-- {
@@ -360,15 +369,23 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	// Phase 1: write every new content to a temporary file beside its target.
 	for _, p := range paths {
 		target := names[p]
-		s := step{target: target}
-		if c := content[p]; c != nil {
+		c := content[p]
+		if c != nil {
 			made, merr := r.mkdirAll(filepath.Dir(target))
 			madeDirs = append(madeDirs, made...)
 			if merr != nil {
 				return fmt.Errorf("write %s: %w", p, merr)
 			}
+		}
+		dir, derr := r.openDir(filepath.Dir(target))
+		if derr != nil {
+			return fmt.Errorf("write %s: %w", p, derr)
+		}
+		s := step{dir: dir, target: filepath.Base(target)}
+		steps = append(steps, s)
+		if c != nil {
 			perm := fs.FileMode(0o644)
-			if st, serr := r.root.Lstat(target); serr == nil {
+			if st, serr := dir.Lstat(s.target); serr == nil {
 				perm = st.Mode().Perm()
 			}
 			if m, ok := mode[p]; ok {
@@ -377,11 +394,11 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 					perm = 0o755
 				}
 			}
-			if s.tmp, err = r.writeTemp(target, c, perm); err != nil {
+			if s.tmp, err = writeTemp(dir, s.target, c, perm); err != nil {
 				return fmt.Errorf("write %s: %w", p, err)
 			}
+			steps[len(steps)-1] = s
 		}
-		steps = append(steps, s)
 	}
 	// Phase 2: keep each original under a backup name (a hard link, so
 	// that the target is never missing for a reader; a rename where links
@@ -392,40 +409,40 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		for i := len(done) - 1; i >= 0; i-- {
 			s := done[i]
 			if s.tmp != "" {
-				r.root.Remove(s.target)
+				s.dir.Remove(s.target)
 			}
 			if s.backup != "" {
-				r.root.Rename(s.backup, s.target)
-				r.root.Remove(s.backup) // a link to the target itself: the rename left it
+				s.dir.Rename(s.backup, s.target)
+				s.dir.Remove(s.backup) // a link to the target itself: the rename left it
 			}
 		}
 	}
 	for i := range steps {
 		s := &steps[i]
-		if _, serr := r.root.Lstat(s.target); serr == nil {
-			if s.backup, err = r.backupName(s.target); err != nil {
+		if _, serr := s.dir.Lstat(s.target); serr == nil {
+			if s.backup, err = backupName(s.dir, s.target); err != nil {
 				undo()
-				return fmt.Errorf("write %s: %w", filepath.ToSlash(s.target), err)
+				return fmt.Errorf("write %s: %w", s.target, err)
 			}
-			if lerr := r.root.Link(s.target, s.backup); lerr == nil {
+			if lerr := s.dir.Link(s.target, s.backup); lerr == nil {
 				if s.tmp == "" {
-					err = r.root.Remove(s.target)
+					err = s.dir.Remove(s.target)
 				}
 			} else {
-				err = r.root.Rename(s.target, s.backup)
+				err = s.dir.Rename(s.target, s.backup)
 			}
 			if err != nil {
-				r.root.Remove(s.backup)
+				s.dir.Remove(s.backup)
 				s.backup = ""
 				undo()
-				return fmt.Errorf("write %s: %w", filepath.ToSlash(s.target), err)
+				return fmt.Errorf("write %s: %w", s.target, err)
 			}
 		}
 		if s.tmp != "" {
-			if err = r.root.Rename(s.tmp, s.target); err != nil {
-				done = append(done, step{backup: s.backup, target: s.target})
+			if err = s.dir.Rename(s.tmp, s.target); err != nil {
+				done = append(done, step{dir: s.dir, backup: s.backup, target: s.target})
 				undo()
-				return fmt.Errorf("write %s: %w", filepath.ToSlash(s.target), err)
+				return fmt.Errorf("write %s: %w", s.target, err)
 			}
 		}
 		done = append(done, *s)
@@ -433,7 +450,7 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	}
 	for _, s := range steps {
 		if s.backup != "" {
-			r.root.Remove(s.backup)
+			s.dir.Remove(s.backup)
 		}
 	}
 	// Remove directories a deletion or rename left empty, as git apply does.
@@ -453,26 +470,65 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 // original while the new file is moved in. A fixed name (target plus a
 // suffix) would be some user's file: the rename would replace it, and the
 // clean-up delete it.
-func (r *Root) backupName(target string) (string, error) {
-	dir, base := filepath.Split(target)
+func backupName(dir *os.Root, target string) (string, error) {
 	for range 100 {
-		name := fmt.Sprintf("%s.%s.patchbench-orig-%d", dir, base, rand.Uint32())
-		if _, err := r.root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		name := fmt.Sprintf(".%s.patchbench-orig-%d", target, rand.Uint32())
+		if _, err := dir.Lstat(name); errors.Is(err, fs.ErrNotExist) {
 			return name, nil
 		}
 	}
 	return "", fmt.Errorf("no free name for the backup of %s", target)
 }
 
-// writeTemp writes data to a new file beside target and returns its name.
-func (r *Root) writeTemp(target string, data []byte, perm fs.FileMode) (string, error) {
-	dir, base := filepath.Split(target)
+// openDir opens the directory dir (a cleaned relative path; "." for the
+// root) one component at a time, checking that each is a directory and
+// not a link when looked at and that what was opened is what was looked
+// at, so that the directory returned is the one the path names, without
+// any link on the way, whatever changes meanwhile.
+func (r *Root) openDir(dir string) (*os.Root, error) {
+	cur, err := r.root.OpenRoot(".")
+	if err != nil {
+		return nil, err
+	}
+	if dir == "." || dir == "" {
+		return cur, nil
+	}
+	for _, c := range strings.Split(filepath.ToSlash(dir), "/") {
+		fi, err := cur.Lstat(c)
+		if err == nil && !fi.IsDir() {
+			err = fmt.Errorf("%w %q: %s is not a directory (a symbolic link or a file, now)", ErrUnsafePath, dir, c)
+		}
+		var next *os.Root
+		if err == nil {
+			next, err = cur.OpenRoot(c)
+		}
+		if err == nil {
+			var st fs.FileInfo
+			if st, err = next.Stat("."); err == nil && !os.SameFile(fi, st) {
+				err = fmt.Errorf("%w %q: %s changed while it was opened", ErrUnsafePath, dir, c)
+			}
+			if err != nil {
+				next.Close()
+			}
+		}
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// writeTemp writes data to a new file beside target, in dir, and returns
+// its name.
+func writeTemp(dir *os.Root, target string, data []byte, perm fs.FileMode) (string, error) {
 	var f *os.File
 	var name string
 	var err error
 	for range 100 {
-		name = fmt.Sprintf("%s.%s.patchbench-%d", dir, base, rand.Uint32())
-		f, err = r.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		name = fmt.Sprintf(".%s.patchbench-%d", target, rand.Uint32())
+		f, err = dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -491,7 +547,7 @@ func (r *Root) writeTemp(target string, data []byte, perm fs.FileMode) (string, 
 		err = cerr
 	}
 	if err != nil {
-		r.root.Remove(name)
+		dir.Remove(name)
 		return "", err
 	}
 	return name, nil
