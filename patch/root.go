@@ -256,7 +256,24 @@ func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// Through its directory, opened without links (see openDir), and
+	// the file itself checked to be the one looked at: a link swapped in
+	// after the checks is not followed, even to a place inside the root
+	// (.git).
+	dir, err := r.openDir(filepath.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	base := filepath.Base(p)
+	before, err := dir.Lstat(base)
+	if err != nil {
+		return nil, err
+	}
+	if before.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%w %q: a symbolic link now; symbolic links are not followed", ErrUnsafePath, name)
+	}
+	f, err := dir.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +281,9 @@ func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !os.SameFile(before, fi) {
+		return nil, fmt.Errorf("%w %q: changed while it was opened", ErrUnsafePath, name)
 	}
 	if err := checkType(name, fi.Mode()); err != nil {
 		return nil, err

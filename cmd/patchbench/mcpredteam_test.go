@@ -603,7 +603,9 @@ func testMCPSymlinkSwap(t *testing.T, pb string) {
 	for _, d := range []string{filepath.Join(dir, "sub"), filepath.Join(dir, ".git"), outside} {
 		os.MkdirAll(d, 0o755)
 		os.WriteFile(filepath.Join(d, "f.txt"), []byte("a\nb\nc\n"), 0o644)
+		os.WriteFile(filepath.Join(d, "g.txt"), []byte("secret of "+filepath.Base(d)+"\n"), 0o644)
 	}
+	os.WriteFile(filepath.Join(dir, "sub", "g.txt"), []byte("public\n"), 0o644)
 	p := startMCPProc(t, pb, "--root", dir, "--lsp-tools", "false")
 	s := p.connect(t)
 	defer s.Close()
@@ -636,6 +638,16 @@ func testMCPSymlinkSwap(t *testing.T, pb string) {
 			}
 			s.CallTool(context.Background(), &mcp.CallToolParams{Name: "apply_patch", Arguments: map[string]any{
 				"patch": fmt.Sprintf("--- a/sub/f.txt\n+++ b/sub/f.txt\n@@ -1,3 +1,3 @@\n a\n-%s\n+%s\n c\n", from, to)}})
+			for _, tool := range []string{"view_file", "diff"} {
+				args := map[string]any{"path": "sub/g.txt"}
+				if tool == "diff" {
+					args = map[string]any{"old_path": "sub/g.txt", "new_text": "x\n"}
+				}
+				res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+				if err == nil && strings.Contains(resultText(res), "secret") {
+					t.Errorf("link to %s: %s read through it: %.200s", target, tool, resultText(res))
+				}
+			}
 		}
 		close(stop)
 		n := <-swapped
@@ -645,12 +657,12 @@ func testMCPSymlinkSwap(t *testing.T, pb string) {
 			}
 		}
 		for _, d := range []string{outside, filepath.Join(dir, ".git")} {
-			if ents, _ := os.ReadDir(d); len(ents) != 1 {
+			if ents, _ := os.ReadDir(d); len(ents) != 2 {
 				var names []string
 				for _, e := range ents {
 					names = append(names, e.Name())
 				}
-				t.Errorf("link to %s: %s holds %v, want only f.txt", target, d, names)
+				t.Errorf("link to %s: %s holds %v, want only f.txt and g.txt", target, d, names)
 			}
 		}
 	}
