@@ -265,26 +265,11 @@ func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer dir.Close()
-	base := filepath.Base(p)
-	before, err := dir.Lstat(base)
-	if err != nil {
-		return nil, err
-	}
-	if before.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("%w %q: a symbolic link now; symbolic links are not followed", ErrUnsafePath, name)
-	}
-	f, err := dir.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := openSame(dir, filepath.Base(p), name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !os.SameFile(before, fi) {
-		return nil, fmt.Errorf("%w %q: changed while it was opened", ErrUnsafePath, name)
-	}
 	if err := checkType(name, fi.Mode()); err != nil {
 		return nil, err
 	}
@@ -309,6 +294,36 @@ func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
 		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)] // the file grew
+		}
+	}
+}
+
+// openSame opens base in dir for reading if it is not a symbolic link,
+// and checks that the file opened is the one looked at. A file replaced
+// in between (an apply's rename) is looked at again, a few times.
+func openSame(dir *os.Root, base, name string) (*os.File, fs.FileInfo, error) {
+	for try := 0; ; try++ {
+		before, err := dir.Lstat(base)
+		if err != nil {
+			return nil, nil, err
+		}
+		if before.Mode()&fs.ModeSymlink != 0 {
+			return nil, nil, fmt.Errorf("%w %q: a symbolic link now; symbolic links are not followed", ErrUnsafePath, name)
+		}
+		f, err := dir.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		fi, err := f.Stat()
+		if err == nil && os.SameFile(before, fi) {
+			return f, fi, nil
+		}
+		f.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		if try == 10 {
+			return nil, nil, fmt.Errorf("%w %q: changed while it was opened, %d times", ErrUnsafePath, name, try+1)
 		}
 	}
 }
