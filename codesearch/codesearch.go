@@ -58,6 +58,16 @@ const (
 	MaxDirDepth    = 6      // depth view_directory descends at most
 	MaxGrepMatches = 50     // matches of one grep_search answer
 	MaxSymbols     = 50     // symbols of one find_symbol answer
+	// MaxFileBytes bounds a file read from a directory: view_file refuses
+	// a longer one and grep_search passes it by (and says so), without
+	// reading it, so that one huge file in the tree costs no memory.
+	MaxFileBytes = 16 << 20
+	// MaxPatternBytes and MaxPatternInsts bound a grep_search pattern:
+	// its text, and the size of the compiled program, which a search
+	// costs in proportion to (per byte searched), and which cannot be
+	// stopped inside a line.
+	MaxPatternBytes = 10_000
+	MaxPatternInsts = 10_000
 )
 
 // Tool describes a tool to a model.

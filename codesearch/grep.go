@@ -3,9 +3,11 @@ package codesearch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	"github.com/patchbench/patchbench/patch"
@@ -18,6 +20,36 @@ type grepQuery struct {
 	glob       string
 	ignoreCase bool
 	max        int
+	// tooLarge, when set, collects the files passed by for being over
+	// MaxFileBytes.
+	tooLarge *[]string
+}
+
+// errSkip passes a file by without a word.
+var errSkip = errors.New("skipped")
+
+// compilePattern compiles a grep_search pattern within MaxPatternBytes and
+// MaxPatternInsts.
+func compilePattern(expr string) (*regexp.Regexp, error) {
+	if len(expr) > MaxPatternBytes {
+		return nil, fmt.Errorf("%w: pattern: %d bytes, over the bound of %d", ErrBadArguments, len(expr), MaxPatternBytes)
+	}
+	parsed, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pattern: %w", ErrBadArguments, err)
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return nil, fmt.Errorf("%w: pattern: %w", ErrBadArguments, err)
+	}
+	if len(prog.Inst) > MaxPatternInsts {
+		return nil, fmt.Errorf("%w: pattern: its program has %d instructions, over the bound of %d (a repetition such as x{1000} counts 1000 times): write a shorter pattern", ErrBadArguments, len(prog.Inst), MaxPatternInsts)
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pattern: %w", ErrBadArguments, err)
+	}
+	return re, nil
 }
 
 // Path globs, the same for git and for directories:
@@ -91,14 +123,14 @@ func matchSegments(g, n []string) bool {
 // binary files (a NUL in the first 8,000 bytes, git's rule) skipped, the
 // pattern in Go's syntax (RE2, which accepts the extended regular
 // expressions models write).
-func grepFiles(ctx context.Context, q grepQuery, files []string, read func(string) ([]byte, bool)) ([]repo.GrepMatch, bool, error) {
+func grepFiles(ctx context.Context, q grepQuery, files []string, read func(string) ([]byte, error)) ([]repo.GrepMatch, bool, error) {
 	expr := q.pattern
 	if q.ignoreCase {
 		expr = "(?i)" + expr
 	}
-	re, err := regexp.Compile(expr)
+	re, err := compilePattern(expr)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: pattern: %w", ErrBadArguments, err)
+		return nil, false, err
 	}
 	var out []repo.GrepMatch
 	for _, name := range files {
@@ -108,11 +140,17 @@ func grepFiles(ctx context.Context, q grepQuery, files []string, read func(strin
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
-		data, ok := read(name)
-		if !ok || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 || !re.Match(data) {
+		data, err := read(name)
+		if errors.Is(err, patch.ErrTooLarge) && q.tooLarge != nil {
+			*q.tooLarge = append(*q.tooLarge, name)
+		}
+		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 || !re.Match(data) {
 			continue
 		}
 		for n := 1; len(data) > 0; n++ {
+			if n%4096 == 0 && ctx.Err() != nil {
+				return nil, false, ctx.Err()
+			}
 			line := data
 			if i := bytes.IndexByte(data, '\n'); i >= 0 {
 				line, data = data[:i], data[i+1:]

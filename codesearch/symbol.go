@@ -30,6 +30,10 @@ func init() {
 	}, run: findSymbol})
 }
 
+// maxSymbolName bounds a find_symbol name (the grep pattern made of it is
+// bounded by MaxPatternBytes).
+const maxSymbolName = 1000
+
 func findSymbol(ctx context.Context, s *Snapshot, raw json.RawMessage) (string, error) {
 	var a struct {
 		Name     string `json:"name"`
@@ -37,6 +41,9 @@ func findSymbol(ctx context.Context, s *Snapshot, raw json.RawMessage) (string, 
 	}
 	if err := decodeArgs(raw, &a); err != nil {
 		return "", err
+	}
+	if len(a.Name) > maxSymbolName {
+		return "", fmt.Errorf("%w: name is %d bytes, over the bound of %d", ErrBadArguments, len(a.Name), maxSymbolName)
 	}
 	if !symbolName.MatchString(a.Name) {
 		return "", fmt.Errorf("%w: name %q is not an identifier, or identifiers joined by dots", ErrBadArguments, a.Name)

@@ -294,7 +294,8 @@ func grepSearch(ctx context.Context, s *Snapshot, raw json.RawMessage) (string, 
 			return "", err
 		}
 	}
-	matches, more, err := s.src.grep(ctx, grepQuery{pattern: *a.Pattern, glob: a.PathGlob, ignoreCase: a.CaseInsensitive, max: MaxGrepMatches})
+	var tooLarge []string
+	matches, more, err := s.src.grep(ctx, grepQuery{pattern: *a.Pattern, glob: a.PathGlob, ignoreCase: a.CaseInsensitive, max: MaxGrepMatches, tooLarge: &tooLarge})
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", err
@@ -307,8 +308,20 @@ func grepSearch(ctx context.Context, s *Snapshot, raw json.RawMessage) (string, 
 		}
 		return "", err
 	}
+	// Files over MaxFileBytes are not searched: say which (the first few).
+	note := ""
+	if n := len(tooLarge); n > 0 {
+		note = fmt.Sprintf("[%d files over %d bytes not searched: %s", n, MaxFileBytes, strings.Join(tooLarge[:min(n, 5)], ", "))
+		if n > 5 {
+			note += ", ..."
+		}
+		note += "]\n"
+	}
 	if len(matches) == 0 {
-		return fmt.Sprintf("no match for %q", *a.Pattern), nil
+		if note != "" {
+			note = "\n" + strings.TrimSuffix(note, "\n")
+		}
+		return fmt.Sprintf("no match for %q", *a.Pattern) + note, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d matches", len(matches))
@@ -322,5 +335,6 @@ func grepSearch(ctx context.Context, s *Snapshot, raw json.RawMessage) (string, 
 	if more {
 		fmt.Fprintf(&b, "[cut at %d matches: narrow the pattern or path_glob]\n", MaxGrepMatches)
 	}
+	b.WriteString(note)
 	return b.String(), nil
 }

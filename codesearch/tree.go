@@ -100,7 +100,7 @@ func (d *dirSource) lstat(ctx context.Context, name string) (fs.FileMode, string
 }
 
 func (d *dirSource) readFile(ctx context.Context, name string) ([]byte, error) {
-	return d.root.ReadFile(name)
+	return d.root.ReadFileLimit(name, MaxFileBytes)
 }
 
 func (d *dirSource) listFiles(ctx context.Context) ([]string, error) {
@@ -135,12 +135,11 @@ func (d *dirSource) grep(ctx context.Context, q grepQuery) ([]repo.GrepMatch, bo
 	if err != nil {
 		return nil, false, err
 	}
-	return grepFiles(ctx, q, files, func(name string) ([]byte, bool) {
+	return grepFiles(ctx, q, files, func(name string) ([]byte, error) {
 		if m, _, err := d.lstat(ctx, name); err != nil || !m.IsRegular() {
-			return nil, false // links are not followed
+			return nil, errSkip // links are not followed
 		}
-		data, err := d.root.ReadFile(name)
-		return data, err == nil
+		return d.readFile(ctx, name)
 	})
 }
 

@@ -240,29 +240,52 @@ func (r *Root) lstat(name string) (fs.FileMode, string, error) {
 // regular one: a named pipe or device put in its place after the check is
 // refused, not read.
 func (r *Root) ReadFile(name string) ([]byte, error) {
+	return r.ReadFileLimit(name, -1)
+}
+
+// ErrTooLarge refuses a file longer than the bound of [Root.ReadFileLimit].
+var ErrTooLarge = errors.New("file too large")
+
+// ReadFileLimit is [Root.ReadFile] for a file of at most limit bytes (no
+// bound when limit is negative): a longer one is refused, with an error
+// wrapping [ErrTooLarge], before any of it is read, so that a huge (or
+// sparse) file costs no memory. A file that grows past the bound while it
+// is read is refused too.
+func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
 	p, err := r.check(name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// Through its directory, opened without links (see openDir), and
+	// the file itself checked to be the one looked at: a link swapped in
+	// after the checks is not followed, even to a place inside the root
+	// (.git).
+	dir, err := r.openDir(filepath.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	f, fi, err := openSame(dir, filepath.Base(p), name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if err := checkType(name, fi.Mode()); err != nil {
 		return nil, err
 	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("read %s: is a directory", name)
 	}
+	if limit >= 0 && fi.Size() > limit {
+		return nil, fmt.Errorf("read %s: %w: %d bytes, over the bound of %d", name, ErrTooLarge, fi.Size(), limit)
+	}
 	b := make([]byte, 0, fi.Size()+1) // +1: a read at the end sees io.EOF without growing
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
+		if limit >= 0 && int64(len(b)) > limit {
+			return nil, fmt.Errorf("read %s: %w: over the bound of %d bytes", name, ErrTooLarge, limit)
+		}
 		if err == io.EOF {
 			return b, nil
 		}
@@ -271,6 +294,36 @@ func (r *Root) ReadFile(name string) ([]byte, error) {
 		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)] // the file grew
+		}
+	}
+}
+
+// openSame opens base in dir for reading if it is not a symbolic link,
+// and checks that the file opened is the one looked at. A file replaced
+// in between (an apply's rename) is looked at again, a few times.
+func openSame(dir *os.Root, base, name string) (*os.File, fs.FileInfo, error) {
+	for try := 0; ; try++ {
+		before, err := dir.Lstat(base)
+		if err != nil {
+			return nil, nil, err
+		}
+		if before.Mode()&fs.ModeSymlink != 0 {
+			return nil, nil, fmt.Errorf("%w %q: a symbolic link now; symbolic links are not followed", ErrUnsafePath, name)
+		}
+		f, err := dir.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		fi, err := f.Stat()
+		if err == nil && os.SameFile(before, fi) {
+			return f, fi, nil
+		}
+		f.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		if try == 10 {
+			return nil, nil, fmt.Errorf("%w %q: changed while it was opened, %d times", ErrUnsafePath, name, try+1)
 		}
 	}
 }
@@ -321,18 +374,27 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		}
 		names[p] = n
 	}
+	// Each step works in its target's directory, opened once, component
+	// by component, refusing links (openDir): a directory swapped for a
+	// link after the checks cannot move the writes, not even to a place
+	// inside the root (os.Root follows links that stay inside, such as
+	// one to .git). target, tmp and backup are names in dir.
 	type step struct {
+		dir                 *os.Root
 		target, tmp, backup string
 	}
 	var steps []step
 	var madeDirs []string
 	defer func() {
+		for _, s := range steps {
+			defer s.dir.Close()
+		}
 		if err == nil {
 			return
 		}
 		for _, s := range steps {
 			if s.tmp != "" {
-				r.root.Remove(s.tmp)
+				s.dir.Remove(s.tmp)
 			}
 		}
 		for i := len(madeDirs) - 1; i >= 0; i-- {
@@ -342,15 +404,23 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	// Phase 1: write every new content to a temporary file beside its target.
 	for _, p := range paths {
 		target := names[p]
-		s := step{target: target}
-		if c := content[p]; c != nil {
+		c := content[p]
+		if c != nil {
 			made, merr := r.mkdirAll(filepath.Dir(target))
 			madeDirs = append(madeDirs, made...)
 			if merr != nil {
 				return fmt.Errorf("write %s: %w", p, merr)
 			}
+		}
+		dir, derr := r.openDir(filepath.Dir(target))
+		if derr != nil {
+			return fmt.Errorf("write %s: %w", p, derr)
+		}
+		s := step{dir: dir, target: filepath.Base(target)}
+		steps = append(steps, s)
+		if c != nil {
 			perm := fs.FileMode(0o644)
-			if st, serr := r.root.Lstat(target); serr == nil {
+			if st, serr := dir.Lstat(s.target); serr == nil {
 				perm = st.Mode().Perm()
 			}
 			if m, ok := mode[p]; ok {
@@ -359,41 +429,55 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 					perm = 0o755
 				}
 			}
-			if s.tmp, err = r.writeTemp(target, c, perm); err != nil {
+			if s.tmp, err = writeTemp(dir, s.target, c, perm); err != nil {
 				return fmt.Errorf("write %s: %w", p, err)
 			}
+			steps[len(steps)-1] = s
 		}
-		steps = append(steps, s)
 	}
-	// Phase 2: move originals aside, then move the new files in. Undo in
-	// reverse on failure.
+	// Phase 2: keep each original under a backup name (a hard link, so
+	// that the target is never missing for a reader; a rename where links
+	// cannot be made), then move the new file over it or remove it. Undo
+	// in reverse on failure.
 	var done []step
 	undo := func() {
 		for i := len(done) - 1; i >= 0; i-- {
 			s := done[i]
 			if s.tmp != "" {
-				r.root.Remove(s.target)
+				s.dir.Remove(s.target)
 			}
 			if s.backup != "" {
-				r.root.Rename(s.backup, s.target)
+				s.dir.Rename(s.backup, s.target)
+				s.dir.Remove(s.backup) // a link to the target itself: the rename left it
 			}
 		}
 	}
 	for i := range steps {
 		s := &steps[i]
-		if _, serr := r.root.Lstat(s.target); serr == nil {
-			s.backup = s.target + ".patchbench-orig"
-			if err = r.root.Rename(s.target, s.backup); err != nil {
+		if _, serr := s.dir.Lstat(s.target); serr == nil {
+			if s.backup, err = backupName(s.dir, s.target); err != nil {
+				undo()
+				return fmt.Errorf("write %s: %w", s.target, err)
+			}
+			if lerr := s.dir.Link(s.target, s.backup); lerr == nil {
+				if s.tmp == "" {
+					err = s.dir.Remove(s.target)
+				}
+			} else {
+				err = s.dir.Rename(s.target, s.backup)
+			}
+			if err != nil {
+				s.dir.Remove(s.backup)
 				s.backup = ""
 				undo()
-				return fmt.Errorf("write %s: %w", filepath.ToSlash(s.target), err)
+				return fmt.Errorf("write %s: %w", s.target, err)
 			}
 		}
 		if s.tmp != "" {
-			if err = r.root.Rename(s.tmp, s.target); err != nil {
-				done = append(done, step{backup: s.backup, target: s.target})
+			if err = s.dir.Rename(s.tmp, s.target); err != nil {
+				done = append(done, step{dir: s.dir, backup: s.backup, target: s.target})
 				undo()
-				return fmt.Errorf("write %s: %w", filepath.ToSlash(s.target), err)
+				return fmt.Errorf("write %s: %w", s.target, err)
 			}
 		}
 		done = append(done, *s)
@@ -401,7 +485,7 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	}
 	for _, s := range steps {
 		if s.backup != "" {
-			r.root.Remove(s.backup)
+			s.dir.Remove(s.backup)
 		}
 	}
 	// Remove directories a deletion or rename left empty, as git apply does.
@@ -417,15 +501,69 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	return nil
 }
 
-// writeTemp writes data to a new file beside target and returns its name.
-func (r *Root) writeTemp(target string, data []byte, perm fs.FileMode) (string, error) {
-	dir, base := filepath.Split(target)
+// backupName returns a name beside target that nothing has, for the
+// original while the new file is moved in. A fixed name (target plus a
+// suffix) would be some user's file: the rename would replace it, and the
+// clean-up delete it.
+func backupName(dir *os.Root, target string) (string, error) {
+	for range 100 {
+		name := fmt.Sprintf(".%s.patchbench-orig-%d", target, rand.Uint32())
+		if _, err := dir.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("no free name for the backup of %s", target)
+}
+
+// openDir opens the directory dir (a cleaned relative path; "." for the
+// root) one component at a time, checking that each is a directory and
+// not a link when looked at and that what was opened is what was looked
+// at, so that the directory returned is the one the path names, without
+// any link on the way, whatever changes meanwhile.
+func (r *Root) openDir(dir string) (*os.Root, error) {
+	cur, err := r.root.OpenRoot(".")
+	if err != nil {
+		return nil, err
+	}
+	if dir == "." || dir == "" {
+		return cur, nil
+	}
+	for _, c := range strings.Split(filepath.ToSlash(dir), "/") {
+		fi, err := cur.Lstat(c)
+		if err == nil && !fi.IsDir() {
+			err = fmt.Errorf("%w %q: %s is not a directory (a symbolic link or a file, now)", ErrUnsafePath, dir, c)
+		}
+		var next *os.Root
+		if err == nil {
+			next, err = cur.OpenRoot(c)
+		}
+		if err == nil {
+			var st fs.FileInfo
+			if st, err = next.Stat("."); err == nil && !os.SameFile(fi, st) {
+				err = fmt.Errorf("%w %q: %s changed while it was opened", ErrUnsafePath, dir, c)
+			}
+			if err != nil {
+				next.Close()
+			}
+		}
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// writeTemp writes data to a new file beside target, in dir, and returns
+// its name.
+func writeTemp(dir *os.Root, target string, data []byte, perm fs.FileMode) (string, error) {
 	var f *os.File
 	var name string
 	var err error
 	for range 100 {
-		name = fmt.Sprintf("%s.%s.patchbench-%d", dir, base, rand.Uint32())
-		f, err = r.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		name = fmt.Sprintf(".%s.patchbench-%d", target, rand.Uint32())
+		f, err = dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -444,7 +582,7 @@ func (r *Root) writeTemp(target string, data []byte, perm fs.FileMode) (string, 
 		err = cerr
 	}
 	if err != nil {
-		r.root.Remove(name)
+		dir.Remove(name)
 		return "", err
 	}
 	return name, nil

@@ -169,3 +169,48 @@ func TestRootWritesInside(t *testing.T) {
 		t.Errorf("new/dir holds %d entries, want only n.txt (no temporary files left)", len(entries))
 	}
 }
+
+// TestWriteResultsBackupName: a file named like a backup of another
+// (X.patchbench-orig, the name the writer used to move X aside) is the
+// user's: writing X leaves it whole, and writing both writes both.
+func TestWriteResultsBackupName(t *testing.T) {
+	for _, both := range []bool{false, true} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "a.txt.patchbench-orig"), []byte("precious\n"), 0o644)
+		results := []patch.FileResult{{OldPath: "a.txt", Path: "a.txt", Op: patch.Modify, Content: []byte("A\n")}}
+		want := map[string]string{"a.txt": "A\n", "a.txt.patchbench-orig": "precious\n"}
+		if both {
+			results = append(results, patch.FileResult{OldPath: "a.txt.patchbench-orig", Path: "a.txt.patchbench-orig", Op: patch.Modify, Content: []byte("P\n")})
+			want["a.txt.patchbench-orig"] = "P\n"
+		}
+		if err := patch.WriteResults(dir, results); err != nil {
+			t.Fatal(err)
+		}
+		for name, w := range want {
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != w {
+				t.Errorf("both=%v: %s is %q (%v), want %q", both, name, b, err, w)
+			}
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("both=%v: %d files left, want 2", both, len(entries))
+		}
+	}
+}
+
+// TestReadFileLimit: a file over the bound is refused before it is read.
+func TestReadFileLimit(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("0123456789"), 0o644)
+	r, err := patch.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if b, err := r.ReadFileLimit("a.txt", 10); err != nil || string(b) != "0123456789" {
+		t.Errorf("at the bound: %q, %v", b, err)
+	}
+	if _, err := r.ReadFileLimit("a.txt", 9); !errors.Is(err, patch.ErrTooLarge) {
+		t.Errorf("over the bound: %v, want ErrTooLarge", err)
+	}
+}

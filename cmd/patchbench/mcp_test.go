@@ -277,6 +277,16 @@ func TestMCP(t *testing.T) {
 	t.Run("fifo", func(t *testing.T) { testMCPFIFO(t, pb) })
 	t.Run("described", func(t *testing.T) { testMCPDescribed(t, pb) })
 	t.Run("npm client", func(t *testing.T) { testMCPNodeClient(t, pb) })
+	t.Run("fidelity", func(t *testing.T) { testMCPFidelity(t, pb) })
+	t.Run("request ids", func(t *testing.T) { testMCPRequestIDs(t, pb) })
+	t.Run("request ids http", func(t *testing.T) { testMCPRequestIDsHTTP(t, pb) })
+	t.Run("backup name", func(t *testing.T) { testMCPBackupName(t, pb) })
+	t.Run("large files", func(t *testing.T) { testMCPLargeFiles(t, pb) })
+	t.Run("search bounds", func(t *testing.T) { testMCPSearchBounds(t, pb) })
+	t.Run("concurrent clients", func(t *testing.T) { testMCPConcurrentClients(t, pb) })
+	t.Run("many calls", func(t *testing.T) { testMCPManyCalls(t, pb) })
+	t.Run("cancel mid-write", func(t *testing.T) { testMCPCancelMidWrite(t, pb) })
+	t.Run("symlink swap", func(t *testing.T) { testMCPSymlinkSwap(t, pb) })
 
 	t.Run("token flags", func(t *testing.T) {
 		short := filepath.Join(t.TempDir(), "token")

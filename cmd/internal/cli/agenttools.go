@@ -665,12 +665,10 @@ func diffSide(root *patch.Root, side, name string, text *string, other string) (
 	if name == "" {
 		return "", "", nil
 	}
-	data, err := root.ReadFile(name)
+	// Bounded before it is read: a huge file costs no memory.
+	data, err := root.ReadFileLimit(name, MaxToolDiffBytes)
 	if err != nil {
 		return "", "", fmt.Errorf("%s_path: %w", side, patch.ForReading(err))
-	}
-	if len(data) > MaxToolDiffBytes {
-		return "", "", fmt.Errorf("%s_path %s is %d bytes, over the bound of %d", side, name, len(data), MaxToolDiffBytes)
 	}
 	return name, string(data), nil
 }
@@ -680,6 +678,12 @@ func bounded(text string) string {
 	if len(text) <= MaxToolOutputBytes {
 		return text
 	}
-	cut := strings.LastIndexByte(text[:MaxToolOutputBytes], '\n') + 1
-	return text[:cut] + fmt.Sprintf("[cut at %d of %d bytes (bound %d): ask for fewer files or less context]\n", cut, len(text), MaxToolOutputBytes)
+	note := fmt.Sprintf("[cut at %%d of %d bytes (bound %d): ask for fewer files or less context]\n", len(text), MaxToolOutputBytes)
+	cut := strings.LastIndexByte(text[:MaxToolOutputBytes-len(note)-20], '\n') + 1
+	if cut < MaxToolOutputBytes/2 {
+		// A long line (an answer quoting a long input): cutting at a line
+		// end would keep little or nothing of it.
+		return Clip(text, MaxToolOutputBytes)
+	}
+	return text[:cut] + fmt.Sprintf(note, cut)
 }

@@ -210,3 +210,22 @@ func TestApplyPatchReportBounded(t *testing.T) {
 		t.Errorf("%d hunk reports, %d omitted, refused hunk kept %v, %d bytes", len(hunks), a.HunksOmitted, refused, len(ans.Text))
 	}
 }
+
+// TestBoundedLongLine: an answer over MaxToolOutputBytes made of one long
+// line (one that quotes a long input) keeps its start and end; cut at its
+// last line end, it kept nothing.
+func TestBoundedLongLine(t *testing.T) {
+	for _, text := range []string{
+		"no match for \"" + strings.Repeat("x", 300_000) + "\"",
+		"header\n" + strings.Repeat("y", 300_000) + "\n",
+		strings.Repeat("line of text\n", 30_000),
+	} {
+		got := TextAnswer(text, false).Text
+		if len(got) > MaxToolOutputBytes {
+			t.Errorf("%d bytes kept, over the bound of %d", len(got), MaxToolOutputBytes)
+		}
+		if len(got) < MaxToolOutputBytes/2 || !strings.HasPrefix(got, text[:10]) {
+			t.Errorf("%d of %d bytes kept: %.100q", len(got), len(text), got)
+		}
+	}
+}

@@ -150,6 +150,15 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 		return err
 	}
 	defer root.Close()
+	if !o.check {
+		// From the reads to the writes, so that an apply by another
+		// process in between is not overwritten.
+		unlock, err := root.Lock()
+		if err != nil {
+			return Failed(fmt.Errorf("lock %s: %w", o.dir, err))
+		}
+		defer unlock()
+	}
 	results, status, err := applyPatch(o, root, name, sio, &rep)
 	if err == nil && !o.check {
 		err = writeGuarded(root, results, o.guard)

@@ -1,6 +1,7 @@
 package benchcli
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -13,10 +14,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
@@ -121,6 +124,7 @@ func runMCP(ctx context.Context, o mcpOptions, sio cli.Stdio) error {
 	}
 	h := http.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: o.sessionTimeout}))
+	h = idChecked(h)
 	if token != "" {
 		h = bearer(token, h)
 	}
@@ -188,6 +192,39 @@ func bearer(token string, next http.Handler) http.Handler {
 	})
 }
 
+// idChecked refuses a POST whose message (or any message of a batch) has
+// an id the SDK would not give back exactly (see checkID), with 400 and a
+// JSON-RPC error, as the stdio transport does.
+func idChecked(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("reading the request: %v", err), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		msgs := []json.RawMessage{body}
+		if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+			json.Unmarshal(b, &msgs) // not JSON: for the SDK to refuse
+		}
+		for _, m := range msgs {
+			if err := checkID(m); err != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+					"error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": "invalid request: " + err.Error()}})
+				w.Write(b)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // mcpAddr puts a missing host on loopback and refuses other hosts unless
 // allowed; remote says the host is not loopback.
 func mcpAddr(addr string, allowRemote bool) (_ string, remote bool, _ error) {
@@ -247,6 +284,7 @@ func newMCPServer(ctx context.Context, dir, lspMode string, callTimeout time.Dur
 			"and lists the candidate lines, writing nothing). " + cli.PathRules,
 	})
 	closed := false
+	slots := make(chan struct{}, maxToolRuns())
 	for _, t := range tools {
 		tool := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema,
 			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, IdempotentHint: t.Idempotent,
@@ -257,7 +295,7 @@ func newMCPServer(ctx context.Context, dir, lspMode string, callTimeout time.Dur
 		srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			ctx, cancel := context.WithTimeoutCause(ctx, callTimeout, fmt.Errorf("--call-timeout %s", callTimeout))
 			defer cancel()
-			ans := callTool(ctx, t, req.Params.Arguments)
+			ans := callTool(ctx, t, req.Params.Arguments, slots)
 			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text}}, IsError: ans.Failed}
 			if ans.Structured != nil {
 				res.StructuredContent = ans.Structured
@@ -287,15 +325,30 @@ const readRules = "Paths are relative to the root. Not read: absolute paths, pat
 // must not answer "timed out" while its writes go on); for the others
 // the answer is given up at the deadline, and a read that never returns
 // is left behind.
-func callTool(ctx context.Context, t cli.AgentTool, args json.RawMessage) cli.ToolAnswer {
+//
+// The read tools run at most cap(slots) at a time: a client sending
+// a thousand calls at once (each reading files of up to
+// codesearch.MaxFileBytes) would hold memory and descriptors for all of
+// them. A run keeps its slot until it returns, past its call's deadline,
+// so that runs left behind are bounded too; a call waiting for a slot
+// gives up at its deadline. (apply_patch runs one at a time anyway.)
+func callTool(ctx context.Context, t cli.AgentTool, args json.RawMessage, slots chan struct{}) cli.ToolAnswer {
 	if err := cli.CheckArgs(args, t.Schema); err != nil {
 		return cli.TextAnswer(err.Error(), true)
 	}
 	if !t.ReadOnly {
 		return t.Run(ctx, args)
 	}
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return cli.TextAnswer(fmt.Sprintf("%s: waited for the calls before it until the call's deadline (%v); the server runs %d at a time", t.Name, context.Cause(ctx), cap(slots)), true)
+	}
 	done := make(chan cli.ToolAnswer, 1)
-	go func() { done <- t.Run(ctx, args) }()
+	go func() {
+		defer func() { <-slots }()
+		done <- t.Run(ctx, args)
+	}()
 	select {
 	case ans := <-done:
 		return ans
@@ -303,6 +356,10 @@ func callTool(ctx context.Context, t cli.AgentTool, args json.RawMessage) cli.To
 		return cli.TextAnswer(fmt.Sprintf("%s: no answer within the call's deadline (%v)", t.Name, context.Cause(ctx)), true)
 	}
 }
+
+// maxToolRuns is how many read tool calls run at once: two per processor,
+// at least four.
+func maxToolRuns() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 // mcpLSPTools returns the definition and references tools when lspMode
 // asks for them and the language server of dir's language is installed

@@ -5,12 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
 
 // maxFrameBytes bounds one message of the stdio transport, as the SDK's
@@ -32,12 +36,29 @@ type lineTransport struct {
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &lineConn{out: t.out, msgs: make(chan jsonrpc.Message), done: make(chan struct{}), readErr: make(chan error, 1)}
+	c := &lineConn{out: t.out, msgs: make(chan jsonrpc.Message), done: make(chan struct{}), readErr: make(chan error, 1), flight: map[string]int{}}
+	c.flightCond = sync.NewCond(&c.flightMu)
 	go c.readLoop(bufio.NewReaderSize(t.in, 64<<10), t.max)
 	return c, nil
 }
 
+// Requests in flight (read, not yet answered) on one stdio session: past
+// either bound the transport reads no more until an answer is written, so
+// that a client sending calls without waiting for their answers cannot
+// make the server hold all of them (each up to maxFrameBytes).
+const (
+	maxInFlight      = 64
+	maxInFlightBytes = 64 << 20
+)
+
 type lineConn struct {
+	// flight counts the requests read and not yet answered, by id.
+	flightMu    sync.Mutex
+	flightCond  *sync.Cond
+	flight      map[string]int
+	flightBytes int
+	closed      bool
+
 	wmu  sync.Mutex
 	out  io.Writer
 	msgs chan jsonrpc.Message
@@ -55,6 +76,9 @@ func (c *lineConn) readLoop(r *bufio.Reader, max int) {
 			c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: message longer than %d bytes; skipped", max))
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
 			if m, ok := c.decode(msg); ok {
+				if !c.takeOff(m, len(msg)) {
+					return
+				}
 				select {
 				case c.msgs <- m:
 				case <-c.done:
@@ -111,6 +135,10 @@ func (c *lineConn) decode(data []byte) (jsonrpc.Message, bool) {
 	}
 	if data[0] == '[' {
 		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported")
+		return nil, false
+	}
+	if err := checkID(data); err != nil {
+		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 		return nil, false
 	}
 	m, err := jsonrpc.DecodeMessage(data)
@@ -174,6 +202,50 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// flightKey names a request id.
+func flightKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+// takeOff waits until a request m of n bytes may be handed on within
+// maxInFlight and maxInFlightBytes and counts it; false when the
+// connection closed meanwhile. Notifications and responses pass.
+func (c *lineConn) takeOff(m jsonrpc.Message, n int) bool {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.ID.IsValid() {
+		return true
+	}
+	key := flightKey(req.ID)
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	if _, dup := c.flight[key]; dup {
+		return true // the SDK refuses an id in use; nothing to count
+	}
+	for !c.closed && len(c.flight) > 0 && (len(c.flight) >= maxInFlight || c.flightBytes+n > maxInFlightBytes) {
+		c.flightCond.Wait()
+	}
+	if c.closed {
+		return false
+	}
+	c.flight[key] = n
+	c.flightBytes += n
+	return true
+}
+
+// land uncounts the request an answer is for.
+func (c *lineConn) land(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || !resp.ID.IsValid() {
+		return
+	}
+	key := flightKey(resp.ID)
+	c.flightMu.Lock()
+	if n, ok := c.flight[key]; ok {
+		delete(c.flight, key)
+		c.flightBytes -= n
+		c.flightCond.Broadcast()
+	}
+	c.flightMu.Unlock()
+}
+
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -182,12 +254,72 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	return c.write(append(b, '\n'))
+	err = c.write(append(b, '\n'))
+	c.land(msg)
+	return err
 }
 
 func (c *lineConn) Close() error {
-	c.closeOnce.Do(func() { close(c.done) })
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.flightMu.Lock()
+		c.closed = true
+		c.flightCond.Broadcast()
+		c.flightMu.Unlock()
+	})
 	return nil
 }
 
 func (c *lineConn) SessionID() string { return "" }
+
+// maxExactID is the largest integer id given back exactly: the SDK decodes
+// ids as float64 numbers.
+const maxExactID = 1 << 53
+
+// checkID refuses a message whose id could not be given back as it came:
+// null (MCP: "the ID MUST NOT be null"; the SDK took it for a
+// notification and never answered), a number that is not an integer (the
+// SDK truncated 1.5 to 1, and answered as if to the request with id 1),
+// or an integer past 2^53 in size (rounded, or turned into the smallest
+// int64). Strings and the other integers pass; so does a message without
+// an id (a notification) and one whose id is of another type, which the
+// SDK refuses itself. Keys are matched exactly, as the SDK's decoder does,
+// and every "id" key of the object is checked, whichever one a decoder
+// keeps.
+func checkID(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil // not an object: for the SDK to refuse
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil
+		}
+		if key, _ := tok.(string); key == "id" {
+			if err := checkIDValue(val); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkIDValue(raw json.RawMessage) error {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case string(raw) == "null":
+		return errors.New("the id is null; want a string or an integer")
+	case len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')):
+		return nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n > maxExactID || n < -maxExactID {
+		return fmt.Errorf("the id %s is not an integer of at most 2^53 in size; want a string or such an integer", cli.Clip(string(raw), 100))
+	}
+	return nil
+}
