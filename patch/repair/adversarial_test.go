@@ -250,3 +250,32 @@ func TestSplitRemovalRefused(t *testing.T) {
 		t.Fatalf("err = %v, want a refusal about the split removal", err)
 	}
 }
+
+// TestUnprefixedNameTwoFiles: a name without a/ and b/ (GNU diff -ru
+// old new) that names one existing file as written and another with a
+// component stripped is a guess either way (git apply takes -p1): refused,
+// naming both. With one of them, or with -p given, it applies.
+func TestUnprefixedNameTwoFiles(t *testing.T) {
+	edit := "--- o/x\t2023-01-01 00:00:00\n+++ o/x\t2024-01-01 00:00:00\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+	both := patch.MapFS{"o/x": "a\nb\n", "x": "a\nb\n"}
+	_, err := repair.Repair(edit, repair.Options{FS: both})
+	if !errors.Is(err, repair.ErrRefused) || !strings.Contains(err.Error(), "o/x names o/x with -p0 and x with -p1") {
+		t.Errorf("both files exist: %v, want a refusal naming both readings", err)
+	}
+	for _, c := range []struct {
+		name string
+		fs   patch.MapFS
+		opts repair.Options
+		want string
+	}{
+		{"only as written", patch.MapFS{"o/x": "a\nb\n"}, repair.Options{}, "o/x"},
+		{"only stripped", patch.MapFS{"x": "a\nb\n"}, repair.Options{}, "x"},
+		{"both, -p1 given", both, repair.Options{Strip: 1, FixedStrip: true}, "x"},
+	} {
+		c.opts.FS = c.fs
+		res, err := repair.Repair(edit, c.opts)
+		if err != nil || len(res.Results) != 1 || res.Results[0].Path != c.want || string(res.Results[0].Content) != "a\nc\n" {
+			t.Errorf("%s: %v %+v, want %s changed", c.name, err, res.Results, c.want)
+		}
+	}
+}

@@ -527,6 +527,15 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 			if !prefixed && s == 0 {
 				repairs = []string{"no-ab-prefix"}
 			}
+			if !prefixed && !opts.FixedStrip {
+				// Without a/ and b/ nothing says how many components
+				// to strip: a second file that another reading names
+				// makes the choice a guess (git apply takes -p1, the
+				// first reading here is the name as written).
+				if other, o := otherReading(n0(names), s, ov); other != "" {
+					return "", "", nil, fmt.Errorf("%s names %s with -p%d and %s with -p%d, and both exist: say which with -p", n0(names), probe, s, other, o)
+				}
+			}
 			return out[0], out[1], repairs, nil
 		}
 	}
@@ -541,6 +550,28 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 		}
 	}
 	return first[0], first[1], repairs, nil
+}
+
+// n0 is the name a modified or deleted file is read by.
+func n0(names []string) string {
+	if names[0] != "" && names[0] != "/dev/null" {
+		return names[0]
+	}
+	return names[1]
+}
+
+// otherReading returns a file that exists and that name names with a
+// strip o other than s (0 to 2), or "".
+func otherReading(name string, s int, ov *overlay) (string, int) {
+	for o := 0; o <= 2; o++ {
+		if o == s {
+			continue
+		}
+		if p, err := strip(name, o); err == nil && patch.CheckPath(p) == nil && ov.exists(p) {
+			return p, o
+		}
+	}
+	return "", 0
 }
 
 // bySuffix finds the one listed file whose path ends with /name.
