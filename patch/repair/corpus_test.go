@@ -33,11 +33,21 @@ func TestFidelityCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := scoreCorpus(t, cases); n < 10 {
+		t.Errorf("%d families, want the 11 of fidelityCases", n)
+	}
+}
+
+// scoreCorpus runs the applier on cases and fails on a false apply, a
+// damaged file or a must-refuse case not refused; it logs each family
+// and the totals, and returns the number of families.
+func scoreCorpus(t *testing.T, cases []applybench.Case) int {
+	t.Helper()
 	rows, err := applybench.Run(context.Background(), cases, []applybench.Tool{applybench.Patchbench()}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type count struct{ recovered, refused, n int }
+	type count struct{ n, recovered, refused, mustRefuse int }
 	fams := map[string]*count{}
 	var names []string
 	for _, r := range rows {
@@ -48,6 +58,9 @@ func TestFidelityCorpus(t *testing.T) {
 			names = append(names, r.Family)
 		}
 		c.n++
+		if r.MustRefuse {
+			c.mustRefuse++
+		}
 		switch r.Outcome {
 		case applybench.Recovered:
 			c.recovered++
@@ -63,14 +76,43 @@ func TestFidelityCorpus(t *testing.T) {
 	sort.Strings(names)
 	for _, f := range names {
 		c := fams[f]
-		t.Logf("%-28s %3d cases: %3d recovered, %3d refused", f, c.n, c.recovered, c.refused)
+		if c.mustRefuse > 0 {
+			t.Logf("%-28s %3d cases: must refuse, %3d refused", f, c.n, c.refused)
+		} else {
+			t.Logf("%-28s %3d cases: %3d recovered, %3d refused", f, c.n, c.recovered, c.refused)
+		}
 	}
 	s := applybench.Summarize(rows, []applybench.Tool{applybench.Patchbench()}).Total["patchbench"]
 	t.Logf("total %d: recovered %d of %d, false applies %d, damaged %d, must-refuse refused %d of %d",
 		s.Cases, s.Recovered, s.Recoverable, s.FalseApplies, s.Damaged, s.MustRefuseRefused, s.MustRefuse)
-	if len(names) < 10 {
-		t.Errorf("%d families, want the 11 of fidelityCases", len(names))
+	return len(names)
+}
+
+// caseSet collects generated cases, at most per a family, leaving out
+// those that git apply (and so strict mode) misapplies: the default mode
+// applies what strict mode applies, so such a case tests git's rules, not
+// a tolerance.
+type caseSet struct {
+	per  int
+	n    map[string]int
+	out  []applybench.Case
+	gits int
+}
+
+func newCaseSet(per int) *caseSet { return &caseSet{per: per, n: map[string]int{}} }
+
+// add is the add function the family generators call.
+func (cs *caseSet) add(f fileDiff, family, old, text string, expected *string, k int) {
+	if cs.n[family] >= cs.per || text == "" {
+		return
 	}
+	if res, err := strictApply(text, patch.MapFS{f.path: old}, f.path, false); err == nil && (expected == nil || string(res[0].Content) != *expected) {
+		cs.gits++
+		return
+	}
+	cs.n[family]++
+	cs.out = append(cs.out, applybench.Case{ID: fmt.Sprintf("%s/%s/%s#%d", family, f.id, f.path, k+1), Family: family,
+		Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
 }
 
 // fileDiff is one modified file of a real commit: git's section for it and
@@ -120,30 +162,12 @@ func fidelityCases(t *testing.T) []applybench.Case {
 			}
 		}
 	}
-	const perFamily = 30
-	n := map[string]int{}
-	var out []applybench.Case
-	gits := 0
-	add := func(f fileDiff, family, old, text string, expected *string, k int) {
-		if n[family] >= perFamily || text == "" {
-			return
-		}
-		if res, err := strictApply(text, patch.MapFS{f.path: old}, f.path, false); err == nil && (expected == nil || string(res[0].Content) != *expected) {
-			// git apply (and strict mode) misapplies it: the default
-			// mode applies what they apply, so the case tests git's
-			// rules, not a tolerance.
-			gits++
-			return
-		}
-		n[family]++
-		out = append(out, applybench.Case{ID: fmt.Sprintf("%s/%s/%s#%d", family, f.id, f.path, k+1), Family: family,
-			Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
-	}
+	cs := newCaseSet(30)
 	for fi := range files {
-		classicFamilies(files, fi, add)
+		classicFamilies(files, fi, cs.add)
 	}
-	t.Logf("generated %d cases: %v; %d left out that git apply misapplies", len(out), n, gits)
-	return out
+	t.Logf("generated %d cases: %v; %d left out that git apply misapplies", len(cs.out), cs.n, cs.gits)
+	return cs.out
 }
 
 // addFunc records a case made from f: its family, the file content it is

@@ -1,14 +1,11 @@
 package repair_test
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"math/rand"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -42,54 +39,8 @@ func TestHeldOutCorpus(t *testing.T) {
 	if *heldoutOut != "" {
 		writeCases(t, *heldoutOut, cases, strings.HasSuffix(*heldoutOut, ".gz"))
 	}
-	res, err := applybench.Run(context.Background(), cases, []applybench.Tool{applybench.Patchbench()}, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type count struct{ n, recovered, refused, mustRefuse, mustRefused int }
-	fams := map[string]*count{}
-	for _, r := range res {
-		c := fams[r.Family]
-		if c == nil {
-			c = &count{}
-			fams[r.Family] = c
-		}
-		c.n++
-		if r.MustRefuse {
-			c.mustRefuse++
-		}
-		switch r.Outcome {
-		case applybench.Recovered:
-			c.recovered++
-		case applybench.Refused:
-			c.refused++
-			if r.MustRefuse {
-				c.mustRefused++
-			} else {
-				t.Logf("not recovered: %s", r.ID)
-			}
-		default:
-			t.Errorf("%s: %s", r.ID, r.Outcome)
-		}
-	}
-	var names []string
-	for f := range fams {
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	for _, f := range names {
-		c := fams[f]
-		if c.mustRefuse > 0 {
-			t.Logf("%-28s %3d cases: must refuse, %3d refused", f, c.n, c.mustRefused)
-		} else {
-			t.Logf("%-28s %3d cases: %3d recovered, %3d refused", f, c.n, c.recovered, c.refused)
-		}
-	}
-	s := applybench.Summarize(res, []applybench.Tool{applybench.Patchbench()}).Total["patchbench"]
-	t.Logf("total %d: recovered %d of %d, false applies %d, damaged %d, must-refuse refused %d of %d",
-		s.Cases, s.Recovered, s.Recoverable, s.FalseApplies, s.Damaged, s.MustRefuseRefused, s.MustRefuse)
-	if len(names) < 25 {
-		t.Errorf("%d families, want the 11 of fidelityCases and the held-out ones", len(names))
+	if n := scoreCorpus(t, cases); n < 25 {
+		t.Errorf("%d families, want the 11 of fidelityCases and the held-out ones", n)
 	}
 }
 
@@ -112,27 +63,13 @@ func heldoutCases(t *testing.T, rows []testdata.Triple) []applybench.Case {
 	}
 	rng := rand.New(rand.NewSource(1))
 	rng.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
-	n := map[string]int{}
-	gits := 0
-	var out []applybench.Case
-	add := func(f fileDiff, family, old, text string, expected *string, k int) {
-		if n[family] >= heldoutPerFamily || text == "" {
-			return
-		}
-		if res, err := strictApply(text, patch.MapFS{f.path: old}, f.path, false); err == nil && (expected == nil || string(res[0].Content) != *expected) {
-			gits++
-			return
-		}
-		n[family]++
-		out = append(out, applybench.Case{ID: fmt.Sprintf("%s/%s/%s#%d", family, f.id, f.path, k+1), Family: family,
-			Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
-	}
+	cs := newCaseSet(heldoutPerFamily)
 	for fi := range files {
-		classicFamilies(files, fi, add)
-		heldoutFamilies(files[fi], add)
+		classicFamilies(files, fi, cs.add)
+		heldoutFamilies(files[fi], cs.add)
 	}
-	t.Logf("generated %d held-out cases; %d left out that git apply misapplies", len(out), gits)
-	return out
+	t.Logf("generated %d held-out cases; %d left out that git apply misapplies", len(cs.out), cs.gits)
+	return cs.out
 }
 
 // heldoutFamilies makes the held-out families from one commit's file. A
