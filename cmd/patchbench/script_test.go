@@ -155,21 +155,28 @@ func cmdFakeHub(ts *testscript.TestScript, neg bool, args []string) {
 // cmdLLMRequests: llmrequests NAME N checks that the fake server NAME has
 // had N requests.
 func cmdLLMRequests(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 2 {
-		ts.Fatalf("usage: llmrequests NAME N")
-	}
-	v, ok := fakeServers.Load(fakeKey{ts, args[0]})
-	if !ok {
-		ts.Fatalf("llmrequests: no fake server %s", args[0])
-	}
-	want, err := strconv.Atoi(args[1])
-	if err != nil {
-		ts.Fatalf("llmrequests: %v", err)
-	}
-	got := v.(*llmtest.Server).Requests()
+	srv, want := serverAndCount(ts, "llmrequests", args)
+	got := srv.Requests()
 	if (got == want) == neg {
 		ts.Fatalf("fake server %s has had %d requests; want %s%d", args[0], got, map[bool]string{true: "not ", false: ""}[neg], want)
 	}
+}
+
+// serverAndCount reads the arguments NAME N of command cmd: the script's
+// fake model server NAME and the count N.
+func serverAndCount(ts *testscript.TestScript, cmd string, args []string) (*llmtest.Server, int) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: %s NAME N", cmd)
+	}
+	v, ok := fakeServers.Load(fakeKey{ts, args[0]})
+	if !ok {
+		ts.Fatalf("%s: no fake server %s", cmd, args[0])
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("%s: %v", cmd, err)
+	}
+	return v.(*llmtest.Server), n
 }
 
 // timingFields are the fields of results rows and reports that hold times
@@ -254,18 +261,10 @@ func dropTiming(v any) any {
 // known point of a run, whatever the machine's load, rather than after a
 // fixed time.
 func cmdWaitRequests(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
+	if neg {
 		ts.Fatalf("usage: waitrequests NAME N")
 	}
-	v, ok := fakeServers.Load(fakeKey{ts, args[0]})
-	if !ok {
-		ts.Fatalf("waitrequests: no fake server %s", args[0])
-	}
-	want, err := strconv.Atoi(args[1])
-	if err != nil {
-		ts.Fatalf("waitrequests: %v", err)
-	}
-	srv := v.(*llmtest.Server)
+	srv, want := serverAndCount(ts, "waitrequests", args)
 	for deadline := time.Now().Add(2 * time.Minute); srv.Requests() < want; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			ts.Fatalf("waitrequests: fake server %s has had %d requests after two minutes; want %d", args[0], srv.Requests(), want)

@@ -58,34 +58,35 @@ type Stdio struct {
 // OSStdio is the process's standard input, output and error.
 func OSStdio() Stdio { return Stdio{os.Stdin, os.Stdout, os.Stderr} }
 
+// engine are the patch engine's commands by name, in help order.
+var engine = []struct {
+	name string
+	make func(Stdio) *cmdline.Command
+}{
+	{"apply", newApplyCommand},
+	{"diff", newDiffCommand},
+	{"convert", newConvertCommand},
+	{"applybench", newApplybenchCommand},
+	{"repair", newRepairCommand},
+	{"report", newReportCommand},
+}
+
 // Engine returns the patch engine's commands, which both binaries run.
 func Engine(sio Stdio) []*cmdline.Command {
-	return []*cmdline.Command{
-		newApplyCommand(sio),
-		newDiffCommand(sio),
-		newConvertCommand(sio),
-		newApplybenchCommand(sio),
-		newRepairCommand(sio),
-		newReportCommand(sio),
+	cmds := make([]*cmdline.Command, len(engine))
+	for i, e := range engine {
+		cmds[i] = e.make(sio)
 	}
+	return cmds
 }
 
 // engineCommand makes the engine command called name alone (an agent
 // runs one of them once per edit), or returns nil.
 func engineCommand(name string, sio Stdio) *cmdline.Command {
-	switch name {
-	case "apply":
-		return newApplyCommand(sio)
-	case "diff":
-		return newDiffCommand(sio)
-	case "convert":
-		return newConvertCommand(sio)
-	case "applybench":
-		return newApplybenchCommand(sio)
-	case "repair":
-		return newRepairCommand(sio)
-	case "report":
-		return newReportCommand(sio)
+	for _, e := range engine {
+		if e.name == name {
+			return e.make(sio)
+		}
 	}
 	return nil
 }

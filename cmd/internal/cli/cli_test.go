@@ -47,3 +47,13 @@ func TestRepairStripHelp(t *testing.T) {
 		t.Errorf("repair --help: %q, want one default, decided per file", line)
 	}
 }
+
+// TestEngineNames: each engine command is found under the name its help
+// gives it.
+func TestEngineNames(t *testing.T) {
+	for _, c := range Engine(OSStdio()) {
+		if got := engineCommand(c.Name(), OSStdio()); got == nil || got.Use != c.Use {
+			t.Errorf("engineCommand(%q) = %v", c.Name(), got)
+		}
+	}
+}
