@@ -85,8 +85,11 @@ func Key(req llm.Request) string { return KeyAt(req, "") }
 
 // KeyAt returns the cache key of req sent to endpoint (as llm.Endpoint
 // gives it; "" for the provider's own).
-func KeyAt(req llm.Request, endpoint string) string {
-	sum := sha256.Sum256(canonical(req, endpoint))
+func KeyAt(req llm.Request, endpoint string) string { return keyOf(canonical(req, endpoint)) }
+
+// keyOf is the key of a canonical request document.
+func keyOf(doc []byte) string {
+	sum := sha256.Sum256(doc)
 	return hex.EncodeToString(sum[:])
 }
 
@@ -272,13 +275,12 @@ func (s *Store) Get(ctx context.Context, key string) (resp llm.Response, ok bool
 
 // Put stores resp as the answer to req under Key(req).
 func (s *Store) Put(ctx context.Context, req llm.Request, resp llm.Response) error {
-	return s.put(ctx, req, "", resp)
+	doc := canonical(req, "")
+	return s.put(ctx, keyOf(doc), doc, req, resp)
 }
 
-func (s *Store) put(ctx context.Context, req llm.Request, endpoint string, resp llm.Response) error {
-	doc := canonical(req, endpoint)
-	sum := sha256.Sum256(doc)
-	key := hex.EncodeToString(sum[:])
+// put stores resp under key, the key of doc, req's canonical document.
+func (s *Store) put(ctx context.Context, key string, doc []byte, req llm.Request, resp llm.Response) error {
 	var calls []byte
 	if len(resp.ToolCalls) > 0 {
 		var err error
@@ -320,7 +322,8 @@ func WrapAt(c llm.Client, s *Store, endpoint string) llm.Client {
 			return c.Complete(ctx, req)
 		}
 		start := time.Now()
-		key := KeyAt(req, endpoint)
+		doc := canonical(req, endpoint)
+		key := keyOf(doc)
 		resp, ok, err := s.Get(ctx, key)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -340,7 +343,7 @@ func WrapAt(c llm.Client, s *Store, endpoint string) llm.Client {
 			return resp, err
 		}
 		// The answer is paid for: store it even if ctx ends now.
-		if err := s.put(context.WithoutCancel(ctx), req, endpoint, resp); err != nil {
+		if err := s.put(context.WithoutCancel(ctx), key, doc, req, resp); err != nil {
 			s.noteErr(&s.writeErrors, err)
 		}
 		return resp, nil
