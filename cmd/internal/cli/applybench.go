@@ -45,13 +45,11 @@ and writes every row and score as JSON.`,
 	f.String(&o.json, "json", 0, "applybench.json", "write rows and scores to `FILE` (- for none)")
 	f.Int(&o.workers, "workers", 0, runtime.NumCPU(), "cases run at once")
 	f.Require("cases")
+	f.AtLeast("workers", 1)
 	return cmd
 }
 
 func runApplybench(ctx context.Context, o applybenchOptions, sio Stdio) error {
-	if o.workers < 0 {
-		return Usage(fmt.Errorf("applybench: --workers %d: want at least 1", o.workers))
-	}
 	cases, err := applybench.LoadCases(o.cases)
 	if err != nil {
 		return Usage(err)
