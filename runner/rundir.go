@@ -64,14 +64,31 @@ type Dir struct {
 	Path    string
 	Created bool
 	lock    *flock.Lock
+	// lockMade is set when OpenDir made the lock file.
+	lockMade bool
 }
 
-// Release drops the lock. Later calls do nothing.
+// Release drops the lock. A run refused after OpenDir (an input found
+// bad, a model that cannot be opened) writes nothing, and then Release
+// takes back what OpenDir made, the lock file and the directory, while it
+// still holds the lock: a refusal changes nothing. Later calls do nothing.
 func (d *Dir) Release() {
-	if d != nil && d.lock != nil {
-		d.lock.Release()
-		d.lock = nil
+	if d == nil || d.lock == nil {
+		return
 	}
+	if d.lockMade && holdsOnlyLock(d.Path) {
+		if os.Remove(filepath.Join(d.Path, LockFile)) == nil && d.Created {
+			os.Remove(d.Path)
+		}
+	}
+	d.lock.Release()
+	d.lock = nil
+}
+
+// holdsOnlyLock reports whether dir holds nothing but its lock file.
+func holdsOnlyLock(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	return err == nil && len(ents) == 1 && ents[0].Name() == LockFile
 }
 
 // OpenDir makes dir ready to hold a run for this process, creating it
@@ -86,9 +103,10 @@ func OpenDir(dir string, o DirOptions) (*Dir, error) {
 	if dir == "" {
 		return nil, dirErrorf("no directory given")
 	}
-	created := false
+	created, lockMade := false, true
 	var l *flock.Lock
 	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err == nil {
+		lockMade = false
 		// Another holder is the first thing to tell, whatever the
 		// directory holds while it writes.
 		if l, err = lockDir(dir); err != nil {
@@ -119,7 +137,7 @@ func OpenDir(dir string, o DirOptions) (*Dir, error) {
 		}
 		return nil, err
 	}
-	return &Dir{Path: dir, Created: created, lock: l}, nil
+	return &Dir{Path: dir, Created: created, lock: l, lockMade: lockMade}, nil
 }
 
 // CheckDir is the check of OpenDir without creating or locking anything:
@@ -232,12 +250,19 @@ func listNames(names []string) string {
 // lockDir takes the exclusive lock of dir without waiting; a held lock is
 // refused naming its holder.
 func lockDir(dir string) (*flock.Lock, error) {
-	l, err := flock.TryAcquire(filepath.Join(dir, LockFile))
+	p := filepath.Join(dir, LockFile)
+	l, err := flock.TryAcquire(p)
 	if errors.Is(err, flock.ErrBusy) {
 		return nil, busyError(dir, outHint)
 	}
 	if err != nil {
 		return nil, dirErrorf("%w", err)
+	}
+	// A refused run removes the lock file it made while holding it (see
+	// Dir.Release): a lock taken on the file it removed is no lock.
+	if !l.Is(p) {
+		l.Release()
+		return nil, busyError(dir, outHint)
 	}
 	return l, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,13 +123,22 @@ func TestOpenDirTakes(t *testing.T) {
 		t.Fatalf("OpenDir of a missing directory: %v, created %v", err, d != nil && d.Created)
 	}
 	d.Release()
-	// Empty, and again once released (the lock file alone is empty).
+	// Released with nothing written (a refused run): what OpenDir made is
+	// taken back.
+	if _, err := os.Lstat(filepath.Join(dir, "new", "run")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a run directory released unused is left: %v", err)
+	}
+	os.MkdirAll(filepath.Join(dir, "new", "run"), 0o755)
+	// Empty, and again once released: the lock file it made is removed.
 	for range 2 {
 		d, err = OpenDir(filepath.Join(dir, "new", "run"), DirOptions{ResultsFile: "results.jsonl", New: true})
 		if err != nil || d.Created {
 			t.Fatalf("OpenDir of an empty directory: %v", err)
 		}
 		d.Release()
+		if ents, err := os.ReadDir(filepath.Join(dir, "new", "run")); err != nil || len(ents) != 0 {
+			t.Fatalf("an empty directory released unused holds %v (%v)", ents, err)
+		}
 	}
 	// A run with rows, resumed or forced.
 	os.WriteFile(filepath.Join(dir, "new", "run", "results.jsonl"), []byte(`{"key":"a"}`+"\n"), 0o644)

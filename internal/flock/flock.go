@@ -77,5 +77,16 @@ func (l *Lock) Rewrite(b []byte) error {
 	return err
 }
 
+// Is reports whether the locked file is still the file at path (it was not
+// removed or replaced since it was opened).
+func (l *Lock) Is(path string) bool {
+	a, err := l.f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
 // Release drops the lock.
 func (l *Lock) Release() { l.f.Close() }

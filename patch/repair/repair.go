@@ -164,6 +164,9 @@ func (r *Result) Canonical() *patch.Patch {
 var (
 	ErrRefused = errors.New("refused")
 	ErrNoEdit  = errors.New("no edit found")
+	// ErrStrip is a fixed Options.Strip that the patch's file names do
+	// not have as many leading components for.
+	ErrStrip = errors.New("bad --strip")
 )
 
 // Error explains a refusal.
@@ -171,7 +174,7 @@ type Error struct {
 	File   string
 	Hunk   int // 1-based, 0 when the whole file is concerned
 	Reason string
-	Err    error // ErrRefused or ErrNoEdit
+	Err    error // ErrRefused, ErrNoEdit or ErrStrip
 }
 
 func (e *Error) Error() string {
@@ -492,6 +495,11 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 			}
 			p, perr := strip(n, s)
 			if perr != nil {
+				if opts.FixedStrip {
+					// The -p the user gave does not fit the patch: an
+					// input error, as in strict mode, not a refusal.
+					return "", "", nil, fmt.Errorf("%w: cannot strip %d leading components from %q", ErrStrip, s, n)
+				}
 				ok = false
 				break
 			}
@@ -614,6 +622,9 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	oldPath, newPath, repairs, err := resolvePath(lf, opts, ov)
 	if err != nil {
 		fr.Path, fr.Reason = lf.newName, err.Error()
+		if errors.Is(err, ErrStrip) {
+			return fr, res, &Error{File: lf.newName, Reason: strings.TrimPrefix(err.Error(), ErrStrip.Error()+": "), Err: ErrStrip}
+		}
 		return fr, res, &Error{File: lf.newName, Reason: err.Error(), Err: ErrRefused}
 	}
 	fr.Repairs = repairs

@@ -59,7 +59,8 @@ through a symbolic link or are one are refused: links are never followed,
 edited or created.
 
 Exit status: 0 applied or already applied; 1 refused (nothing written);
-2 usage or input error (including text that holds no edit).`,
+2 usage or input error (including text that holds no edit, and a --strip
+larger than the file names have leading components for).`,
 		Args: cmdline.ExactArgs(1, "PATCH or -"),
 		Run: func(ctx context.Context, args []string) error {
 			o.stripSet = cmd.Flags.Changed("strip")
@@ -304,7 +305,7 @@ func tolerant(o applyOptions, root *patch.Root, name string, sio Stdio, rep *app
 	}
 	if err != nil {
 		rep.Status = res.Status
-		if errors.Is(err, repair.ErrNoEdit) {
+		if errors.Is(err, repair.ErrNoEdit) || errors.Is(err, repair.ErrStrip) {
 			return nil, Usage(fmt.Errorf("%s: %w", name, err))
 		}
 		return nil, Failed(err)

@@ -54,6 +54,10 @@ func runApplybench(ctx context.Context, o applybenchOptions, sio Stdio) error {
 	if err != nil {
 		return Usage(err)
 	}
+	if len(cases) == 0 {
+		// An empty corpus scores nothing: an input error, not a 0% table.
+		return Usage(fmt.Errorf("applybench: --cases %s holds no case", o.cases))
+	}
 	tools := []applybench.Tool{applybench.Patchbench()}
 	peers := applybench.Peers()
 	if o.compare != "" && o.compare != "none" {

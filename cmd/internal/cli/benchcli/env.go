@@ -125,9 +125,12 @@ func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio cli.S
 	if o.sandbox == "docker" {
 		return cli.Usage(errors.New("env build: --sandbox docker is not supported (the tree is a bind-mounted directory of the store)"))
 	}
-	s, err := g.open(true)
-	if err != nil {
-		return err
+	// Every input is checked before the store is made: a refusal makes
+	// nothing.
+	for _, kv := range o.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return cli.Usage(fmt.Errorf("env build: --env %q: want KEY=VALUE", kv))
+		}
 	}
 	r, err := repo.Open(ctx, o.repo)
 	if err != nil {
@@ -144,6 +147,10 @@ func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio cli.S
 	o.Runner, err = swe.NewSandbox(ctx, o.sandbox, "")
 	if err != nil {
 		return cli.Usage(err)
+	}
+	s, err := g.open(true)
+	if err != nil {
+		return err
 	}
 	o.Setup = o.setup
 	o.Progress = func(res envstore.BuildResult) {

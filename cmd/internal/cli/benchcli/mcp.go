@@ -36,6 +36,7 @@ type mcpOptions struct {
 	tokenFile      string
 	callTimeout    time.Duration
 	sessionTimeout time.Duration
+	maxSessions    int
 }
 
 func newMCPCommand(sio cli.Stdio) *cobra.Command {
@@ -51,7 +52,8 @@ then every request needs the bearer token of --token-file, or, without
 that flag, one generated at start and printed on standard error. Over
 HTTP, requests from a browser page of another origin and requests to
 loopback naming another host (DNS rebinding) are refused; idle sessions
-end after --session-timeout. See docs/mcp.md.
+end after --session-timeout, and past --max-sessions a new session closes
+the one idle the longest (its id is then answered 404). See docs/mcp.md.
 
 Tools: apply_patch (tolerant by default, strict and dry_run options; the
 answer is the per-hunk report of apply --json), repair, diff, convert, and
@@ -76,6 +78,7 @@ Register with an MCP client:
 	f.StringVar(&o.tokenFile, "token-file", "", "with --http, require the bearer token in `FILE` (its first line) on every request")
 	f.DurationVar(&o.callTimeout, "call-timeout", 2*time.Minute, "give up a tool call after `DURATION`")
 	f.DurationVar(&o.sessionTimeout, "session-timeout", 30*time.Minute, "with --http, end a session idle for `DURATION` (0: never)")
+	f.IntVar(&o.maxSessions, "max-sessions", 256, "with --http, keep at most `N` sessions: a new one closes the one idle the longest")
 	f.StringVar(&o.lsp, "lsp-tools", loc.LSPAuto, "serve a language server's definition and references tools: true, false or auto (when the server for DIR's language, gopls or pyright-langserver, is on PATH)")
 	return cmd
 }
@@ -92,6 +95,9 @@ func runMCP(ctx context.Context, o mcpOptions, sio cli.Stdio) error {
 	case loc.LSPOn, loc.LSPOff, loc.LSPAuto:
 	default:
 		return cli.Usage(fmt.Errorf("--lsp-tools %q: want true, false or auto", o.lsp))
+	}
+	if o.maxSessions < 1 {
+		return cli.Usage(fmt.Errorf("--max-sessions %d: want at least 1", o.maxSessions))
 	}
 	if o.callTimeout <= 0 {
 		return cli.Usage(fmt.Errorf("--call-timeout %s: want a positive duration", o.callTimeout))
@@ -122,9 +128,8 @@ func runMCP(ctx context.Context, o mcpOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(fmt.Errorf("mcp: %w", err))
 	}
-	h := http.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{SessionTimeout: o.sessionTimeout}))
-	h = idChecked(h)
+	h := idChecked(newSessionCap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{SessionTimeout: o.sessionTimeout}), srv, o.maxSessions))
 	if token != "" {
 		h = bearer(token, h)
 	}

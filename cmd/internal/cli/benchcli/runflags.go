@@ -197,13 +197,24 @@ func (m *modelFlags) options(cmd, out string) (runner.ModelOptions, sampling, er
 
 func (m *modelFlags) given(name string) bool { return m.flags != nil && m.flags.Changed(name) }
 
-// checkModelName refuses model names New would refuse, before any work.
+// checkModelName refuses model names New would refuse, and replay files
+// that cannot be opened, before any work.
 func checkModelName(model string) error {
 	provider, name := llm.SplitModel(model)
 	switch provider {
 	case llm.ProviderOpenAI, llm.ProviderAnthropic, llm.ProviderReplay:
 		if name == "" {
 			return fmt.Errorf("--model %q names no model (want %s/NAME)", model, provider)
+		}
+		if provider == llm.ProviderReplay {
+			// Opened now, before the run directory is made: a missing
+			// replay file is an input error that changes nothing. (Its
+			// rows are read by the benchmark's own replay reader.)
+			f, err := os.Open(name)
+			if err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+			f.Close()
 		}
 	case llm.ProviderReference:
 		if name != "" {
