@@ -242,6 +242,18 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		// nothing says which is meant.
 		return Placement{}, 0, &HunkError{Err: fmt.Errorf("%w: a hunk with no context (git diff -U0) inserts at line %d, where git apply (without --unidiff-zero) would append it at the end of the file, line %d; nothing in the hunk says which is meant", ErrContextMismatch, h.NewStart, pos+1)}
 	}
+	if img.git && h.HasPos && noContext && len(old) > 0 {
+		// The same for a removal: git apply removes the lines where they
+		// end the file ("-4 +3,0" deleting a "}" deletes the file's last
+		// "}"); its line numbers say where they are.
+		want := h.NewStart - 1
+		if h.NewLines == 0 {
+			want = h.NewStart // "+N,0": after new line N
+		}
+		if pos != want {
+			return Placement{}, 0, &HunkError{Err: fmt.Errorf("%w: a hunk with no context (git diff -U0) removes lines at line %d, where git apply (without --unidiff-zero) would remove them at line %d, where they end the file; nothing in the hunk says which is meant", ErrContextMismatch, want+1, pos+1)}
+		}
+	}
 
 	// The final-newline state after the splice.
 	eol := img.eol
@@ -529,7 +541,14 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		if fp.Op == Modify && fp.OldPath != fp.NewPath {
 			// A traditional diff with two names ("--- a/x.orig" / "+++ b/x"):
 			// one file is patched in place.
-			name := TraditionalTarget(fp.OldPath, fp.NewPath, func(n string) bool {
+			// The patch's own order of names decides, in both
+			// directions (GNU patch's rule): a reverse patches the file
+			// the forward apply patched.
+			o, n := fp.OldPath, fp.NewPath
+			if ov.opts.Reverse {
+				o, n = n, o
+			}
+			name := TraditionalTarget(o, n, func(n string) bool {
 				_, ok, _ := ov.read(n)
 				return ok
 			})

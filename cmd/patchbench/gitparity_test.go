@@ -44,6 +44,10 @@ var gitParityCases = []gitParityCase{
 		differs: "inserts at line 4, where git apply", defaultOK: true},
 	{name: "U0-delete-middle", setup: `seq 1 10 > f`, change: `seq 1 10 | sed '/^3$/d' > f`, diff: "git diff --cached -U0",
 		differsR: "inserts at line 3, where git apply", defaultOK: true},
+	// git apply removes a context-free "}" where a "}" ends the file,
+	// whatever line its header names (issue 33: the file's last line).
+	{name: "U0-delete-brace", setup: `printf 'func a() {\n\tx()\n\t}\n}\n\nfunc b() {\n\ty()\n}\n' > f`, change: `sed -i 4d f`, diff: "git diff --cached -U0",
+		differs: "removes lines at line 4, where git apply", differsR: "inserts at line 4, where git apply", defaultOK: true},
 	{name: "noeol-old", setup: `printf 'a\nb\nc' > f`, change: `printf 'a\nb\nc\n' > f`},
 	{name: "noeol-new", setup: `printf 'a\nb\nc\n' > f`, change: `printf 'a\nb\nc' > f`},
 	{name: "noeol-both", setup: `printf 'a\nb\nc' > f`, change: `printf 'a\nb\nC' > f`},

@@ -27,6 +27,8 @@ type placed struct {
 func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []HunkReport, error) {
 	reports := make([]HunkReport, len(hunks))
 	ps := make([]*placed, 0, len(hunks))
+	// Each hunk is judged at its own place first (apply once).
+	own, ownAt := ownPlaces(t, hunks)
 	var firstErr error
 	refuse := func(i int, reason string, kind error) {
 		reports[i].Status, reports[i].Reason = StatusRefused, reason
@@ -37,7 +39,24 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 	for i, h := range hunks {
 		reports[i] = HunkReport{Hunk: i + 1, Repairs: dedupe(h.diags)}
 		pl := &placed{idx: i, h: h, es: entries(h)}
+		switch {
+		case own[i] == ownNew:
+			reports[i].Status, reports[i].Line = StatusAlreadyApplied, ownAt[i]+1
+			continue
+		case own[i] == ownBoth:
+			refuse(i, ownBothReason(ownAt[i]), ErrRefused)
+			continue
+		case own[i] != ownOld && noContext(h):
+			refuse(i, fmt.Sprintf("the hunk has no context and the lines it removes are not at its line %d: placed only by its line number", ownAt[i]+1), ErrRefused)
+			continue
+		}
 		err := locate(t, pl)
+		if err == "" && own[i] == ownOld && len(pl.cands) > 1 && pl.p.tier == TierExact {
+			// Its old side is at its own place: there, as git applies it.
+			if keep := startingAt(pl.cands, ownAt[i]); len(keep) == 1 {
+				pl.cands, pl.p = keep, keep[0]
+			}
+		}
 		// Readings tried only when the hunk as written fits nowhere: prose
 		// after a bare diff (read as context lines without their space), and
 		// line-number prefixes copied from a numbered view of the file.
@@ -121,8 +140,16 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		}
 		out = patch.AppendLines(out, spliced, true)
 		cursor = pl.p.end
+		endEOL := eol
 		if pl.p.end == len(t.lines) && pl.h.markers {
 			eol = !pl.h.newNoEOL
+		}
+		if slices.Equal(spliced, t.lines[pl.p.start:pl.p.end]) && (pl.p.end < len(t.lines) || eol == endEOL) {
+			// Placed there, the hunk changes nothing: its new side is
+			// there already (a change of whitespace its old side was
+			// found loosely across, say). Never "applied" for that.
+			r.Status, r.Line = StatusAlreadyApplied, pl.p.start+1
+			continue
 		}
 		r.Status = StatusApplied
 		r.Tier = pl.p.tier
@@ -339,6 +366,9 @@ func locate(t *text, pl *placed) string {
 				if lv == levelSpace && !anySignificant(es) {
 					return "the hunk's context is only blank lines and punctuation, which match the file only loosely"
 				}
+				if lv == levelSpace && echoes(pl.h) {
+					return "ambiguous: the lines the hunk adds repeat the lines next to them (blank lines, braces), and its context fits the file only with its whitespace changed"
+				}
 				pl.cands = cs
 				pl.p = cs[0]
 				return ""
@@ -350,8 +380,19 @@ func locate(t *text, pl *placed) string {
 		pl.already, pl.alreadyAt = true, at
 		return ""
 	}
+	at, elsewhere, newThere := newSideElsewhere(t, pl.h)
+	if newThere && elsewhere == "" {
+		pl.already, pl.alreadyAt = true, at
+		return ""
+	}
 	if missingRemoved(t, es) {
 		return "a line the hunk removes is not in the file"
+	}
+	if newThere {
+		return elsewhere
+	}
+	if echoes(pl.h) {
+		return "ambiguous: the lines the hunk adds repeat the lines next to them (blank lines, braces), and its context does not fit the file exactly: they may stand on either side of their twin"
 	}
 	budget := max(1, len(es)/6)
 	// Fuzzy matching keeps indentation first; ignoring it, a place counts

@@ -623,8 +623,14 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 			lf.op = patch.Rename
 			fr.Op = lf.op.String()
 		} else {
-			// A traditional diff with two names patches one file in place.
-			oldPath = patch.TraditionalTarget(oldPath, newPath, ov.exists)
+			// A traditional diff with two names patches one file in place,
+			// chosen by the names in the patch's order in both directions
+			// (GNU patch's rule), so a reverse undoes the forward apply.
+			if opts.Reverse {
+				oldPath = patch.TraditionalTarget(newPath, oldPath, ov.exists)
+			} else {
+				oldPath = patch.TraditionalTarget(oldPath, newPath, ov.exists)
+			}
 			newPath = oldPath
 		}
 	}

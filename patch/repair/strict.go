@@ -49,6 +49,11 @@ func applyStrict(text string, opts Options, res *Result) bool {
 			}
 		}
 	}
+	if !strictOnce(p, opts.FS, opts.Reverse) {
+		// A hunk applied already at its own place, which git would apply
+		// again where its context repeats: the pipeline judges it.
+		return false
+	}
 	rec := &recordFS{fsys: opts.FS}
 	results, err := patch.Apply(p, rec, patch.ApplyOptions{Reverse: opts.Reverse, Git: true})
 	if err != nil {
