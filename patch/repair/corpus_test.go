@@ -115,6 +115,18 @@ func (cs *caseSet) add(f fileDiff, family, old, text string, expected *string, k
 		Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
 }
 
+// addAny adds a case even where git apply would apply it with another
+// result (a patch applied twice, which git applies again where its
+// context repeats).
+func (cs *caseSet) addAny(f fileDiff, family, old, text string, expected *string, k int) {
+	if cs.n[family] >= cs.per || text == "" {
+		return
+	}
+	cs.n[family]++
+	cs.out = append(cs.out, applybench.Case{ID: fmt.Sprintf("%s/%s/%s#%d", family, f.id, f.path, k+1), Family: family,
+		Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
+}
+
 // fileDiff is one modified file of a real commit: git's section for it and
 // both contents.
 type fileDiff struct {
