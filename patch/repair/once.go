@@ -28,9 +28,6 @@ const (
 // file its header describes, shifted by off lines; a hunk with no old lines
 // inserts before that line.
 func ownStart(h *looseHunk, off int) int {
-	if h.oldStart == 0 && !hasOld(h) {
-		return off
-	}
 	if !hasOld(h) {
 		// "-N,0" inserts after line N.
 		return h.oldStart + off
@@ -158,10 +155,11 @@ func delta(h *looseHunk) int {
 // GNU patch decides for a whole file by the first hunk that does not fit:
 // when one reading (every hunk applied, or none) fits every hunk, one
 // hunk says it alone and the other reading fits not, that reading
-// stands. Otherwise nothing tells: such a hunk applied once holds both sides at its place exactly
-// as the reverse of it, not yet applied, does (the same file, the same
-// lines, the sides swapped), so one reading would apply it twice or the
-// other refuse a reverse, and it stays ownBoth, refused.
+// stands. Otherwise the longer side decides (see below); such a hunk
+// applied once holds both sides at its place exactly as its reverse, not
+// yet applied, does (the same file, the same lines, the sides swapped),
+// so nothing but likelihood tells. A hunk without context that only adds
+// stays ownBoth, refused.
 func ownPlaces(t *text, hunks []*looseHunk) ([]ownState, []int) {
 	// The offset after a hunk with both sides at its place depends on
 	// which it is: one pass reads every such hunk as not applied, one as

@@ -366,9 +366,6 @@ func locate(t *text, pl *placed) string {
 				if lv == levelSpace && !anySignificant(es) {
 					return "the hunk's context is only blank lines and punctuation, which match the file only loosely"
 				}
-				if lv == levelSpace && echoes(pl.h) {
-					return "ambiguous: the lines the hunk adds repeat the lines next to them (blank lines, braces), and its context fits the file only with its whitespace changed"
-				}
 				pl.cands = cs
 				pl.p = cs[0]
 				return ""
