@@ -75,7 +75,7 @@ var manyHunkCounts = []int{1000, 20000, 100000}
 // counts applies.
 func BenchmarkApplyManyHunks(b *testing.B) {
 	for _, n := range manyHunkCounts {
-				b.Run(fmt.Sprintf("hunks=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("hunks=%d", n), func(b *testing.B) {
 			old, new, diff := testdata.ManyHunks(n)
 			b.ResetTimer()
 			cpu0 := testdata.CPUTime()
