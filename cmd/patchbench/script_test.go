@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scripts under testdata/script: exit codes,
 // output, and files left untouched on failure.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Condition: scriptCondition, Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"fakellm":      cmdFakeLLM,
 		"llmrequests":  cmdLLMRequests,
 		"fakehub":      cmdFakeHub,
@@ -41,6 +42,14 @@ func TestScripts(t *testing.T) {
 		"cmpruns":      cmdCmpRuns,
 		"waitrequests": cmdWaitRequests,
 	}})
+}
+
+// scriptCondition knows [pytest]: /usr/bin/python3 imports pytest.
+func scriptCondition(cond string) (bool, error) {
+	if cond == "pytest" {
+		return exec.Command("/usr/bin/python3", "-c", "import pytest").Run() == nil, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // cmdExitCode: exitcode N COMMAND ARGS... runs COMMAND as exec does and

@@ -448,7 +448,7 @@ func copyReport(dir, path string) error {
 }
 
 // secondsValue is a duration flag that also takes a number of seconds,
-// as relace-mcp's --timeout does.
+// as relace-mcp's and the official SWE-bench harness's --timeout do.
 type secondsValue struct{ d *time.Duration }
 
 func (v secondsValue) String() string {
