@@ -27,7 +27,8 @@ type RunOptions struct {
 	Cases   []Case
 	Dataset string // for the report
 	// Repos is the --repos directory; CloneFrom where missing repositories
-	// are cloned from (default GitHub).
+	// are cloned from (empty: none is cloned, a missing one fails its
+	// cases).
 	Repos, CloneFrom string
 	// Out is the run directory: results.jsonl, report.json, report.md.
 	Out  string
@@ -165,7 +166,7 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		}
 	}
 	store := repo.NewStore(o.Repos)
-	store.BaseURL = o.CloneFrom
+	store.BaseURL, store.NoClone = o.CloneFrom, o.CloneFrom == ""
 	defer store.Close()
 	model := o.Model
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {

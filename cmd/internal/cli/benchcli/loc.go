@@ -302,8 +302,14 @@ identifiers resolved to the files defining them; words naming files; test
 files last unless the title is about tests (--signals turns each on or off;
 see docs/loc.md). The index of a repository commit is built once and cached
 in --index-cache; indexes past 128 MB in memory are dropped and read again.
--o/--output PREFIX, --search-mode, -q, -v and --timeout SECONDS are
-relace-mcp's spellings. --model reference answers
+Scores: relace-mcp's metrics as relace-mcp defines them (file_recall,
+line_precision_matched, function_hit_rate: a function hit when an answer
+overlaps its definition; quality_score) and LocAgent's Acc@k; report.json
+holds relace-mcp's avg_ fields. --dataset may be in relace-mcp's schema
+(hard_gt). -o/--output PREFIX, --search-mode, -q, -v, --timeout SECONDS,
+--fail-fast N (failures in a row) and SEARCH_MAX_TURNS, SEARCH_TEMPERATURE,
+SEARCH_PROMPT_FILE (environment or .env; flags win) are relace-mcp's.
+The mode is agentic when --model is given, else indexed. --model reference answers
 with the ground truth (a pipeline check); --model replay/FILE scores recorded
 answers (LocAgent's loc_outputs.jsonl, or {"id", "files": {path: [[s, e]]}}).
 
