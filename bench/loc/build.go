@@ -20,6 +20,18 @@ import (
 type Problem struct {
 	ID  string `json:"id"`
 	Err string `json:"error"`
+	// Rows is how many rows the problem leaves out when more than one (a
+	// repository missing for several rows).
+	Rows int `json:"rows,omitempty"`
+}
+
+// RowsOf counts the rows problems leave out.
+func RowsOf(problems []Problem) int {
+	n := 0
+	for _, p := range problems {
+		n += max(1, p.Rows)
+	}
+	return n
 }
 
 func (p Problem) String() string { return p.ID + ": " + p.Err }
@@ -96,7 +108,7 @@ func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Ca
 			msg = fmt.Sprintf("repository not in --repos %s: clone it to %s, or give --clone-from URL to clone missing repositories from URL/%s (https://github.com for GitHub)",
 				store.Dir, filepath.Join(store.Dir, name), name)
 		}
-		problems = append(problems, Problem{ID: name, Err: fmt.Sprintf("%s; %d rows left out: %s", msg, len(g.ids), idList(g.ids))})
+		problems = append(problems, Problem{ID: name, Err: fmt.Sprintf("%s; %d rows left out: %s", msg, len(g.ids), idList(g.ids)), Rows: len(g.ids)})
 	}
 	return cases, problems, nil
 }

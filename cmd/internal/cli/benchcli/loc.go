@@ -146,7 +146,12 @@ func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
 		if err != nil {
 			return cli.Usage(err)
 		}
-		rows = len(cases) + len(problems)
+		rows = len(cases) + loc.RowsOf(problems)
+		if len(cases) == 0 && len(problems) > 0 {
+			// Nothing to write: a refusal leaves no file.
+			fmt.Fprintf(sio.Err, "%s: no case made of %d rows; nothing written to %s\n", cli.ProgramName, rows, o.out)
+			return buildProblems(sio, problems, rows)
+		}
 	} else {
 		if o.commits == "" {
 			return cli.Usage(errors.New("loc build: --repo needs --commits"))
@@ -185,7 +190,16 @@ func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
 	}
 	fmt.Fprintf(sio.Err, "%s: %d cases written to %s%s (%d rows or commits, %d skipped by the filters, %d with problems)\n",
 		cli.ProgramName, written, o.out, schema, rows, skipped, len(problems))
-	return reportProblems(sio, "loc build", problems, rows)
+	return buildProblems(sio, problems, rows)
+}
+
+// buildProblems prints loc build's problems and returns the exit error:
+// a problem may leave out several rows (a missing repository).
+func buildProblems(sio cli.Stdio, problems []loc.Problem, rows int) error {
+	if err := reportProblems(sio, "loc build", problems, rows); err != nil {
+		return cli.Failed(fmt.Errorf("loc build: %d problems leave out %d of %d rows", len(problems), loc.RowsOf(problems), rows))
+	}
+	return nil
 }
 
 type locValidateOptions struct {
