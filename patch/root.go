@@ -158,18 +158,29 @@ func checkType(name string, mode fs.FileMode) error {
 	if mode.IsRegular() || mode.IsDir() {
 		return nil
 	}
-	kind := "special file"
+	return fmt.Errorf("%w %q: a %s, not a regular file; only regular files are read or written", ErrUnsafePath, name, FileKind(mode))
+}
+
+// FileKind names the type of a file, for the errors that refuse what is
+// not a regular file: "named pipe", "character device", "directory"...
+func FileKind(mode fs.FileMode) string {
 	switch {
+	case mode.IsRegular():
+		return "regular file"
+	case mode.IsDir():
+		return "directory"
+	case mode&fs.ModeSymlink != 0:
+		return "symbolic link"
 	case mode&fs.ModeNamedPipe != 0:
-		kind = "named pipe"
+		return "named pipe"
 	case mode&fs.ModeSocket != 0:
-		kind = "socket"
+		return "socket"
 	case mode&fs.ModeCharDevice != 0:
-		kind = "character device"
+		return "character device"
 	case mode&fs.ModeDevice != 0:
-		kind = "device"
+		return "device"
 	}
-	return fmt.Errorf("%w %q: a %s, not a regular file; only regular files are read or written", ErrUnsafePath, name, kind)
+	return "special file"
 }
 
 // errNotDir stands for ENOTDIR, which os.Root reports when a component of a
