@@ -125,17 +125,23 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 			return RunSummary{}, fmt.Errorf("loc run: %w", err)
 		}
 	}
-	s, release, err := o.searcher(ctx)
-	if err != nil {
-		return RunSummary{}, fmt.Errorf("loc run: %w", err)
-	}
-	defer release()
 	cases := make([]runner.Case, len(o.Cases))
 	for i, c := range o.Cases {
 		cases[i] = runner.Case{ID: c.ID, Key: c.ID, Data: c}
 	}
 	ropts := o.Runner
 	ropts.Out = filepath.Join(o.Out, ResultsFile)
+	if ropts.DryRun && o.Mode == ModeAgentic {
+		// The agentic searcher opens the model (its key, its cache file
+		// in Out); a dry run asks nothing and makes nothing.
+		sum, err := runner.Plan(cases, ropts)
+		return RunSummary{Summary: sum}, err
+	}
+	s, release, err := o.searcher(ctx)
+	if err != nil {
+		return RunSummary{}, fmt.Errorf("loc run: %w", err)
+	}
+	defer release()
 	if ropts.DryRun {
 		sum, err := runner.Plan(cases, ropts)
 		return RunSummary{Summary: sum}, err
