@@ -112,7 +112,7 @@ func ownPlace(t *text, h *looseHunk, at int) ownState {
 		// as the new side says.
 		n = at+len(neu) == len(t.lines) && t.eol == !h.newNoEOL
 	}
-	if n && !ownEvidence(h) {
+	if n && !ownEvidence(h, h.unified && hasContext(h)) {
 		// Its new side says no more than its old side would: a stale
 		// removed line next to the same lines, refused as stale.
 		n = false
@@ -232,9 +232,11 @@ func ownPlaces(t *text, hunks []*looseHunk) ([]ownState, []int) {
 // says the change was made: the hunk only adds lines (its place and all
 // its lines say it), or adds a significant line that differs from every
 // line it removes, or only removes lines with context on both sides of
-// each block (the block is gone from between them). A hunk that turns
-// "} stale" into "}" says nothing when the file has "}".
-func ownEvidence(h *looseHunk) bool {
+// each block (the block is gone from between them), or, when edge is
+// set (a unified diff's hunk, whose place then reaches the end or the
+// start of the file as git reads it), at an end of the hunk. A hunk that
+// turns "} stale" into "}" says nothing when the file has "}".
+func ownEvidence(h *looseHunk, edge bool) bool {
 	removed := map[string]bool{}
 	for _, l := range h.lines {
 		if l.kind == patch.LineDelete {
@@ -245,6 +247,9 @@ func ownEvidence(h *looseHunk) bool {
 		return true
 	}
 	if !hasInsert(h) {
+		if edge && (h.lines[0].kind == patch.LineDelete || h.lines[len(h.lines)-1].kind == patch.LineDelete) {
+			return true
+		}
 		return blocksFramed(h)
 	}
 	for _, l := range h.lines {
@@ -319,7 +324,7 @@ func ownBothReason(at int) string {
 // new side is not in the file.
 func newSideElsewhere(t *text, h *looseHunk) (at int, why string, ok bool) {
 	_, neu, sok := sides(h)
-	if !sok || len(neu) == 0 || !changesAt(h, levelTrailing) || !ownEvidence(h) {
+	if !sok || len(neu) == 0 || !changesAt(h, levelTrailing) || !ownEvidence(h, false) {
 		return 0, "", false
 	}
 	var ns []entry
