@@ -15,8 +15,8 @@ import (
 	"github.com/patchbench/patchbench/runner"
 )
 
-// Report is report.json of a run: the results grouped three ways, each a
-// report.Report. Its JSON shape, {"title", "rows", "reports": [...]}, is
+// Report is report.json of a run: the results grouped each way of
+// [Groupings], each a report.Report. Its JSON shape, {"title", "rows", "reports": [...]}, is
 // what `patchbench report` reads besides a single report.Report.
 type Report struct {
 	Title   string `json:"title"`

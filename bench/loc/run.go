@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
@@ -16,12 +17,18 @@ import (
 // ResultsFile is the results file of a run directory.
 const ResultsFile = "results.jsonl"
 
+// ErrNoGroundTruth is why a case without ground truth (an empty or null
+// ground_truth, or relace-mcp's hard_gt with no usable entry) is not
+// scored.
+var ErrNoGroundTruth = errors.New("no ground truth (empty or null ground_truth / hard_gt): not scored")
+
 // RunOptions configure [Run].
 type RunOptions struct {
 	Cases   []Case
 	Dataset string // for the report
 	// Repos is the --repos directory; CloneFrom where missing repositories
-	// are cloned from (default GitHub).
+	// are cloned from (empty: none is cloned, a missing one fails its
+	// cases).
 	Repos, CloneFrom string
 	// Out is the run directory: results.jsonl, report.json, report.md.
 	Out  string
@@ -165,12 +172,18 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		}
 	}
 	store := repo.NewStore(o.Repos)
-	store.BaseURL = o.CloneFrom
+	store.BaseURL, store.NoClone = o.CloneFrom, o.CloneFrom == ""
 	defer store.Close()
 	model := o.Model
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
 		c := rc.Data.(Case)
 		res := &Result{Repo: c.Repo, Category: c.Category, Mode: o.Mode, Model: model}
+		if len(c.GroundTruth.Files) == 0 {
+			// Nothing to score against: every metric would be a convention
+			// (file recall 1), so the case is named, not scored.
+			res.Unscored = ErrNoGroundTruth.Error()
+			return res, nil
+		}
 		rp, err := store.Get(ctx, c.Repo)
 		if err != nil {
 			return res, err
@@ -178,7 +191,9 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		if _, err := rp.ResolveCommit(ctx, c.BaseCommit); err != nil {
 			return res, fmt.Errorf("base_commit %s: %w", c.BaseCommit, err)
 		}
+		start := time.Now()
 		ans, err := s.Search(ctx, c, rp, &res.ModelCalls)
+		res.SearchMS = time.Since(start).Milliseconds()
 		res.Found = Complete(ans.Found)
 		res.Turns, res.NoAnswer = ans.Turns, ans.NoAnswer
 		if err != nil {
