@@ -490,7 +490,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 	if h.Status != StatusApplied {
 		return res
 	}
-	if e.cfg.Apply == ApplyOfficial || sameFinal(h.Results, po.Results) {
+	if e.cfg.Apply == ApplyOfficial || sameFiles(h.Results, po.Results) {
 		res.HarnessStatus = res.Status
 		return res
 	}
