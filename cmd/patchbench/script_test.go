@@ -190,7 +190,7 @@ func serverAndCount(ts *testscript.TestScript, cmd string, args []string) (*llmt
 
 // timingFields are the fields of results rows and reports that hold times
 // (or whether an answer came from the cache): cmpruns leaves them out.
-var timingFields = map[string]bool{"elapsed_ms": true, "latency_ms": true, "avg_latency_ms": true, "cached": true}
+var timingFields = map[string]bool{"elapsed_ms": true, "latency_ms": true, "search_ms": true, "avg_latency_ms": true, "cached": true}
 
 // cmdCmpRuns: cmpruns DIR1 DIR2 checks that two run directories hold the
 // same run: each case once in each results.jsonl (by key), the same rows
