@@ -127,6 +127,11 @@ func (s *Store) canOverlay(dir string) (bool, string) {
 	return s.overlayOK, s.overlayWhy
 }
 
+// OverlayAvailable reports whether this process can mount an overlay with
+// its layers on dir's file system (it mounts one there to find out), and
+// if not, why.
+func OverlayAvailable(dir string) (bool, string) { return probeOverlay(dir) }
+
 func probeOverlay(dir string) (bool, string) {
 	if !overlaySafe(dir) {
 		return false, "the path holds a comma, colon or backslash, which overlay options cannot carry"
@@ -158,6 +163,24 @@ func (s *Store) restoreOverlay(ctx context.Context, m *Manifest, abs string, opt
 	tree, err := s.Materialize(ctx, m.Commit)
 	if err != nil {
 		return err
+	}
+	if opts.Verify {
+		// The tree's files are the objects (hard links): re-hash them.
+		buf := make([]byte, 256<<10)
+		for i := range m.Entries {
+			e := &m.Entries[i]
+			if e.Type != TypeFile {
+				continue
+			}
+			p := filepath.Join(tree, filepath.FromSlash(e.Path))
+			h, n, err := hashObject(p, buf)
+			if err != nil {
+				return fmt.Errorf("%w %s: %w", ErrCorrupt, p, err)
+			}
+			if err := checkContent(p, e, h, n); err != nil {
+				return err
+			}
+		}
 	}
 	// mounts.lock shared from the record to the mount: ReleaseStale holds
 	// it exclusively, so it never takes a restore being made for a stale one.

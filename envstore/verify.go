@@ -45,6 +45,7 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 		return nil, err
 	}
 	rep.Objects = len(objects)
+	damaged := map[string]bool{}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -63,7 +64,12 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 					problem("object %s: %v", o.path, err)
 				case h != o.hash:
 					problem("object %s: content (%d bytes) hashes to %s", o.path, n, h)
+				default:
+					continue
 				}
+				mu.Lock()
+				damaged[o.path] = true
+				mu.Unlock()
 			}
 		})
 	}
@@ -106,7 +112,7 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 			}
 		}
 	}
-	s.brokenTrees(problem)
+	s.brokenTrees(problem, damaged)
 	if ents, err := os.ReadDir(filepath.Join(s.dir, "tmp")); err == nil {
 		rep.Temporary = len(ents)
 	}
@@ -116,10 +122,11 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 
 // brokenTrees returns the commits whose materialized tree does not match
 // its manifest, telling problem (if not nil) why: each entry must be there
-// with its type, each hard-linked file the very object (the same inode),
-// each copied file the right bytes, and nothing more. GC removes a broken
-// tree that no mount uses, and the next overlay restore makes it again.
-func (s *Store) brokenTrees(problem func(string, ...any)) []string {
+// with its type, each hard-linked file the very object (the same inode)
+// and not one of the damaged objects, each copied file the right bytes,
+// and nothing more. GC removes a broken tree that no mount uses, and the
+// next overlay restore makes it again.
+func (s *Store) brokenTrees(problem func(string, ...any), damaged map[string]bool) []string {
 	report := func(format string, args ...any) {
 		if problem != nil {
 			problem(format, args...)
@@ -170,7 +177,7 @@ func (s *Store) brokenTrees(problem func(string, ...any)) []string {
 				if !fi.Mode().IsRegular() || fi.Size() != e.Size {
 					ok = false
 				} else if obj, err := os.Stat(s.objectPath(e.Hash, e.exec())); err == nil && os.SameFile(fi, obj) {
-					ok = true
+					ok = !damaged[s.objectPath(e.Hash, e.exec())]
 				} else {
 					h, n, err := hashObject(p, buf)
 					ok = err == nil && n == e.Size && h == e.Hash
@@ -394,7 +401,7 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 		return res, fmt.Errorf("envstore: gc: %w", err)
 	}
 	broken := map[string]bool{}
-	for _, c := range s.brokenTrees(nil) {
+	for _, c := range s.brokenTrees(nil, nil) {
 		broken[c] = true
 	}
 	for _, t := range trees {
