@@ -376,6 +376,10 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 			if e.test.EnvStore, err = envstore.OpenExisting(c.EnvStore); err != nil {
 				return nil, inputErr("%v", err)
 			}
+			// Overlays a killed run left mounted.
+			if _, err := e.test.EnvStore.ReleaseStale(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 	e.store = repo.NewStore(c.Repos)
