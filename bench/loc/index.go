@@ -98,7 +98,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 				} else {
 					f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
 					if f.err == nil {
-						blobs.put(f.id, f.chunks, f.classes, f.terms, v)
+						blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.terms, v)
 					}
 				}
 				f.vocab, f.newTerms, f.src = v, v.terms[known:len(v.terms):len(v.terms)], ""

@@ -376,6 +376,10 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 			if e.test.EnvStore, err = envstore.OpenExisting(c.EnvStore); err != nil {
 				return nil, inputErr("%v", err)
 			}
+			// Overlays a killed run left mounted.
+			if _, err := e.test.EnvStore.ReleaseStale(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 	e.store = repo.NewStore(c.Repos)
@@ -425,17 +429,30 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 		return infra(err)
 	}
 	fsys := NewBaseFS(ctx, r, commit)
-	// What the official harness does with the raw patch, whatever this
-	// run's applier.
-	h, err := runHarnessChain(ctx, fsys, raw, ApplyOfficial)
-	if ctx.Err() != nil {
-		return res
+	var po PatchOutcome
+	if e.cfg.Apply == "" || e.cfg.Apply == ApplyTolerant {
+		po = Patch(pred, fsys)
 	}
-	if err != nil {
-		return infra(fmt.Errorf("official apply chain: %w", err))
+	// What the official harness does with the raw patch, whatever this
+	// run's applier. A patch the tolerant applier classes applied passed
+	// patch's strict parse and apply, which accept what git apply accepts
+	// and write what it writes: the chain's first command applies it, and
+	// is not run.
+	var h HarnessApply
+	if po.Status == StatusApplied {
+		h = HarnessApply{Status: StatusApplied, Command: strings.Join(HarnessChain[0], " "), Results: po.Results,
+			Log: LogApplyPatchPass + ":\n(not run: the patch applies as written; patchbench's strict apply, which git apply agrees with, placed every hunk)\n"}
+	} else {
+		var err error
+		h, err = runHarnessChain(ctx, fsys, raw, ApplyOfficial)
+		if ctx.Err() != nil {
+			return res
+		}
+		if err != nil {
+			return infra(fmt.Errorf("official apply chain: %w", err))
+		}
 	}
 	res.HarnessPatchStatus, res.HarnessStatus, res.HarnessApplyCmd, res.HarnessLog = h.Status, h.Status, h.Command, h.Log
-	var po PatchOutcome
 	switch e.cfg.Apply {
 	case ApplyOfficial:
 		po = harnessOutcome(h, fsys)
@@ -445,8 +462,6 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 			return infra(fmt.Errorf("git apply: %w", err))
 		}
 		po = harnessOutcome(g, fsys)
-	default:
-		po = Patch(pred, fsys)
 	}
 	if ctx.Err() != nil {
 		return res
@@ -490,7 +505,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 	if h.Status != StatusApplied {
 		return res
 	}
-	if e.cfg.Apply == ApplyOfficial || sameFinal(h.Results, po.Results) {
+	if e.cfg.Apply == ApplyOfficial || sameFiles(h.Results, po.Results) {
 		res.HarnessStatus = res.Status
 		return res
 	}

@@ -296,3 +296,87 @@ func shapeInputs(t *testing.T, path string) (dataset, preds string, rows []map[s
 	}
 	return dataset, preds, rows
 }
+
+// TestLiteDevOfficial runs the five SWE-bench Lite dev instances with
+// their tests (Debian's python3; bubblewrap when it works here, else
+// unsandboxed): the gold patches under --apply official all resolve, and
+// the harness's summary and per-instance reports say so; in a default run,
+// flask-4045's gold patch with its context lines' spaces removed resolves
+// under the tolerant applier, while the official chain (GNU patch applies
+// it with fuzz 3, then the harness's .orig restore undoes that) leaves
+// what git apply --reject wrote, and its tests do not pass.
+func TestLiteDevOfficial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the instances' real test suites")
+	}
+	data := testdata.SharedDir()
+	bundle := filepath.Join(data, "swebench-lite-dev.bundle")
+	if _, err := os.Stat(bundle); err != nil {
+		t.Skipf("%s: the dev corpus is not beside this checkout", bundle)
+	}
+	if _, err := exec.LookPath("patch"); err != nil {
+		t.Skip("GNU patch is not installed")
+	}
+	probe := exec.Command("/usr/bin/python3", "-c", "import pytest, mpmath, werkzeug, jinja2, itsdangerous, click, blinker")
+	if out, err := probe.CombinedOutput(); err != nil {
+		t.Skipf("Debian's python3 packages are missing (%v: %s)", err, strings.TrimSpace(string(out)))
+	}
+	repos := t.TempDir()
+	for _, r := range []string{"pallets/flask", "sympy/sympy"} {
+		swetest.Git(t, "", "clone", "-q", "--bare", bundle, filepath.Join(repos, r))
+	}
+	spec, err := filepath.Abs("../../docs/specs/debian-python3.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataset := filepath.Join(data, "swebench-lite-dev.jsonl")
+	run := func(name, preds, apply string) (string, map[string]swe.Row) {
+		out := filepath.Join(t.TempDir(), name)
+		if _, err := swe.Eval(context.Background(), swe.Config{
+			Dataset: dataset, Predictions: preds, Repos: repos, RunID: name, Out: out,
+			SpecFile: spec, Workers: 2, Apply: apply,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out, swetest.RowsByID(t, out)
+	}
+	out, gold := run("gold", swe.GoldPredictions, swe.ApplyOfficial)
+	for id, r := range gold {
+		if r.Status != swe.StatusResolved || r.HarnessStatus != swe.StatusResolved || r.SWE4CCClass != swe.SWE4CCResolved {
+			t.Errorf("%s gold, --apply official: %s / %s / %s (%s)", id, r.Status, r.HarnessStatus, r.SWE4CCClass, r.Reason)
+		}
+		rep := filepath.Join(out, "logs", "run_evaluation", "gold", "gold", id, "report.json")
+		if b, err := os.ReadFile(rep); err != nil || !strings.Contains(string(b), `"resolved": true`) {
+			t.Errorf("%s: %s: %v %s", id, rep, err, b)
+		}
+	}
+	var sum swe.SummaryReport
+	b, err := os.ReadFile(filepath.Join(out, "gold.gold.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &sum)
+	}
+	if err != nil || sum.ResolvedInstances != 5 || sum.ErrorInstances != 0 {
+		t.Errorf("gold.gold.json: %v %+v", err, sum)
+	}
+
+	// flask-4045 with its context lines' spaces removed.
+	var patch string
+	_, _, rows := shapeInputs(t, dataset)
+	for _, r := range rows {
+		if r["instance_id"] == "pallets__flask-4045.nospace" {
+			patch = r["model_patch"].(string)
+		}
+	}
+	preds := filepath.Join(t.TempDir(), "nospace.jsonl")
+	line, _ := json.Marshal(map[string]any{"instance_id": "pallets__flask-4045", "model_name_or_path": "nospace", "model_patch": patch})
+	if err := os.WriteFile(preds, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ns := run("nospace", preds, "")
+	r := ns["pallets__flask-4045"]
+	if r.Status != swe.StatusResolved || r.HarnessPatchStatus != swe.StatusApplied || r.HarnessStatus != swe.StatusUnresolved ||
+		r.SWE4CCClass != swe.SWE4CCUnresolved || r.HarnessTest == nil || !strings.Contains(r.HarnessLog, "restored files from .orig") {
+		t.Errorf("flask-4045 without context spaces: status %s, harness %s/%s, swe4cc %s, harness test %v\n%s",
+			r.Status, r.HarnessPatchStatus, r.HarnessStatus, r.SWE4CCClass, r.HarnessTest != nil, r.HarnessLog)
+	}
+}

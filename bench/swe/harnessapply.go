@@ -276,6 +276,26 @@ func treeResults(dir string, base map[string]baseFile) ([]patch.FileResult, erro
 	return out, nil
 }
 
+// sameFiles reports whether two sets of results leave the same files:
+// the same paths, contents, and executable bits (a mode of 0, unchanged
+// or unknown, counts as a plain file).
+func sameFiles(a, b []patch.FileResult) bool {
+	pa, ca, ma := patch.Final(a)
+	pb, cb, mb := patch.Final(b)
+	if len(pa) != len(pb) {
+		return false
+	}
+	exec := func(m uint32) bool { return m&0o111 != 0 }
+	for _, p := range pa {
+		x, okx := ca[p]
+		y, oky := cb[p]
+		if okx != oky || (x == nil) != (y == nil) || !bytes.Equal(x, y) || exec(ma[p]) != exec(mb[p]) {
+			return false
+		}
+	}
+	return true
+}
+
 func resultPath(r patch.FileResult) string {
 	if r.Path != "" {
 		return r.Path

@@ -1,6 +1,10 @@
 package swe
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/patchbench/patchbench/patch"
+)
 
 // Every status has a class in each vocabulary, and the official report's
 // list agrees with the one report.json puts the status in.
@@ -53,6 +57,26 @@ func TestSWE4CCClass(t *testing.T) {
 	} {
 		if got := SWE4CCClass(c.status, c.log); got != c.want {
 			t.Errorf("SWE4CCClass(%s, %q) = %q, want %q", c.status, c.log, got, c.want)
+		}
+	}
+}
+
+// The chain's files and the applier's are the same when only the way a
+// mode is recorded differs; a change of content or executable bit is not.
+func TestSameFiles(t *testing.T) {
+	chain := []patch.FileResult{{OldPath: "a.py", Path: "a.py", Op: patch.Modify, Content: []byte("x\n"), Mode: 0o100644}}
+	for _, c := range []struct {
+		name    string
+		applier []patch.FileResult
+		want    bool
+	}{
+		{"mode unrecorded", []patch.FileResult{{OldPath: "a.py", Path: "a.py", Op: patch.Modify, Content: []byte("x\n")}}, true},
+		{"other content", []patch.FileResult{{OldPath: "a.py", Path: "a.py", Op: patch.Modify, Content: []byte("y\n")}}, false},
+		{"made executable", []patch.FileResult{{OldPath: "a.py", Path: "a.py", Op: patch.Modify, Content: []byte("x\n"), Mode: 0o100755}}, false},
+		{"a .rej more", append([]patch.FileResult{{Path: "a.py.rej", Op: patch.Create, Content: []byte("@@\n")}}, chain...), false},
+	} {
+		if got := sameFiles(chain, c.applier); got != c.want {
+			t.Errorf("%s: sameFiles = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

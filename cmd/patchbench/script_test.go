@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/envstore"
 	"github.com/patchbench/patchbench/hfhub/hubtest"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
@@ -44,10 +45,15 @@ func TestScripts(t *testing.T) {
 	}})
 }
 
-// scriptCondition knows [pytest]: /usr/bin/python3 imports pytest.
+// scriptCondition knows [pytest]: /usr/bin/python3 imports pytest, and
+// [overlay]: this process can mount an overlay (root).
 func scriptCondition(cond string) (bool, error) {
-	if cond == "pytest" {
+	switch cond {
+	case "pytest":
 		return exec.Command("/usr/bin/python3", "-c", "import pytest").Run() == nil, nil
+	case "overlay":
+		ok, _ := envstore.OverlayAvailable(os.TempDir())
+		return ok, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -260,6 +260,10 @@ func (c *apeCheckFlags) options(ctx context.Context) (ape.CheckOptions, error) {
 		if err != nil {
 			return o, err
 		}
+		// Overlays a killed run left mounted.
+		if _, err := s.ReleaseStale(ctx); err != nil {
+			return o, err
+		}
 		o.Store = s
 	}
 	if c.repo == "" {

@@ -363,6 +363,8 @@ into that run: results.jsonl and every report are rewritten atomically.
 
 --type malformed selects malformed; apply-failed selects apply_failed; infra
 selects test_error, test_timeout and infra_error; all selects all of these.
+SWE4CC's names work too: apply_failed and patch_failed (apply-failed), docker
+(infra).
 --dry-run prints the selected instance ids, one a line, and changes nothing.
 Test-stage flags given here override the earlier run's.
 
@@ -374,7 +376,7 @@ Prints the status counts before and after. Exit status as for swe eval.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.from, "from", "", "run `DIR` of an earlier swe eval")
-	f.StringVar(&o.typ, "type", "", "which failures: malformed, apply-failed, infra or all")
+	f.StringVar(&o.typ, "type", "", "which failures: malformed, apply-failed, infra or all (SWE4CC's apply_failed, patch_failed, docker are aliases)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list the instances that would be re-evaluated; change nothing")
 	o.tests.register(f)
 	cmd.MarkFlagRequired("from")
