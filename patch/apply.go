@@ -208,7 +208,10 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		end = true
 	}
 
-	var pos, hint int
+	// given is the line the patch gave, hint the place the search starts
+	// from (no further than the end of the file); the offset is measured
+	// from given, as git apply -v reports it.
+	var pos, hint, given int
 	found := false
 	switch {
 	case len(old) == 0 && !h.HasPos:
@@ -220,6 +223,7 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		if h.NewStart == 0 {
 			hint = 0
 		}
+		given = hint
 		if hint > img.len() {
 			hint = img.len()
 		}
@@ -260,7 +264,7 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 	}
 	pl := Placement{Line: pos + 1}
 	if h.HasPos {
-		pl.Offset = pos - hint
+		pl.Offset = pos - given
 	}
 	return pl, pos + len(neu), nil
 }
