@@ -560,6 +560,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		if _, ok, err := ov.read(fp.NewPath); err != nil {
 			return res, err
 		} else if ok && ov.take(fp.NewPath) {
+			// A later file patch moves the file away: the path is free.
 		} else if ok && !fp.Overwrite {
 			return res, fmt.Errorf("apply: create %s: %w", fp.NewPath, ErrFileExists)
 		} else if ok {
@@ -598,6 +599,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			if _, ok, err := ov.read(fp.NewPath); err != nil {
 				return res, err
 			} else if ok && fp.NewPath != fp.OldPath && ov.take(fp.NewPath) {
+				// A later file patch moves the file away: the path is free.
 			} else if ok && (!fp.Overwrite || fp.Op != Rename) {
 				return res, fmt.Errorf("apply: %s %s to %s: %w", fp.Op, fp.OldPath, fp.NewPath, ErrFileExists)
 			} else if ok {

@@ -379,7 +379,11 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		return fmt.Errorf("write: journal: %w", err)
 	}
 	hook("commit")
-	return r.rollForward(ds, &j, jname+journalDone)
+	// Every file is in: the write succeeded. What the clean-up leaves (a
+	// backup it could not remove) the next Recover removes; it is never
+	// undone.
+	r.rollForward(ds, &j, jname+journalDone)
+	return nil
 }
 
 // freeName returns prefix plus a random number, a name nothing has in dir
