@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"unsafe"
@@ -482,12 +483,21 @@ type FileResult struct {
 // results of earlier ones. Nothing is written: see [WriteResults]. Either
 // every file patch applies or Apply returns an error.
 func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
-	ov := overlay{fsys: fsys, files: map[string]*string{}, opts: opts}
-	var out []FileResult
-	for _, fp := range p.Files {
-		if opts.Reverse {
-			fp = fp.Reverse()
+	ov := overlay{fsys: fsys, files: map[string]*string{}, opts: opts, leaving: map[string]int{}, taken: map[string]bool{}}
+	fps := p.Files
+	if opts.Reverse {
+		fps = make([]*FilePatch, len(p.Files))
+		for i, fp := range p.Files {
+			fps[i] = fp.Reverse()
 		}
+	}
+	for _, fp := range fps {
+		if fp.Op == Rename || fp.Op == Delete {
+			ov.leaving[fp.OldPath]++
+		}
+	}
+	var out []FileResult
+	for _, fp := range fps {
 		res, err := ov.applyOne(fp)
 		if err != nil {
 			return nil, err
@@ -502,6 +512,13 @@ type overlay struct {
 	fsys  FileSystem
 	files map[string]*string // nil: removed
 	opts  ApplyOptions
+	// leaving counts the file patches still to come that rename or delete
+	// each path away: as git apply does, a rename or creation may take a
+	// path that a later file patch vacates (two files swapped in one
+	// patch). taken marks such a path once taken: its original is still
+	// the source of the file patch that vacates it.
+	leaving map[string]int
+	taken   map[string]bool
 }
 
 func (ov *overlay) read(name string) (string, bool, error) {
@@ -511,6 +528,18 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		}
 		return *c, true, nil
 	}
+	// Under a file that the patch renames or deletes away (x renamed to
+	// x/y): nothing there yet.
+	for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
+		if c, ok := ov.files[d]; ok && c == nil || ov.leaving[d] > 0 {
+			return "", false, nil
+		}
+	}
+	return ov.readOrig(name)
+}
+
+// readOrig reads name from the file system, as it was before the patch.
+func (ov *overlay) readOrig(name string) (string, bool, error) {
 	c, err := ReadFileString(ov.fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
@@ -542,6 +571,8 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	case Create:
 		if _, ok, err := ov.read(fp.NewPath); err != nil {
 			return res, err
+		} else if ok && ov.take(fp.NewPath) {
+			// A later file patch moves the file away: the path is free.
 		} else if ok && !fp.Overwrite {
 			return res, fmt.Errorf("apply: create %s: %w", fp.NewPath, ErrFileExists)
 		} else if ok {
@@ -567,7 +598,11 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			c.OldPath, c.NewPath = name, name
 			fp = &c
 		}
-		c, ok, err := ov.read(fp.OldPath)
+		read := ov.read
+		if ov.taken[fp.OldPath] && (fp.Op == Rename || fp.Op == Delete) {
+			read = ov.readOrig // its new content came from an earlier file patch
+		}
+		c, ok, err := read(fp.OldPath)
 		if err != nil {
 			return res, err
 		}
@@ -582,6 +617,8 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		if fp.Op == Rename || fp.Op == Copy {
 			if _, ok, err := ov.read(fp.NewPath); err != nil {
 				return res, err
+			} else if ok && fp.NewPath != fp.OldPath && ov.take(fp.NewPath) {
+				// A later file patch moves the file away: the path is free.
 			} else if ok && (!fp.Overwrite || fp.Op != Rename) {
 				return res, fmt.Errorf("apply: %s %s to %s: %w", fp.Op, fp.OldPath, fp.NewPath, ErrFileExists)
 			} else if ok {
@@ -596,11 +633,21 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			return res, err
 		}
 	}
+	if fp.Op == Rename || fp.Op == Delete {
+		ov.leaving[fp.OldPath]--
+	}
+	vacate := func() {
+		if ov.taken[fp.OldPath] {
+			delete(ov.taken, fp.OldPath) // the path holds the new file that took it
+		} else {
+			ov.files[fp.OldPath] = nil
+		}
+	}
 	if fp.Op == Delete {
 		if len(content) > 0 {
 			return res, fmt.Errorf("apply: delete %s: the file has lines the patch does not remove", fp.OldPath)
 		}
-		ov.files[fp.OldPath] = nil
+		vacate()
 		return res, nil
 	}
 	if content == nil {
@@ -608,13 +655,27 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	}
 	res.Content = content
 	if fp.Op == Rename {
-		ov.files[fp.OldPath] = nil
+		vacate()
 	}
 	// Later file patches read the content as a string; it is not changed
 	// while Apply runs.
 	c := bytesString(content)
 	ov.files[fp.NewPath] = &c
 	return res, nil
+}
+
+// take reports whether an existing path may be written by a rename or
+// creation because a later file patch renames or deletes it away, and
+// marks it taken.
+func (ov *overlay) take(name string) bool {
+	if ov.leaving[name] == 0 || ov.taken[name] {
+		return false
+	}
+	if c, ok := ov.files[name]; ok && c != nil {
+		return false // written by an earlier file patch: not the original
+	}
+	ov.taken[name] = true
+	return true
 }
 
 // TraditionalTarget returns the file that a traditional diff (no "diff

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // A multi-file write is made all or nothing across a crash with a journal:
@@ -203,22 +204,37 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	// written, and the directories to make.
 	j := journal{Magic: journalMagic}
 	made := map[string]bool{}
+	// deferred: directories made where a file this write removes is now
+	// (x renamed to x/y), so made only once that file is gone.
+	deferred := map[string]bool{}
+	removed := map[string]bool{}
+	for _, p := range paths {
+		if content[p] == nil {
+			removed[names[p]] = true
+		}
+	}
 	for _, p := range paths {
 		n := names[p]
 		s := journalStep{Dir: path.Dir(n), Target: path.Base(n)}
 		if content[p] != nil {
 			var missing []string
 			for d := s.Dir; d != "." && !made[d]; d = path.Dir(d) {
-				if _, serr := r.root.Stat(filepath.FromSlash(d)); serr == nil {
+				fi, serr := r.root.Lstat(filepath.FromSlash(d))
+				if serr == nil && fi.IsDir() {
 					break
-				} else if !errors.Is(serr, fs.ErrNotExist) {
-					return fmt.Errorf("write %s: %w", p, serr)
+				}
+				if serr == nil && !removed[d] || serr != nil && !errors.Is(serr, fs.ErrNotExist) && !errors.Is(serr, syscall.ENOTDIR) {
+					return fmt.Errorf("write %s: %s is not a directory", p, d)
 				}
 				missing = append(missing, d)
 			}
 			for i := len(missing) - 1; i >= 0; i-- {
-				made[missing[i]] = true
-				j.Dirs = append(j.Dirs, missing[i])
+				d := missing[i]
+				made[d] = true
+				if removed[d] || deferred[path.Dir(d)] {
+					deferred[d] = true
+				}
+				j.Dirs = append(j.Dirs, d)
 			}
 		}
 		var dir *os.Root // nil: the directory is made by this write
@@ -254,35 +270,44 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	}()
 
 	// Phase 1: the directories, then every new content in a temporary
-	// file beside its target.
-	for _, d := range j.Dirs {
-		if err = r.root.Mkdir(filepath.FromSlash(d), 0o755); err != nil {
-			return fmt.Errorf("write: %w", err)
-		}
-	}
-	for i, s := range j.Steps {
-		p := paths[i]
-		c := content[p]
-		if c == nil {
-			continue
-		}
-		dir, derr := ds.get(s.Dir)
-		if derr != nil {
-			return fmt.Errorf("write %s: %w", p, derr)
-		}
-		perm := fs.FileMode(0o644)
-		if st, serr := dir.Lstat(s.Target); serr == nil {
-			perm = st.Mode().Perm()
-		}
-		if m, ok := mode[p]; ok {
-			perm = 0o644
-			if m&0o111 != 0 {
-				perm = 0o755
+	// file beside its target. What goes where a removed file is waits
+	// for its removal.
+	writeTemps := func(later bool) error {
+		for _, d := range j.Dirs {
+			if deferred[d] == later {
+				if err := r.root.Mkdir(filepath.FromSlash(d), 0o755); err != nil {
+					return fmt.Errorf("write: %w", err)
+				}
 			}
 		}
-		if err = writeTemp(dir, s.Tmp, c, perm); err != nil {
-			return fmt.Errorf("write %s: %w", p, err)
+		for i, s := range j.Steps {
+			p := paths[i]
+			c := content[p]
+			if c == nil || deferred[s.Dir] != later {
+				continue
+			}
+			dir, err := ds.get(s.Dir)
+			if err != nil {
+				return fmt.Errorf("write %s: %w", p, err)
+			}
+			perm := fs.FileMode(0o644)
+			if st, serr := dir.Lstat(s.Target); serr == nil {
+				perm = st.Mode().Perm()
+			}
+			if m, ok := mode[p]; ok {
+				perm = 0o644
+				if m&0o111 != 0 {
+					perm = 0o755
+				}
+			}
+			if err := writeTemp(dir, s.Tmp, c, perm); err != nil {
+				return fmt.Errorf("write %s: %w", p, err)
+			}
 		}
+		return nil
+	}
+	if err = writeTemps(false); err != nil {
+		return err
 	}
 	hook("temps")
 
@@ -290,12 +315,14 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	// that the target is never missing for a reader; a rename where links
 	// cannot be made), then move the new file over it or remove it. A new
 	// file goes in as a link to its temporary file, which fails if the
-	// name was taken meanwhile.
-	for i := range j.Steps {
+	// name was taken meanwhile. Removals go first, so that a directory
+	// can take a removed file's place.
+	n := 0
+	swap := func(i int) error {
 		s := &j.Steps[i]
-		dir, derr := ds.get(s.Dir)
-		if derr != nil {
-			return fmt.Errorf("write %s: %w", paths[i], derr)
+		dir, err := ds.get(s.Dir)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", paths[i], err)
 		}
 		if s.Backup != "" {
 			if lerr := dir.Link(s.Target, s.Backup); lerr == nil {
@@ -323,7 +350,28 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		if err != nil {
 			return fmt.Errorf("write %s: %w", paths[i], err)
 		}
-		hook(fmt.Sprintf("step %d", i+1))
+		n++
+		hook(fmt.Sprintf("step %d", n))
+		return nil
+	}
+	for i, s := range j.Steps {
+		if s.Tmp == "" {
+			if err = swap(i); err != nil {
+				return err
+			}
+		}
+	}
+	if len(deferred) > 0 {
+		if err = writeTemps(true); err != nil {
+			return err
+		}
+	}
+	for i, s := range j.Steps {
+		if s.Tmp != "" {
+			if err = swap(i); err != nil {
+				return err
+			}
+		}
 	}
 
 	// Commit: from here a recovery completes the write.
@@ -331,7 +379,11 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		return fmt.Errorf("write: journal: %w", err)
 	}
 	hook("commit")
-	return r.rollForward(ds, &j, jname+journalDone)
+	// Every file is in: the write succeeded. What the clean-up leaves (a
+	// backup it could not remove) the next Recover removes; it is never
+	// undone.
+	r.rollForward(ds, &j, jname+journalDone)
+	return nil
 }
 
 // freeName returns prefix plus a random number, a name nothing has in dir
@@ -384,32 +436,37 @@ func (r *Root) writeJournal(j *journal) (string, error) {
 	return name, nil
 }
 
-// rollBack undoes the steps of an uncommitted write, in reverse: each
-// backup goes back over its target, each new file that is ours is
-// removed, each temporary file removed, then the directories made. Every
-// step checks what is there, so it undoes a write stopped anywhere, and
-// undoing twice is undoing once.
+// rollBack undoes an uncommitted write: each new file that is ours and
+// each temporary file is removed, then the directories made, then each
+// backup goes back over its target (a directory made where a removed file
+// was is gone by then). Every step checks what is there, so it undoes a
+// write stopped anywhere, and undoing twice is undoing once.
 func (r *Root) rollBack(ds *dirs, j *journal) error {
 	var errs []error
+	made := map[string]bool{}
+	for _, d := range j.Dirs {
+		made[d] = true
+	}
+	open := func(s journalStep) *os.Root {
+		dir, err := ds.get(s.Dir)
+		if err != nil {
+			if !made[s.Dir] && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			return nil // a directory the write had not made yet
+		}
+		return dir
+	}
 	for i := len(j.Steps) - 1; i >= 0; i-- {
 		s := j.Steps[i]
-		dir, err := ds.get(s.Dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // a directory the write had not made yet
-		}
-		if err != nil {
-			errs = append(errs, err)
+		if s.Tmp == "" {
 			continue
 		}
-		if s.Backup != "" {
-			if _, err := dir.Lstat(s.Backup); err == nil {
-				if err := dir.Rename(s.Backup, s.Target); err != nil {
-					errs = append(errs, fmt.Errorf("restore %s: %w", path.Join(s.Dir, s.Target), err))
-					continue
-				}
-				dir.Remove(s.Backup) // a link to the target itself: the rename left it
-			}
-		} else if s.Tmp != "" {
+		dir := open(s)
+		if dir == nil {
+			continue
+		}
+		if s.Backup == "" {
 			// A creation: the target is the new file when it is the
 			// temporary file's other name, or, where no link could be
 			// made, when the temporary file was renamed to it.
@@ -420,13 +477,28 @@ func (r *Root) rollBack(ds *dirs, j *journal) error {
 				}
 			}
 		}
-		if s.Tmp != "" {
-			dir.Remove(s.Tmp)
-		}
+		dir.Remove(s.Tmp)
 	}
-	ds.close() // the directories made are removed below
+	ds.close() // the directories made are removed next
 	for i := len(j.Dirs) - 1; i >= 0; i-- {
-		r.root.Remove(filepath.FromSlash(j.Dirs[i]))
+		r.removeDir(j.Dirs[i])
+	}
+	for i := len(j.Steps) - 1; i >= 0; i-- {
+		s := j.Steps[i]
+		if s.Backup == "" {
+			continue
+		}
+		dir := open(s)
+		if dir == nil {
+			continue
+		}
+		if _, err := dir.Lstat(s.Backup); err == nil {
+			if err := dir.Rename(s.Backup, s.Target); err != nil {
+				errs = append(errs, fmt.Errorf("restore %s: %w", path.Join(s.Dir, s.Target), err))
+				continue
+			}
+			dir.Remove(s.Backup) // a link to the target itself: the rename left it
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -455,13 +527,24 @@ func (r *Root) rollForward(ds *dirs, j *journal, jname string) error {
 	for _, s := range j.Steps {
 		if s.Tmp == "" {
 			for d := s.Dir; d != "." && d != "/"; d = path.Dir(d) {
-				if r.root.Remove(filepath.FromSlash(d)) != nil {
+				if !r.removeDir(d) {
 					break
 				}
 			}
 		}
 	}
 	return r.root.Remove(jname)
+}
+
+// removeDir removes dir if it is an empty directory: a directory the
+// write would have made where a removed file still is (x renamed to x/y)
+// is that file, not to be removed.
+func (r *Root) removeDir(dir string) bool {
+	d := filepath.FromSlash(dir)
+	if fi, err := r.root.Lstat(d); err != nil || !fi.IsDir() {
+		return false
+	}
+	return r.root.Remove(d) == nil
 }
 
 // Recover finishes what a write killed midway left (see

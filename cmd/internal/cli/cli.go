@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 )
@@ -285,7 +286,9 @@ func ReadInput(sio Stdio, name string) (string, error) {
 	if err != nil {
 		return "", Usage(fmt.Errorf("read %s: %w", name, err))
 	}
-	return string(b), nil
+	// Nothing writes b: the text shares it rather than copying a patch
+	// that may be as large as the files it edits.
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // FullBinary is the binary that has every command: patchbench hands the
