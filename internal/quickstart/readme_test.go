@@ -1,4 +1,4 @@
-package main
+package quickstart
 
 import (
 	"bufio"
@@ -82,15 +82,15 @@ func TestReadmeBlocks(t *testing.T) {
 		{15, "c one\n", ""},
 	}
 	if len(blocks) != len(want) {
-		t.Fatalf("blocks %q, want %q", blocks, want)
+		t.Fatalf("blocks %+v, want %+v", blocks, want)
 	}
 	for i := range want {
 		if blocks[i] != want[i] {
-			t.Errorf("block %d: %q, want %q", i, blocks[i], want[i])
+			t.Errorf("block %d: %+v, want %+v", i, blocks[i], want[i])
 		}
 	}
-	if len(problems) != 1 || !strings.Contains(problems[0], "README.md:19:") {
-		t.Errorf("problems %q, want one at line 19", problems)
+	if len(problems) != 1 || !strings.Contains(problems[0], "README.md:20:") {
+		t.Errorf("problems %q, want one at line 20", problems)
 	}
 }
 
@@ -125,7 +125,12 @@ func TestREADME(t *testing.T) {
 	if out, err := exec.Command("git", "clone", "-q", strings.TrimSpace(string(top)), clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
-	bin := filepath.Dir(buildBoth(t))
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./cmd/patchbench", "./cmd/patchbench-full")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		// No key: an example that needs one must be marked.
 		"OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
