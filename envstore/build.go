@@ -74,12 +74,15 @@ type BuildResult struct {
 	Reason string `json:"reason,omitempty"`
 	// Files and Bytes count the regular files of the stored tree and
 	// their total size; Dirs and Symlinks the rest; Skipped the entries
-	// of other types (sockets, fifos, devices), left out.
-	Files    int   `json:"files,omitempty"`
-	Bytes    int64 `json:"bytes,omitempty"`
-	Dirs     int   `json:"dirs,omitempty"`
-	Symlinks int   `json:"symlinks,omitempty"`
-	Skipped  int   `json:"skipped,omitempty"`
+	// of other types (sockets, fifos, devices), left out, and
+	// SkippedPaths names them with their type ("run/s (socket)"), the
+	// first maxSkippedPaths of them.
+	Files        int      `json:"files,omitempty"`
+	Bytes        int64    `json:"bytes,omitempty"`
+	Dirs         int      `json:"dirs,omitempty"`
+	Symlinks     int      `json:"symlinks,omitempty"`
+	Skipped      int      `json:"skipped,omitempty"`
+	SkippedPaths []string `json:"skipped_paths,omitempty"`
 	// NewObjects and NewBytes count the contents the store did not have.
 	NewObjects int   `json:"new_objects,omitempty"`
 	NewBytes   int64 `json:"new_bytes,omitempty"`
@@ -469,6 +472,9 @@ func (s *Store) snapshot(ctx context.Context, tree string, tracked map[string]tr
 			res.Bytes += e.Size
 		default:
 			res.Skipped++
+			if len(res.SkippedPaths) < maxSkippedPaths {
+				res.SkippedPaths = append(res.SkippedPaths, rel+" ("+typeName(info.Mode())+")")
+			}
 			return nil
 		}
 		m.Entries = append(m.Entries, e)
@@ -551,6 +557,26 @@ func (s *Store) snapshot(ctx context.Context, tree string, tracked map[string]tr
 		return err
 	}
 	return s.learnBlobs(learned)
+}
+
+// maxSkippedPaths bounds BuildResult.SkippedPaths: a setup that leaves a
+// million sockets gets a count, not a million names.
+const maxSkippedPaths = 100
+
+// typeName names the type of a file that is not a regular file, directory
+// or symbolic link.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "irregular file"
 }
 
 // hashFile returns the hex SHA-256 of the file at p, which must hold size

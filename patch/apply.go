@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -206,7 +207,10 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		end = true
 	}
 
-	var pos, hint int
+	// given is the line the patch gave, hint the place the search starts
+	// from (no further than the end of the file); the offset is measured
+	// from given, as git apply -v reports it.
+	var pos, hint, given int
 	found := false
 	switch {
 	case len(old) == 0 && !h.HasPos:
@@ -218,6 +222,7 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		if h.NewStart == 0 {
 			hint = 0
 		}
+		given = hint
 		if hint > img.len() {
 			hint = img.len()
 		}
@@ -258,44 +263,49 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 	}
 	pl := Placement{Line: pos + 1}
 	if h.HasPos {
-		pl.Offset = pos - hint
+		pl.Offset = pos - given
 	}
 	return pl, pos + len(neu), nil
 }
 
 // markPatched records that n lines at pos became m patched lines, moving
-// the ranges after them.
+// the ranges after them. The ranges are in order and disjoint, so the ones
+// concerned are found by binary search; hunks in file order (the usual
+// case) append, and the whole list is touched only by a hunk placed before
+// earlier ones.
 func (img *image) markPatched(pos, n, m int) {
-	var out [][2]int
-	added := false
-	for _, r := range img.patched {
-		if r[0] < pos && pos < r[1] {
-			// An insertion inside a patched range (it has no old lines to
-			// refuse) grows it.
-			r[1] += m - n
-			added = true
-		} else if r[0] >= pos+n {
-			if !added {
-				out, added = append(out, [2]int{pos, pos + m}), true
-			}
-			r[0], r[1] = r[0]+m-n, r[1]+m-n
-		}
-		out = append(out, r)
+	rs := img.patched
+	// j: the first range starting at or after pos; k: the first starting
+	// at or after the end of the old lines, where the moved ranges begin.
+	j, _ := slices.BinarySearchFunc(rs, pos, func(r [2]int, p int) int { return cmp.Compare(r[0], p) })
+	k := j
+	for k < len(rs) && rs[k][0] < pos+n {
+		k++
 	}
-	if !added {
-		out = append(out, [2]int{pos, pos + m})
+	for i := k; i < len(rs); i++ {
+		rs[i][0], rs[i][1] = rs[i][0]+m-n, rs[i][1]+m-n
 	}
-	img.patched = out
+	if j > 0 && pos < rs[j-1][1] {
+		// An insertion inside a patched range (it has no old lines to
+		// refuse) grows it.
+		rs[j-1][1] += m - n
+	} else {
+		rs = slices.Insert(rs, k, [2]int{pos, pos + m})
+	}
+	img.patched = rs
 }
 
 // overlaps reports whether lines [pos, pos+n) include a patched line.
 func (img *image) overlaps(pos, n int) bool {
-	for _, r := range img.patched {
-		if pos < r[1] && r[0] < pos+n {
-			return true
+	// The first range that ends after pos is the only one that may start
+	// before pos+n and overlap.
+	i, _ := slices.BinarySearchFunc(img.patched, pos, func(r [2]int, p int) int {
+		if r[1] <= p {
+			return -1
 		}
-	}
-	return false
+		return 1
+	})
+	return i < len(img.patched) && img.patched[i][0] < pos+n
 }
 
 // contextRuns counts the context lines before the first change and after the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/internal/shtemplate"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/sandbox"
 )
@@ -26,7 +27,8 @@ type CheckOptions struct {
 	Store *envstore.Store
 	// Command is a check command template for files without a built-in
 	// check: {file} is the file's path relative to the tree, {dir} its
-	// directory; it runs with /bin/sh -c at the root of the tree.
+	// directory, each filled in once as one shell word
+	// (internal/shtemplate); it runs with /bin/sh -c at the root of the tree.
 	Command string
 	// Runner runs the check (sandbox.Detect by default).
 	Runner sandbox.Runner
@@ -225,8 +227,7 @@ sys.exit(bad)
 func checkScript(file, template string) (script string, env, readOnly []string, err error) {
 	q := shellQuote
 	if template != "" {
-		s := strings.ReplaceAll(template, "{file}", q(file))
-		return strings.ReplaceAll(s, "{dir}", q(path.Dir(file))), nil, nil, nil
+		return shtemplate.Expand(template, shtemplate.Vars{"file": {file}, "dir": {path.Dir(file)}}), nil, nil, nil
 	}
 	switch path.Ext(file) {
 	case ".go":
@@ -355,4 +356,4 @@ func HasCheck(file string) bool {
 	return false
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+func shellQuote(s string) string { return shtemplate.Quote(s) }

@@ -22,7 +22,7 @@ func TestHarnessClassOf(t *testing.T) {
 	}
 	for st, want := range map[string]string{
 		StatusMalformed: "Malformed Patch", StatusApplyFailed: "Patch Apply Failed", StatusAlreadyApplied: "Patch Apply Failed",
-		StatusTestError: "Tests Errored", StatusTestTimeout: "Tests Timed Out", StatusInfraError: "Environment Error",
+		StatusTestError: "Unknown", StatusTestTimeout: "Unknown", StatusInfraError: "Unknown",
 	} {
 		if got := HarnessClassOf(st).SWE4CC; got != want {
 			t.Errorf("%s: SWE4CC %q, want %q", st, got, want)
@@ -30,5 +30,29 @@ func TestHarnessClassOf(t *testing.T) {
 	}
 	if HarnessClassOf(StatusTestTimeout).Log != LogTestsTimeout || HarnessClassOf(StatusMalformed).Log != LogApplyPatchFail {
 		t.Error("log markers")
+	}
+}
+
+// SWE4CCClass reads an error's log as SWE4CC's analysis reads
+// run_instance.log; other statuses keep their class.
+func TestSWE4CCClass(t *testing.T) {
+	for _, c := range []struct{ status, log, want string }{
+		{StatusMalformed, ">>>>> Patch Apply Failed:\npatching file a.py\npatch: **** malformed patch at line 15: @@ -1,3 +1,4 @@", "Malformed Patch"},
+		// git's "corrupt patch" is not logged by the harness: GNU patch's
+		// output is, and here it names no malformed patch.
+		{StatusMalformed, ">>>>> Patch Apply Failed:\npatch: **** Only garbage was found in the patch input.", "Patch Apply Failed"},
+		{StatusApplyFailed, ">>>>> Patch Apply Failed:\nHunk #1 FAILED at 3.", "Patch Apply Failed"},
+		{StatusInfraError, "pull swebench/sweb.eval.x86_64.a: toomanyrequests: You have reached your pull rate limit", "Docker Rate Limit"},
+		{StatusTestError, "429 Client Error: Too Many Requests", "Docker Rate Limit"},
+		{StatusTestTimeout, "the test command ran past 30m0s", "Unknown"},
+		{StatusResolved, "malformed patch", "Resolved"},
+		{StatusUnresolved, "", "Unresolved"},
+		{StatusEmptyPatch, "", "Empty Patch"},
+		{StatusApplied, "", "Patch Applied (not tested)"},
+		{"", "", ""},
+	} {
+		if got := SWE4CCClass(c.status, c.log); got != c.want {
+			t.Errorf("SWE4CCClass(%s, %q) = %q, want %q", c.status, c.log, got, c.want)
+		}
 	}
 }

@@ -110,6 +110,33 @@ func TestExpandTemplate(t *testing.T) {
 	}
 }
 
+// TestExpandTemplateQuotes: values holding commands and placeholders are
+// one word each, filled in once; an image gets the values unquoted and is
+// refused when they make it no image reference.
+func TestExpandTemplateQuotes(t *testing.T) {
+	inst := swe.Instance{InstanceID: "q;echo INJ-$((6*7))", Repo: "o/{version}", Version: "`id`", BaseCommit: "c",
+		FailToPass: []string{"t'{instance_id}"}}
+	got := swe.ExpandTemplate("run {tests} {instance_id} {repo} {version}", inst)
+	want := `run 't'\''{instance_id}' 'q;echo INJ-$((6*7))' 'o/{version}' '` + "`id`'"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	for _, c := range []struct {
+		tmpl, id, want string
+		ok             bool
+	}{
+		{"reg.example/sweb.eval.{instance_id}:v1", "django__django-11099", "reg.example/sweb.eval.django__django-11099:v1", true},
+		{"img:{instance_id}", "q;echo INJ-$((6*7))", "", false},
+		{"{instance_id}", "--privileged", "", false},
+		{"img:{instance_id}", "a b", "", false},
+	} {
+		got, err := swe.ExpandImage(c.tmpl, swe.Instance{InstanceID: c.id})
+		if got != c.want || (err == nil) != c.ok {
+			t.Errorf("ExpandImage(%q, %q) = %q, %v; want %q, ok %v", c.tmpl, c.id, got, err, c.want, c.ok)
+		}
+	}
+}
+
 func TestSafeID(t *testing.T) {
 	for in, want := range map[string]string{
 		"django__django-11099": "django__django-11099",

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/internal/shtemplate"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/sandbox"
@@ -56,24 +57,57 @@ type TestConfig struct {
 	EnvStore *envstore.Store
 }
 
-// ExpandTemplate fills in a test command or image template for inst:
+// ExpandTemplate fills in a test command template for inst, each
+// placeholder once and each value one shell word (see package
+// internal/shtemplate: a value holding quotes, $(...) or another
+// placeholder stays the one word it is):
 //
-//	{tests}        the FAIL_TO_PASS and PASS_TO_PASS test ids, each
-//	               shell-quoted, separated by spaces; an id cut short in
+//	{tests}        the FAIL_TO_PASS and PASS_TO_PASS test ids, each one
+//	               word, separated by spaces; an id cut short in
 //	               the dataset (a parametrization with no closing bracket)
 //	               is passed as the test it parametrizes
-//	{tests_regex}  one shell-quoted regular expression matching those test
+//	{tests_regex}  one word, a regular expression matching those test
 //	               names up to the first '/' exactly, for go test -run:
 //	               '^(TestA|TestB)$'
 //	{instance_id}, {repo}, {base_commit}, {version}
 func ExpandTemplate(tmpl string, inst Instance) string {
+	return shtemplate.Expand(tmpl, templateVars(inst))
+}
+
+// ExpandImage fills in a container image template for inst with the
+// placeholders of [ExpandTemplate], unquoted (the image is one argument of
+// the container engine, not read by a shell), and refuses a result that is
+// not an image reference: letters, digits and ._:/@- only, not starting
+// with '-', at most 255 bytes.
+func ExpandImage(tmpl string, inst Instance) (string, error) {
+	image := shtemplate.ExpandRaw(tmpl, templateVars(inst))
+	if !imageRef(image) {
+		return "", fmt.Errorf("image %q (from the template %q) is not an image reference", image, tmpl)
+	}
+	return image, nil
+}
+
+func imageRef(s string) bool {
+	if s == "" || len(s) > 255 || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:/@-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func templateVars(inst Instance) shtemplate.Vars {
 	tests := append(append([]string{}, inst.FailToPass...), inst.PassToPass...)
-	var quoted, names []string
+	var args, names []string
 	seen, seenArg := map[string]bool{}, map[string]bool{}
 	for _, t := range tests {
 		if a := commandLineID(t); !seenArg[a] {
 			seenArg[a] = true
-			quoted = append(quoted, shellQuote(a))
+			args = append(args, a)
 		}
 		n, _, _ := strings.Cut(t, "/")
 		if !seen[n] {
@@ -81,14 +115,14 @@ func ExpandTemplate(tmpl string, inst Instance) string {
 			names = append(names, regexp.QuoteMeta(n))
 		}
 	}
-	return strings.NewReplacer(
-		"{tests}", strings.Join(quoted, " "),
-		"{tests_regex}", shellQuote("^("+strings.Join(names, "|")+")$"),
-		"{instance_id}", inst.InstanceID,
-		"{repo}", inst.Repo,
-		"{base_commit}", inst.BaseCommit,
-		"{version}", inst.Version,
-	).Replace(tmpl)
+	return shtemplate.Vars{
+		"tests":       args,
+		"tests_regex": {"^(" + strings.Join(names, "|") + ")$"},
+		"instance_id": {inst.InstanceID},
+		"repo":        {inst.Repo},
+		"base_commit": {inst.BaseCommit},
+		"version":     {inst.Version},
+	}
 }
 
 // commandLineID returns a test id as a test runner's command line can take
@@ -104,29 +138,8 @@ func commandLineID(id string) string {
 	return id
 }
 
-// shellSafe reports whether s needs no quoting in a POSIX shell: it is not
-// empty and holds only letters, digits and _./:=@%+,- (a loop rather than a
-// package-level regexp, which would be compiled at every CLI start-up).
-func shellSafe(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.ContainsRune("_./:=@%+,-", c):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func shellQuote(s string) string {
-	if shellSafe(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote is the one quoting of the module's command templates.
+func shellQuote(s string) string { return shtemplate.Quote(s) }
 
 // testCommand returns the command for inst and the parser of its log: the
 // row's own test_cmd, else the user's spec for its repository and version,
@@ -203,7 +216,9 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		Limits:        cfg.Limits,
 	}
 	if cfg.Image != "" {
-		c.Image = ExpandTemplate(cfg.Image, inst)
+		if c.Image, err = ExpandImage(cfg.Image, inst); err != nil {
+			return testOutcome{status: StatusTestError, reason: err.Error()}
+		}
 	}
 	res, err := cfg.Runner.Run(ctx, c)
 	return gradeRun(inst, cfg, run, parser, res, err, nil)

@@ -263,11 +263,19 @@ func TestDiffXYZChartOrder(t *testing.T) {
 		t.Fatalf("no chart %q", title)
 		return nil
 	}
-	if got, want := order("EM by task × size_class", "size_class"), []string{"apply/small", "apply/large", "diffgen/small", "diffgen/medium", "diffgen/large"}; !slices.Equal(got, want) {
+	if got, want := order("EM by task × format × size_class", "size_class"), []string{"apply/small", "apply/large", "diffgen/small", "diffgen/medium", "diffgen/large"}; !slices.Equal(got, want) {
 		t.Errorf("size classes %v, want %v", got, want)
 	}
-	if got, want := order("EM by task × change_kind", "change_kind"), []string{"apply/add+delete", "apply/delete-only", "diffgen/add+delete", "diffgen/add-only", "diffgen/delete-only"}; !slices.Equal(got, want) {
+	if got, want := order("EM by task × format × change_kind", "change_kind"), []string{"apply/add+delete", "apply/delete-only", "diffgen/add+delete", "diffgen/add-only", "diffgen/delete-only"}; !slices.Equal(got, want) {
 		t.Errorf("change kinds %v, want %v", got, want)
+	}
+	// Formats are kept apart within a task: a row of charts each.
+	for _, c := range charts {
+		if c.Title == "EM by task × format × size_class" {
+			if row, _ := c.Spec["encoding"].(map[string]any)["row"].(map[string]any); row["field"] != "format" {
+				t.Errorf("%s: row facet %v, want format", c.Title, row)
+			}
+		}
 	}
 }
 

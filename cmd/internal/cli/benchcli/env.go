@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -146,6 +147,14 @@ func runEnvBuild(cmd *cobra.Command, g *envOptions, o envBuildOptions, sio cli.S
 	}
 	o.Setup = o.setup
 	o.Progress = func(res envstore.BuildResult) {
+		if res.Skipped > 0 {
+			more := ""
+			if n := res.Skipped - len(res.SkippedPaths); n > 0 {
+				more = fmt.Sprintf(" and %d more", n)
+			}
+			fmt.Fprintf(sio.Err, "warning: env build %s: left out of the environment, not a file, directory or symbolic link: %s%s\n",
+				res.Commit, strings.Join(res.SkippedPaths, ", "), more)
+		}
 		if g.json {
 			json.NewEncoder(sio.Out).Encode(res)
 			return
