@@ -49,9 +49,8 @@ func TestRelaceSchemaRead(t *testing.T) {
 	if len(fns) != 3 || fns[1].Span.Start != 20 || len(fns[1].Lines) != 1 {
 		t.Errorf("function targets = %+v, want 3 (Calc.div, helper 20-25, f)", fns)
 	}
-	// An answer inside helper but not at its lines... there are none (its
-	// target ranges were bad: the whole span is its lines). One inside
-	// div's span but outside its changed lines: relace's hit, not ours.
+	// An answer on div's def line, outside its changed lines: relace's hit,
+	// not ours.
 	m := Score(cases[0].GroundTruth, Found{Ranges: map[string][]Range{"a.py": {{8, 8}}}})
 	// file recall 1/2; matched precision 0/1; hit: div of 3 functions.
 	// quality 0.4·0.5 + 0.4·0 + 0.2/3

@@ -67,6 +67,7 @@ func heldoutCases(t *testing.T, rows []testdata.Triple) []applybench.Case {
 	for fi := range files {
 		classicFamilies(files, fi, cs.add)
 		heldoutFamilies(files[fi], cs.add)
+		issue38Families(files[fi], cs.add)
 	}
 	t.Logf("generated %d held-out cases; %d left out that git apply misapplies", len(cs.out), cs.gits)
 	return cs.out

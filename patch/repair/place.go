@@ -29,6 +29,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 	ps := make([]*placed, 0, len(hunks))
 	var firstErr error
 	refuse := func(i int, reason string, kind error) {
+		if hunks[i].stray {
+			reason = strayReason(reason)
+		}
 		reports[i].Status, reports[i].Reason = StatusRefused, reason
 		if firstErr == nil {
 			firstErr = &Error{File: name, Hunk: i + 1, Reason: reason, Err: kind}
@@ -353,6 +356,11 @@ func locate(t *text, pl *placed) string {
 	if missingRemoved(t, es) {
 		return "a line the hunk removes is not in the file"
 	}
+	if pl.h.stray {
+		// Joined parts fit only together, context and all: loosening
+		// would let them fit apart.
+		return "its lines do not fit the file together"
+	}
 	budget := max(1, len(es)/6)
 	// Fuzzy matching keeps indentation first; ignoring it, a place counts
 	// only where the indentation differs consistently.
@@ -368,6 +376,11 @@ func locate(t *text, pl *placed) string {
 		}
 	}
 	if p, ok := trimmedEdge(t, pl.h, es); ok {
+		pl.p, pl.cands = p, []place{p}
+		pl.repairs = append(pl.repairs, "edge-context-dropped")
+		return ""
+	}
+	if p, ok := exactMiddle(t, pl.h, es); ok {
 		pl.p, pl.cands = p, []place{p}
 		pl.repairs = append(pl.repairs, "edge-context-dropped")
 		return ""
@@ -997,7 +1010,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	// would make half of it. Where the hunk ends at the end of the file it
 	// lacks nothing.
 	if pl.h.unified && pl.p.end < len(t.lines) {
-		if why := cutAfterContext(pl.h, width); why != "" {
+		if why := cutAfterContext(pl.h, pl.p.start+pl.h.oldCount >= len(t.lines)); why != "" {
 			return nil, why
 		}
 	}
@@ -1199,19 +1212,30 @@ func bodyCounts(h *looseHunk, blanks bool) (o, w, missingOld, missingNew int, ok
 
 // cutAfterContext refuses a hunk that may have been cut off: after a
 // change, or after a context line between two changes, where an answer
-// that ran out of room stops. A complete hunk of git's that does not reach the end of the
-// file (the caller checks) ends with exactly width context lines after its
-// last change (at least 3, git's default). When it ends with fewer (t) and
-// its body is short of its header's counts, the lines it lacks can be only
-// trailing context it lost, which is as many on both sides and at most
-// width-t; any other shortfall is a change cut off. Counts the body
-// exceeds on either side say nothing, and the hunk is left to the rest.
-// Blank lines after the body, left out as separators, are read as context
-// that lost its space: the reading that refuses less (it adds as many
-// lines to t as to both sides of the body).
-func cutAfterContext(h *looseHunk, width int) string {
+// that ran out of room stops. A complete hunk of git's that does not reach
+// the end of the file (the caller checks) ends with exactly width context
+// lines after its last change (at least 3, git's default; h.cutWidth
+// reads it from the patch). When it ends with fewer (t) and its body is
+// short of its header's counts, the lines it lacks can be only trailing
+// context it lost, which is as many on both sides and at most width-t;
+// any other shortfall is a change cut off.
+//
+// Three things say a hunk was not cut: another hunk follows it (the
+// answer went on); counts the body exceeds on either side (they are not
+// the hunk's own); and one side's count matching the body exactly while
+// only the other is short, since a cut loses the trailing context and so
+// shortens both sides, unless the header's old lines reach the end of
+// the file (countedToEOF), where a hunk has no trailing context and a
+// cut among its removed lines shortens the old side alone. Blank lines
+// after the body, left out as separators, are read as context that lost
+// its space: the reading that refuses less (it adds as many lines to t
+// as to both sides of the body).
+func cutAfterContext(h *looseHunk, countedToEOF bool) string {
 	o, w, mo, mn, ok := bodyCounts(h, true)
-	if !ok || mo < 0 || mn < 0 || mo+mn == 0 {
+	if !ok || h.followed || mo < 0 || mn < 0 || mo+mn == 0 {
+		return ""
+	}
+	if (mo == 0 || mn == 0) && !countedToEOF {
 		return ""
 	}
 	t, change := h.trailBlanks, false
@@ -1222,7 +1246,7 @@ func cutAfterContext(h *looseHunk, width int) string {
 		}
 		t++
 	}
-	width = max(width, 3)
+	width := max(h.cutWidth, 3)
 	if !change || t >= width || (mo == mn && mo <= width-t) {
 		return ""
 	}

@@ -273,6 +273,7 @@ func Repair(text string, opts Options) (*Result, error) {
 		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused}
 	}
 	width := contextWidth(files)
+	markCutEvidence(files)
 	ov := overlay{fsys: opts.FS, files: map[string]*string{}}
 	var firstErr error
 	res.Results = []patch.FileResult{}
@@ -696,6 +697,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	}
 
 	t := newText(content)
+	lf.hunks = joinStraySplits(t, lf.hunks)
 	newBytes, reports, err := placeHunks(t, lf.hunks, width, name)
 	fr.Hunks = reports
 	if err != nil {
