@@ -196,18 +196,11 @@ func readReplay(path string) (*llm.Replay, error) {
 	return llm.ReadReplay(&out, path)
 }
 
-// formatHelp tells the model how to write an edit in each format.
-var formatHelp = map[patch.Format]string{
-	patch.UDiff:         "a unified diff of the file (---/+++ headers, @@ -l,n +l,n @@ hunks) in a ```diff block",
-	patch.UDiffH:        "a unified diff of the file with bare @@ hunk headers (no line numbers) in a ```diff block",
-	patch.UDiffL:        "a unified diff of the file whose hunk lines carry their line numbers, in a ```diff block",
-	patch.SearchReplace: "search/replace blocks (the path, then <<<<<<< SEARCH, the exact old lines, =======, the new lines, >>>>>>> REPLACE) in a ``` block",
-	patch.V4A:           "an apply_patch edit (*** Begin Patch, *** Update File: PATH, @@ context, -/+ lines, *** End Patch) in a ``` block",
-}
-
+// editPrompt asks for an edit of t's file in format f, described as every
+// prompt of patchbench describes it (patch.FormatDescription).
 func editPrompt(t *Task, f patch.Format) string {
-	return fmt.Sprintf("Edit %s as the instruction asks. Answer with %s.\n\nInstruction:\n%s\n\nThe file:\n```\n%s```\n",
-		t.Path(), formatHelp[f], t.Instruction, t.ContentBefore)
+	return fmt.Sprintf("Edit %s as the instruction asks. Answer with the edit, written as %s, in a fenced code block.\n\n%s\n\nInstruction:\n%s\n\nThe file:\n```\n%s```\n",
+		t.Path(), patch.FormatName(f), patch.FormatDescription(f), t.Instruction, t.ContentBefore)
 }
 
 // canonical prints the edit from t's PreFile to content in format f.

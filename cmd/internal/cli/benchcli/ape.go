@@ -277,6 +277,7 @@ func (c *apeCheckFlags) options(ctx context.Context) (ape.CheckOptions, error) {
 
 type apeRunOptions struct {
 	dataset, format, judgeModel string
+	config                      string
 	n, judgeN, k, judgeThinking int
 	kRatio, judgeTemperature    float64
 	check                       apeCheckFlags
@@ -317,10 +318,22 @@ response}; for the judge {id, sample, vote, response}) and reference (the
 gold patch; as judge, an exact match with the gold file, which the reports
 name as such: it is no model).
 
+APE-Bench's spellings are accepted: --n_responses (--n), --max_workers
+(--workers); --config FILE reads APE-Bench's config.yaml (flags win).
+
 Exit status: 0 every candidate evaluated; 1 some failed or the run was
 interrupted (continue with --resume); 2 usage or input error.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.config != "" {
+				c, err := readApeConfig(o.config)
+				if err == nil {
+					err = c.applyRun(configSetter{cmd.Flags(), o.config}, o.model.model)
+				}
+				if err != nil {
+					return cli.Usage(fmt.Errorf("ape run: %w", err))
+				}
+			}
 			return runApeRun(cmd.Context(), o, sio)
 		},
 	}
@@ -337,6 +350,8 @@ interrupted (continue with --resume); 2 usage or input error.`,
 	f.Float64Var(&o.kRatio, "k-ratio", 0.8, "k as a fraction of n when --k is not given")
 	o.model.register(f, "openai/NAME, anthropic/NAME, replay/FILE or reference")
 	o.run.register(f, ape.ResultsFile)
+	f.StringVar(&o.config, "config", "", "APE-Bench config `FILE` (YAML): its generation model, temperature, n_responses and max_workers, its judgement model_name, temperature and n_responses, and evaluation.k_ratio, where no flag gives them")
+	acceptSpellings(f, map[string]string{"n_responses": "n", "max_workers": "workers"})
 	return cmd
 }
 
@@ -486,6 +501,7 @@ func ctx0(err error) bool {
 
 type apeJudgeOptions struct {
 	from, dataset, judgeModel string
+	config                    string
 	judgeN, k, judgeThinking  int
 	kRatio, judgeTemperature  float64
 
@@ -507,6 +523,15 @@ Exit status: 0 judged; 1 some rows failed or the run was interrupted; 2 usage
 or input error.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.config != "" {
+				c, err := readApeConfig(o.config)
+				if err == nil {
+					err = c.applyJudge(configSetter{cmd.Flags(), o.config}, true)
+				}
+				if err != nil {
+					return cli.Usage(fmt.Errorf("ape judge: %w", err))
+				}
+			}
 			return runApeJudge(cmd.Context(), o, sio)
 		},
 	}
@@ -522,6 +547,8 @@ or input error.`,
 	o.model.register(f, "unused by judge: give --judge-model")
 	f.Lookup("model").Hidden = true
 	o.run.register(f, ape.ResultsFile)
+	f.StringVar(&o.config, "config", "", "APE-Bench config `FILE` (YAML): its judgement model_name, temperature, n_responses and max_workers, where no flag gives them")
+	acceptSpellings(f, map[string]string{"n_responses": "judge-n", "max_workers": "workers"})
 	return cmd
 }
 
@@ -605,7 +632,7 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 type apeCheckOptions struct {
 	dataset                            string
 	codeKey, commitKey, pathKey, idKey string
-	defaultPath                        string
+	defaultPath, tempExt               string
 	check                              apeCheckFlags
 	run                                runFlags
 }
@@ -632,13 +659,17 @@ func newApeCheckCommand(sio cli.Stdio) *cobra.Command {
 		Short: "Check whole-file code rows, each in its commit's environment",
 		Long: `Check each row of the dataset (JSONL or Parquet) as APE-Bench's Eleanstic
 verifies its gathered patches: the row's code (--code-key) written as the file
-at --path-key (else --default-path) in the environment of its commit
+at --path-key (else --default-path, else a temporary file of extension
+--temp-ext at the tree's root, as Eleanstic checks each row) in the
+environment of its commit
 (--commit-key; restored from --env-store, else a git archive of --repo), then
 the file's check (built-in for .go, .py, .java, .rs, .lean, else
 --check-cmd) in the sandbox. One row per code row goes to DIR/results.jsonl:
 pass, errors, error kind, time. Rows with the same commit, path and code are
-checked once. A row that is not JSON, lacks a column or names a path outside
-the tree is left out, named on stderr. The run resumes like every run.
+checked once. A row that is not JSON, lacks its commit or names a path
+outside the tree is left out, named on stderr. The run resumes like every
+run. Eleanstic's spellings are accepted: --commit_id_key (--commit-key),
+--code_key (--code-key), --max_workers (--workers).
 
 Exit status: 0 every row checked (pass or not); 1 some rows could not be
 checked (environment problems, named) or the run was interrupted (continue
@@ -653,10 +684,12 @@ with --resume); 2 usage or input error.`,
 	f.StringVar(&o.codeKey, "code-key", "code", "column of the file's content")
 	f.StringVar(&o.commitKey, "commit-key", "commit_hash", "column of the commit whose environment checks it")
 	f.StringVar(&o.pathKey, "path-key", "file_path_after", "column of the file's path in the tree")
-	f.StringVar(&o.defaultPath, "default-path", "", "path of rows without --path-key (for example Check.lean)")
+	f.StringVar(&o.defaultPath, "default-path", "", "path of rows without --path-key (default: a temporary file of --temp-ext)")
 	f.StringVar(&o.idKey, "id-key", "id", "column naming a row (default: a hash of commit, path and code)")
+	f.StringVar(&o.tempExt, "temp-ext", "lean", "extension of the temporary file a row without a path is checked in, at the tree's root, as Eleanstic checks every row (APE-Bench: lean)")
 	o.check.register(f, false)
 	o.run.register(f, ape.ResultsFile)
+	acceptSpellings(f, map[string]string{"commit_id_key": "commit-key", "code_key": "code-key", "max_workers": "workers"})
 	return cmd
 }
 
@@ -672,7 +705,7 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	rows, bad, err := ape.ReadCodeRows(o.dataset, ape.CodeKeys{Code: o.codeKey, Commit: o.commitKey, Path: o.pathKey, DefaultPath: o.defaultPath, ID: o.idKey})
+	rows, bad, err := ape.ReadCodeRows(o.dataset, ape.CodeKeys{Code: o.codeKey, Commit: o.commitKey, Path: o.pathKey, DefaultPath: o.defaultPath, TempExt: o.tempExt, ID: o.idKey})
 	if err != nil {
 		return cli.Usage(err)
 	}
