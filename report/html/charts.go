@@ -375,24 +375,48 @@ var (
 	numRe    = regexp.MustCompile(`[0-9]+`)
 )
 
+// sweTestStatuses are the statuses only an instance whose tests ran has.
+var sweTestStatuses = []string{"resolved", "unresolved", "test_error", "test_timeout"}
+
+// sweAppliedStatuses are those of an instance whose edit applied and whose
+// tests did not run (swe eval --no-tests).
+var sweAppliedStatuses = []string{"applied", "applied_repaired", "already_applied"}
+
 func sweCharts(runs []*runStats) []chart {
-	var statuses, resolved, families []point
+	// With no test run in any run (--no-tests), every resolved rate is 0
+	// and the chart was empty without saying why: the applied rate
+	// stands in, and the title says so.
+	rated, title, yTitle := []string{"resolved"}, "Resolved rate", "resolved"
+	testsRan := false
+	for _, r := range runs {
+		for _, s := range sweTestStatuses {
+			testsRan = testsRan || r.statuses[s] > 0
+		}
+	}
+	if !testsRan {
+		rated, title, yTitle = sweAppliedStatuses, "Applied rate (the tests did not run, as with --no-tests: no instance is resolved)", "applied"
+	}
+	var statuses, rates, families []point
 	for _, r := range runs {
 		for _, s := range slices.Sorted(maps.Keys(r.statuses)) {
 			statuses = append(statuses, point{"run": r.name, "status": s, "value": r.statuses[s], "n": r.statuses[s]})
 		}
 		rate := 0.0
 		if r.n > 0 {
-			rate = float64(r.statuses["resolved"]) / float64(r.n)
+			k := 0
+			for _, s := range rated {
+				k += r.statuses[s]
+			}
+			rate = float64(k) / float64(r.n)
 		}
-		resolved = append(resolved, point{"run": r.name, "value": rate, "n": r.n})
+		rates = append(rates, point{"run": r.name, "value": rate, "n": r.n})
 		for _, f := range slices.Sorted(maps.Keys(r.families)) {
 			families = append(families, point{"run": r.name, "family": f, "value": r.families[f], "n": r.families[f]})
 		}
 	}
 	charts := []chart{
 		{"Statuses", barSpec(statuses, "status", "", "instances", false)},
-		{"Resolved rate", barSpec(resolved, "run", "", "resolved", true)},
+		{title, barSpec(rates, "run", "", yTitle, true)},
 	}
 	if len(families) > 0 {
 		charts = append(charts, chart{"Error families", barSpec(families, "family", "", "instances", false)})

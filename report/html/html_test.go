@@ -278,3 +278,38 @@ func TestDiffXYZChartOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSWERateChart: the SWE page's rate chart is the resolved rate when
+// tests ran; under --no-tests, where no instance can be resolved (the
+// chart was all zeros without saying why), it is the applied rate and its
+// title says the tests did not run.
+func TestSWERateChart(t *testing.T) {
+	noTests := []map[string]any{
+		{"instance_id": "a", "status": "applied"}, {"instance_id": "b", "status": "applied_repaired"},
+		{"instance_id": "c", "status": "malformed", "reason": "corrupt patch at line 3"}, {"instance_id": "d", "status": "empty_patch"},
+	}
+	for _, c := range []struct {
+		name  string
+		rows  []map[string]any
+		title string
+		rate  float64
+	}{
+		{"tests ran", sweRows(), "Resolved rate", 1.0 / float64(len(sweRows()))},
+		{"no tests", noTests, "Applied rate (the tests did not run, as with --no-tests: no instance is resolved)", 0.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := newRunStats("r", KindSWE)
+			for _, r := range c.rows {
+				st.add(r)
+			}
+			charts := sweCharts([]*runStats{st})
+			if len(charts) < 2 || charts[1].Title != c.title {
+				t.Fatalf("charts %v; want the second titled %q", charts, c.title)
+			}
+			pts := charts[1].Spec["data"].(map[string]any)["values"].([]point)
+			if len(pts) != 1 || pts[0]["value"] != c.rate {
+				t.Errorf("rate points %v; want one of value %v", pts, c.rate)
+			}
+		})
+	}
+}

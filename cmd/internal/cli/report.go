@@ -33,7 +33,8 @@ Runs are named by their directory.
 
 A report.json is either one report (groups of one set of dimensions) or a set
 of them ({"title", "reports": [...]}, as diffxyz run writes: by task, format
-and prompt; by task and language; by task and size class). Sets are compared
+and prompt; by task, format, prompt and language; by task, format, prompt
+and size class; by task, format, prompt and change kind). Sets are compared
 report by report.
 
 With --html OUT.html, write one page instead, from each run's results.jsonl:
