@@ -136,6 +136,11 @@ type Store struct {
 
 	mu     sync.Mutex
 	gitmap map[string]string // blob id -> sha256, nil until loaded
+
+	// Whether this process can mount an overlay, probed once.
+	overlayOnce sync.Once
+	overlayOK   bool
+	overlayWhy  string
 }
 
 // Open opens the store in dir, making it if dir does not exist or is empty.

@@ -38,6 +38,12 @@ const (
 	// RestoreReflink uses reflinks (copy-on-write clones), and fails
 	// where the file system has none.
 	RestoreReflink
+	// RestoreOverlay mounts an overlay file system at the destination:
+	// the commit's read-only tree in the store (made once, by
+	// Materialize) below, a fresh upper directory beside the destination
+	// above, so every write lands in the upper layer. It needs the
+	// privilege to mount (root); Release undoes it.
+	RestoreOverlay
 )
 
 // String names the method as Restore reports it ("auto", "hardlink",
@@ -50,6 +56,8 @@ func (m RestoreMethod) String() string {
 		return "copy"
 	case RestoreReflink:
 		return "reflink"
+	case RestoreOverlay:
+		return "overlay"
 	}
 	return "auto"
 }
@@ -70,6 +78,14 @@ type RestoreOptions struct {
 	// Workers is how many files are made at once; zero means 8 (making a
 	// file is a system call or two, mostly waiting on the file system).
 	Workers int
+	// Overlay has RestoreAuto mount an overlay where this process can
+	// (see RestoreOverlay), and make files as without it elsewhere. An
+	// overlay restore must be undone by Release.
+	Overlay bool
+	// Temporary marks an overlay restore as this process's: once the
+	// process has ended, ReleaseStale (run by GC and by each run that
+	// restores) releases it, as a killed run cannot.
+	Temporary bool
 }
 
 // RestoreResult counts what a restore made.
@@ -196,6 +212,16 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return fail(err)
 	}
+	overlay, overlayWhy, err := s.chooseOverlay(opts, filepath.Dir(abs))
+	if err != nil {
+		return fail(err)
+	} else if overlay {
+		res.Method, res.MethodReason = RestoreOverlay.String(), overlayWhy
+		if err := s.restoreOverlay(ctx, m, abs, opts, &res); err != nil {
+			return fail(err)
+		}
+		return res, nil
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".restore-")
 	if err != nil {
 		return fail(err)
@@ -212,7 +238,23 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 		return fail(err)
 	}
 	res.Method, res.MethodReason = method.String(), reason
+	if overlayWhy != "" {
+		res.MethodReason = overlayWhy + "; " + reason
+	}
+	if err := s.makeTree(ctx, m, tmp, method, opts, &res); err != nil {
+		return fail(err)
+	}
+	// rename(2) replaces an empty directory (os.Rename refuses to).
+	if err := syscall.Rename(tmp, abs); err != nil {
+		return fail(&os.LinkError{Op: "rename", Old: tmp, New: abs, Err: err})
+	}
+	done = true
+	return res, nil
+}
 
+// makeTree makes m's tree in the empty directory tmp, each file by method
+// (or by a copy where method cannot give it), counting what it made in res.
+func (s *Store) makeTree(ctx context.Context, m *Manifest, tmp string, method RestoreMethod, opts RestoreOptions, res *RestoreResult) error {
 	// Directories first, writable, so files can be made in them; their
 	// modes are set at the end, deepest first.
 	var dirs []*Entry
@@ -225,13 +267,13 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 			dirs = append(dirs, e)
 			if e.Path != "." {
 				if err := os.Mkdir(filepath.Join(tmp, filepath.FromSlash(e.Path)), 0o700); err != nil {
-					return fail(err)
+					return err
 				}
 			}
 		case TypeSymlink:
 			res.Symlinks++
 			if err := os.Symlink(e.Target, filepath.Join(tmp, filepath.FromSlash(e.Path))); err != nil {
-				return fail(err)
+				return err
 			}
 		case TypeFile:
 			res.Files++
@@ -274,24 +316,38 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	wg.Wait()
 	select {
 	case err := <-errc:
-		return fail(err)
+		return err
 	default:
 	}
 	if err := ctx.Err(); err != nil {
-		return fail(err)
+		return err
 	}
 	res.Linked, res.Reflinked, res.Copied = int(made[RestoreLink].Load()), int(made[RestoreReflink].Load()), int(made[RestoreCopy].Load())
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := os.Chmod(filepath.Join(tmp, filepath.FromSlash(dirs[i].Path)), fileMode(dirs[i].Mode)); err != nil {
-			return fail(err)
+			return err
 		}
 	}
-	// rename(2) replaces an empty directory (os.Rename refuses to).
-	if err := syscall.Rename(tmp, abs); err != nil {
-		return fail(&os.LinkError{Op: "rename", Old: tmp, New: abs, Err: err})
+	return nil
+}
+
+// chooseOverlay says whether a restore mounts an overlay: when asked to,
+// or by default where this process can mount one on dir's file system.
+func (s *Store) chooseOverlay(opts RestoreOptions, dir string) (bool, string, error) {
+	switch {
+	case opts.Method == RestoreOverlay:
+		if ok, why := s.canOverlay(dir); !ok {
+			return false, "", fmt.Errorf("%w: an overlay was asked for, but %s", ErrMethod, why)
+		}
+		return true, "an overlay asked for", nil
+	case opts.Method != RestoreAuto || !opts.Overlay:
+		return false, "", nil
 	}
-	done = true
-	return res, nil
+	ok, why := s.canOverlay(dir)
+	if ok {
+		return true, "this process can mount an overlay: the store's read-only tree below, writes in a fresh upper layer beside the destination", nil
+	}
+	return false, "no overlay: " + why, nil
 }
 
 // probes is what Restore finds out before it chooses a method.

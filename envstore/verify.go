@@ -2,6 +2,7 @@ package envstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -44,6 +45,7 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 		return nil, err
 	}
 	rep.Objects = len(objects)
+	damaged := map[string]bool{}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -62,7 +64,12 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 					problem("object %s: %v", o.path, err)
 				case h != o.hash:
 					problem("object %s: content (%d bytes) hashes to %s", o.path, n, h)
+				default:
+					continue
 				}
+				mu.Lock()
+				damaged[o.path] = true
+				mu.Unlock()
 			}
 		})
 	}
@@ -105,11 +112,99 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 			}
 		}
 	}
+	s.brokenTrees(problem, damaged)
 	if ents, err := os.ReadDir(filepath.Join(s.dir, "tmp")); err == nil {
 		rep.Temporary = len(ents)
 	}
 	sort.Strings(rep.Problems)
 	return rep, nil
+}
+
+// brokenTrees returns the commits whose materialized tree does not match
+// its manifest, telling problem (if not nil) why: each entry must be there
+// with its type, each hard-linked file the very object (the same inode)
+// and not one of the damaged objects, each copied file the right bytes,
+// and nothing more. GC removes a broken tree that no mount uses, and the
+// next overlay restore makes it again.
+func (s *Store) brokenTrees(problem func(string, ...any), damaged map[string]bool) []string {
+	report := func(format string, args ...any) {
+		if problem != nil {
+			problem(format, args...)
+		}
+	}
+	trees, err := os.ReadDir(filepath.Join(s.dir, "trees"))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			report("trees: %v", err)
+		}
+		return nil
+	}
+	var broken []string
+	buf := make([]byte, 256<<10)
+	for _, t := range trees {
+		c := t.Name()
+		dir := filepath.Join(s.dir, "trees", c)
+		m, err := s.readManifest(c)
+		if err != nil {
+			report("tree %s: no manifest reads for it: %v", dir, err)
+			broken = append(broken, c)
+			continue
+		}
+		bad := func(format string, args ...any) {
+			report("tree %s: "+format, append([]any{dir}, args...)...)
+			broken = append(broken, c)
+		}
+		want := map[string]bool{}
+		for _, e := range m.Entries {
+			want[e.Path] = true
+		}
+		ok := true
+		for _, e := range m.Entries {
+			p := filepath.Join(dir, filepath.FromSlash(e.Path))
+			fi, err := os.Lstat(p)
+			if err != nil {
+				bad("%s: %v", e.Path, err)
+				ok = false
+				break
+			}
+			switch e.Type {
+			case TypeDir:
+				ok = fi.IsDir()
+			case TypeSymlink:
+				tgt, err := os.Readlink(p)
+				ok = err == nil && tgt == e.Target
+			case TypeFile:
+				if !fi.Mode().IsRegular() || fi.Size() != e.Size {
+					ok = false
+				} else if obj, err := os.Stat(s.objectPath(e.Hash, e.exec())); err == nil && os.SameFile(fi, obj) {
+					ok = !damaged[s.objectPath(e.Hash, e.exec())]
+				} else {
+					h, n, err := hashObject(p, buf)
+					ok = err == nil && n == e.Size && h == e.Hash
+				}
+			}
+			if !ok {
+				bad("%s is not what the manifest says", e.Path)
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		// Nothing the manifest does not name.
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !ok {
+				return nil
+			}
+			rel, _ := filepath.Rel(dir, p)
+			if !want[filepath.ToSlash(rel)] {
+				bad("%s is not in the manifest", filepath.ToSlash(rel))
+				ok = false
+			}
+			return nil
+		})
+	}
+	return broken
 }
 
 // object is one file in DIR/objects.
@@ -238,6 +333,9 @@ type GCResult struct {
 	Objects   int   `json:"objects"`
 	Bytes     int64 `json:"bytes"`
 	Temporary int   `json:"temporary"`
+	// Trees counts materialized trees removed: those of commits no longer
+	// stored that no overlay restore uses.
+	Trees int `json:"trees"`
 }
 
 // GC removes the objects no manifest names, and everything in DIR/tmp. It
@@ -280,6 +378,40 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 		}
 		res.Objects++
 		res.Bytes += o.size
+	}
+	// Overlay restores whose run was killed, then the materialized trees
+	// of commits no longer stored that no mount uses.
+	if _, err := s.ReleaseStale(ctx); err != nil {
+		return res, fmt.Errorf("envstore: gc: %w", err)
+	}
+	recs, err := s.mountRecords()
+	if err != nil {
+		return res, fmt.Errorf("envstore: gc: %w", err)
+	}
+	inUse := map[string]bool{}
+	for _, r := range recs {
+		inUse[r.Commit] = true
+	}
+	stored := map[string]bool{}
+	for _, c := range commits {
+		stored[c] = true
+	}
+	trees, err := os.ReadDir(filepath.Join(s.dir, "trees"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("envstore: gc: %w", err)
+	}
+	broken := map[string]bool{}
+	for _, c := range s.brokenTrees(nil, nil) {
+		broken[c] = true
+	}
+	for _, t := range trees {
+		if inUse[t.Name()] || stored[t.Name()] && !broken[t.Name()] {
+			continue
+		}
+		if err := removeAll(filepath.Join(s.dir, "trees", t.Name())); err != nil {
+			return res, fmt.Errorf("envstore: gc: %w", err)
+		}
+		res.Trees++
 	}
 	// Everything in tmp, and the temporary files of atomic writes that a
 	// killed build left beside manifests and failure records.

@@ -93,6 +93,15 @@ func (c *anthropicClient) Complete(ctx context.Context, req Request) (Response, 
 	if req.Temperature != nil {
 		params.Temperature = anthropic.Float(*req.Temperature)
 	}
+	if req.ThinkingBudget > 0 {
+		if req.Temperature != nil && *req.Temperature != 1 {
+			return Response{}, fmt.Errorf("%s for model %s: extended thinking takes only temperature 1, not %g", op, c.name, *req.Temperature)
+		}
+		// The budget counts against max_tokens, which must exceed it:
+		// the answer keeps its own bound on top.
+		params.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(req.ThinkingBudget))
+		params.MaxTokens += int64(req.ThinkingBudget)
+	}
 	// The Messages API has no seed; Request.Seed is ignored here.
 
 	actx, cancel := context.WithTimeout(ctx, c.timeout)

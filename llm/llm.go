@@ -101,6 +101,13 @@ type Request struct {
 	MaxTokens int
 	// Seed asks for deterministic sampling where the provider supports it.
 	Seed *int64
+	// ThinkingBudget, when above 0, turns on Anthropic's extended
+	// thinking with that many tokens (the API's minimum is 1024). The API
+	// then takes only its default temperature: Temperature must be nil
+	// or 1, and max_tokens is sent as the budget plus the answer's bound
+	// (MaxTokens, else the default), as APE-Bench adds them. Other
+	// providers refuse a request that sets it.
+	ThinkingBudget int
 	// Tools are the functions the model may call; nil offers none.
 	Tools []Tool
 	// Sample names one draw among requests that are otherwise the same:

@@ -62,6 +62,9 @@ func (c *openaiClient) Complete(ctx context.Context, req Request) (Response, err
 	if err := checkMessages(req); err != nil {
 		return Response{}, fmt.Errorf("%s for model %s: %w", op, c.name, err)
 	}
+	if req.ThinkingBudget > 0 {
+		return Response{}, fmt.Errorf("%s for model %s: a thinking budget is Anthropic's parameter; this API has none", op, c.name)
+	}
 	params := openai.ChatCompletionNewParams{Model: c.name}
 	if req.System != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))

@@ -9,5 +9,7 @@
 // ratio has an empty denominator the convention is stated on the function;
 // the conventions are chosen so that "nothing expected, nothing produced"
 // scores 1 and "something expected, nothing produced" (or the reverse)
-// scores 0.
+// scores 0, except where a metric carries a seed tool's name: then the
+// tool's convention holds (relace-mcp's line coverage and function hit rate
+// are 0 with nothing expected).
 package metrics

@@ -53,3 +53,16 @@ func ExampleMean() {
 	fmt.Println(metrics.Mean([]float64{1, 0, 1, 1}))
 	// Output: 0.75
 }
+
+func ExampleFunctionHitRate() {
+	// One ground-truth function, defined at lines 10-20, its fix at line 15.
+	fns := []metrics.FunctionTarget{{Path: "a.py", Span: metrics.LineRange{Start: 10, End: 20}, Lines: []metrics.LineRange{{Start: 15, End: 15}}}}
+	defLine := metrics.Ranges{"a.py": {{Start: 10, End: 10}}}
+	// relace-mcp's hit: the answer overlaps the definition; ours on the
+	// changed line does not count it.
+	fmt.Println(metrics.FunctionHitRate(defLine, fns), metrics.FunctionTargetHitRate(defLine, fns))
+	fmt.Printf("%.2f\n", metrics.QualityScore(1, 0, metrics.FunctionHitRate(defLine, fns)))
+	// Output:
+	// 1 0
+	// 0.60
+}

@@ -83,52 +83,67 @@ func LinePrecisionMatched(found, truth Ranges) float64 {
 	return float64(correct) / float64(total)
 }
 
-// FunctionTarget is one ground-truth function: its file and the target
-// lines inside it.
+// FunctionTarget is one ground-truth function: its file, the span of its
+// definition (first to last line) and the target lines inside it (the lines
+// the fix changed).
 type FunctionTarget struct {
-	Path   string
-	Ranges []LineRange
+	Path  string
+	Span  LineRange
+	Lines []LineRange
 }
 
-// FunctionHitRate is the fraction of target functions with at least one
-// target line in a found range of their file. ok is false when there are
-// no targets: as relace-mcp does, such a case has no function hit rate
-// (leave it out of the mean) and its quality scores spread the function
-// weight over the other terms.
-func FunctionHitRate(found Ranges, targets []FunctionTarget) (rate float64, ok bool) {
-	if len(targets) == 0 {
-		return 0, false
+// FunctionHitRate is relace-mcp's Function Hit Rate: the fraction of
+// ground-truth functions hit, a function being hit when any found range of
+// its file overlaps its definition span (a range touching only its def
+// line counts). With no ground-truth functions it is 0, as relace-mcp has
+// it (its mean over cases is then taken over the cases with functions; its
+// quality score takes the 0).
+func FunctionHitRate(found Ranges, fns []FunctionTarget) float64 {
+	return hitRate(found, fns, func(t FunctionTarget) []LineRange { return []LineRange{t.Span} })
+}
+
+// FunctionTargetHitRate is the fraction of ground-truth functions with at
+// least one target line (a changed line) inside a found range of their
+// file: stricter than [FunctionHitRate], an answer elsewhere in the right
+// function does not count. With no ground-truth functions it is 0.
+func FunctionTargetHitRate(found Ranges, fns []FunctionTarget) float64 {
+	return hitRate(found, fns, func(t FunctionTarget) []LineRange { return t.Lines })
+}
+
+func hitRate(found Ranges, fns []FunctionTarget, lines func(FunctionTarget) []LineRange) float64 {
+	if len(fns) == 0 {
+		return 0
 	}
 	hits := 0
-	for _, t := range targets {
-		if Overlap(MergeRanges(t.Ranges), MergeRanges(found[t.Path])) > 0 {
+	for _, t := range fns {
+		if Overlap(MergeRanges(lines(t)), MergeRanges(found[t.Path])) > 0 {
 			hits++
 		}
 	}
-	return float64(hits) / float64(len(targets)), true
+	return float64(hits) / float64(len(fns))
 }
 
-// QualityScore is relace-mcp's quality score (v1):
-// 0.4·file recall + 0.4·line precision (matched) + 0.2·function hit rate;
-// without target functions (withFunctions false) the function weight is
-// spread over the other two terms in proportion: 0.5·file recall +
-// 0.5·line precision (matched).
-func QualityScore(fileRecall, linePrecisionMatched, functionHitRate float64, withFunctions bool) float64 {
-	if !withFunctions {
-		return 0.5*fileRecall + 0.5*linePrecisionMatched
-	}
+// QualityScore is relace-mcp's Quality Score:
+// 0.4·file recall + 0.4·line precision (matched) + 0.2·function hit rate,
+// the function hit rate being 0 for a case without ground-truth functions
+// (so such a case scores at most 0.8).
+func QualityScore(fileRecall, linePrecisionMatched, functionHitRate float64) float64 {
 	return 0.4*fileRecall + 0.4*linePrecisionMatched + 0.2*functionHitRate
 }
 
-// QualityScoreV2 is relace-mcp's quality score v2: 0.3·file recall +
-// 0.2·file precision + 0.3·line coverage + 0.2·function hit rate; without
-// target functions 0.375·file recall + 0.25·file precision + 0.375·line
-// coverage (the same weights over 0.8).
-func QualityScoreV2(fileRecall, filePrecision, lineCoverage, functionHitRate float64, withFunctions bool) float64 {
-	if !withFunctions {
-		return (0.3*fileRecall + 0.2*filePrecision + 0.3*lineCoverage) / 0.8
+// QualityScoreV2 is the quality score of relace-mcp's later runner, which
+// adds file precision: with ground-truth functions
+// 0.3·file recall + 0.2·file precision + 0.3·line precision (matched) +
+// 0.2·function hit rate; without them the function weight goes to the
+// others in proportion: 0.375·file recall + 0.25·file precision +
+// 0.375·line precision (matched).
+func QualityScoreV2(fileRecall, filePrecision, linePrecisionMatched, functionHitRate float64, withFunctions bool) float64 {
+	fw := 0.0
+	if withFunctions {
+		fw = 0.2
 	}
-	return 0.3*fileRecall + 0.2*filePrecision + 0.3*lineCoverage + 0.2*functionHitRate
+	rest := 1 - fw
+	return rest*3/8*fileRecall + rest*2/8*filePrecision + rest*3/8*linePrecisionMatched + fw*functionHitRate
 }
 
 // MergeRanges sorts ranges and merges those that overlap or touch. Ranges

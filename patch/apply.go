@@ -1,9 +1,11 @@
 package patch
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"unsafe"
@@ -206,7 +208,10 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		end = true
 	}
 
-	var pos, hint int
+	// given is the line the patch gave, hint the place the search starts
+	// from (no further than the end of the file); the offset is measured
+	// from given, as git apply -v reports it.
+	var pos, hint, given int
 	found := false
 	switch {
 	case len(old) == 0 && !h.HasPos:
@@ -218,6 +223,7 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		if h.NewStart == 0 {
 			hint = 0
 		}
+		given = hint
 		if hint > img.len() {
 			hint = img.len()
 		}
@@ -242,6 +248,18 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 		// nothing says which is meant.
 		return Placement{}, 0, &HunkError{Err: fmt.Errorf("%w: a hunk with no context (git diff -U0) inserts at line %d, where git apply (without --unidiff-zero) would append it at the end of the file, line %d; nothing in the hunk says which is meant", ErrContextMismatch, h.NewStart, pos+1)}
 	}
+	if img.git && h.HasPos && noContext && len(old) > 0 {
+		// The same for a removal: git apply removes the lines where they
+		// end the file ("-4 +3,0" deleting a "}" deletes the file's last
+		// "}"); its line numbers say where they are.
+		want := h.NewStart - 1
+		if h.NewLines == 0 {
+			want = h.NewStart // "+N,0": after new line N
+		}
+		if pos != want {
+			return Placement{}, 0, &HunkError{Err: fmt.Errorf("%w: a hunk with no context (git diff -U0) removes lines at line %d, where git apply (without --unidiff-zero) would remove them at line %d, where they end the file; nothing in the hunk says which is meant", ErrContextMismatch, want+1, pos+1)}
+		}
+	}
 
 	// The final-newline state after the splice.
 	eol := img.eol
@@ -258,44 +276,49 @@ func (img *image) apply(h *Hunk, after int) (Placement, int, error) {
 	}
 	pl := Placement{Line: pos + 1}
 	if h.HasPos {
-		pl.Offset = pos - hint
+		pl.Offset = pos - given
 	}
 	return pl, pos + len(neu), nil
 }
 
 // markPatched records that n lines at pos became m patched lines, moving
-// the ranges after them.
+// the ranges after them. The ranges are in order and disjoint, so the ones
+// concerned are found by binary search; hunks in file order (the usual
+// case) append, and the whole list is touched only by a hunk placed before
+// earlier ones.
 func (img *image) markPatched(pos, n, m int) {
-	var out [][2]int
-	added := false
-	for _, r := range img.patched {
-		if r[0] < pos && pos < r[1] {
-			// An insertion inside a patched range (it has no old lines to
-			// refuse) grows it.
-			r[1] += m - n
-			added = true
-		} else if r[0] >= pos+n {
-			if !added {
-				out, added = append(out, [2]int{pos, pos + m}), true
-			}
-			r[0], r[1] = r[0]+m-n, r[1]+m-n
-		}
-		out = append(out, r)
+	rs := img.patched
+	// j: the first range starting at or after pos; k: the first starting
+	// at or after the end of the old lines, where the moved ranges begin.
+	j, _ := slices.BinarySearchFunc(rs, pos, func(r [2]int, p int) int { return cmp.Compare(r[0], p) })
+	k := j
+	for k < len(rs) && rs[k][0] < pos+n {
+		k++
 	}
-	if !added {
-		out = append(out, [2]int{pos, pos + m})
+	for i := k; i < len(rs); i++ {
+		rs[i][0], rs[i][1] = rs[i][0]+m-n, rs[i][1]+m-n
 	}
-	img.patched = out
+	if j > 0 && pos < rs[j-1][1] {
+		// An insertion inside a patched range (it has no old lines to
+		// refuse) grows it.
+		rs[j-1][1] += m - n
+	} else {
+		rs = slices.Insert(rs, k, [2]int{pos, pos + m})
+	}
+	img.patched = rs
 }
 
 // overlaps reports whether lines [pos, pos+n) include a patched line.
 func (img *image) overlaps(pos, n int) bool {
-	for _, r := range img.patched {
-		if pos < r[1] && r[0] < pos+n {
-			return true
+	// The first range that ends after pos is the only one that may start
+	// before pos+n and overlap.
+	i, _ := slices.BinarySearchFunc(img.patched, pos, func(r [2]int, p int) int {
+		if r[1] <= p {
+			return -1
 		}
-	}
-	return false
+		return 1
+	})
+	return i < len(img.patched) && img.patched[i][0] < pos+n
 }
 
 // contextRuns counts the context lines before the first change and after the
@@ -460,12 +483,21 @@ type FileResult struct {
 // results of earlier ones. Nothing is written: see [WriteResults]. Either
 // every file patch applies or Apply returns an error.
 func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
-	ov := overlay{fsys: fsys, files: map[string]*string{}, opts: opts}
-	var out []FileResult
-	for _, fp := range p.Files {
-		if opts.Reverse {
-			fp = fp.Reverse()
+	ov := overlay{fsys: fsys, files: map[string]*string{}, opts: opts, leaving: map[string]int{}, taken: map[string]bool{}}
+	fps := p.Files
+	if opts.Reverse {
+		fps = make([]*FilePatch, len(p.Files))
+		for i, fp := range p.Files {
+			fps[i] = fp.Reverse()
 		}
+	}
+	for _, fp := range fps {
+		if fp.Op == Rename || fp.Op == Delete {
+			ov.leaving[fp.OldPath]++
+		}
+	}
+	var out []FileResult
+	for _, fp := range fps {
 		res, err := ov.applyOne(fp)
 		if err != nil {
 			return nil, err
@@ -480,6 +512,13 @@ type overlay struct {
 	fsys  FileSystem
 	files map[string]*string // nil: removed
 	opts  ApplyOptions
+	// leaving counts the file patches still to come that rename or delete
+	// each path away: as git apply does, a rename or creation may take a
+	// path that a later file patch vacates (two files swapped in one
+	// patch). taken marks such a path once taken: its original is still
+	// the source of the file patch that vacates it.
+	leaving map[string]int
+	taken   map[string]bool
 }
 
 func (ov *overlay) read(name string) (string, bool, error) {
@@ -489,6 +528,18 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		}
 		return *c, true, nil
 	}
+	// Under a file that the patch renames or deletes away (x renamed to
+	// x/y): nothing there yet.
+	for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
+		if c, ok := ov.files[d]; ok && c == nil || ov.leaving[d] > 0 {
+			return "", false, nil
+		}
+	}
+	return ov.readOrig(name)
+}
+
+// readOrig reads name from the file system, as it was before the patch.
+func (ov *overlay) readOrig(name string) (string, bool, error) {
 	c, err := ReadFileString(ov.fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
@@ -520,6 +571,8 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	case Create:
 		if _, ok, err := ov.read(fp.NewPath); err != nil {
 			return res, err
+		} else if ok && ov.take(fp.NewPath) {
+			// A later file patch moves the file away: the path is free.
 		} else if ok && !fp.Overwrite {
 			return res, fmt.Errorf("apply: create %s: %w", fp.NewPath, ErrFileExists)
 		} else if ok {
@@ -529,7 +582,14 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		if fp.Op == Modify && fp.OldPath != fp.NewPath {
 			// A traditional diff with two names ("--- a/x.orig" / "+++ b/x"):
 			// one file is patched in place.
-			name := TraditionalTarget(fp.OldPath, fp.NewPath, func(n string) bool {
+			// The patch's own order of names decides, in both
+			// directions (GNU patch's rule): a reverse patches the file
+			// the forward apply patched.
+			o, n := fp.OldPath, fp.NewPath
+			if ov.opts.Reverse {
+				o, n = n, o
+			}
+			name := TraditionalTarget(o, n, func(n string) bool {
 				_, ok, _ := ov.read(n)
 				return ok
 			})
@@ -538,7 +598,11 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			c.OldPath, c.NewPath = name, name
 			fp = &c
 		}
-		c, ok, err := ov.read(fp.OldPath)
+		read := ov.read
+		if ov.taken[fp.OldPath] && (fp.Op == Rename || fp.Op == Delete) {
+			read = ov.readOrig // its new content came from an earlier file patch
+		}
+		c, ok, err := read(fp.OldPath)
 		if err != nil {
 			return res, err
 		}
@@ -553,6 +617,8 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		if fp.Op == Rename || fp.Op == Copy {
 			if _, ok, err := ov.read(fp.NewPath); err != nil {
 				return res, err
+			} else if ok && fp.NewPath != fp.OldPath && ov.take(fp.NewPath) {
+				// A later file patch moves the file away: the path is free.
 			} else if ok && (!fp.Overwrite || fp.Op != Rename) {
 				return res, fmt.Errorf("apply: %s %s to %s: %w", fp.Op, fp.OldPath, fp.NewPath, ErrFileExists)
 			} else if ok {
@@ -567,11 +633,21 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			return res, err
 		}
 	}
+	if fp.Op == Rename || fp.Op == Delete {
+		ov.leaving[fp.OldPath]--
+	}
+	vacate := func() {
+		if ov.taken[fp.OldPath] {
+			delete(ov.taken, fp.OldPath) // the path holds the new file that took it
+		} else {
+			ov.files[fp.OldPath] = nil
+		}
+	}
 	if fp.Op == Delete {
 		if len(content) > 0 {
 			return res, fmt.Errorf("apply: delete %s: the file has lines the patch does not remove", fp.OldPath)
 		}
-		ov.files[fp.OldPath] = nil
+		vacate()
 		return res, nil
 	}
 	if content == nil {
@@ -579,13 +655,27 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	}
 	res.Content = content
 	if fp.Op == Rename {
-		ov.files[fp.OldPath] = nil
+		vacate()
 	}
 	// Later file patches read the content as a string; it is not changed
 	// while Apply runs.
 	c := bytesString(content)
 	ov.files[fp.NewPath] = &c
 	return res, nil
+}
+
+// take reports whether an existing path may be written by a rename or
+// creation because a later file patch renames or deletes it away, and
+// marks it taken.
+func (ov *overlay) take(name string) bool {
+	if ov.leaving[name] == 0 || ov.taken[name] {
+		return false
+	}
+	if c, ok := ov.files[name]; ok && c != nil {
+		return false // written by an earlier file patch: not the original
+	}
+	ov.taken[name] = true
+	return true
 }
 
 // TraditionalTarget returns the file that a traditional diff (no "diff

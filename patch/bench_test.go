@@ -65,3 +65,36 @@ func BenchmarkApplyLarge(b *testing.B) {
 		})
 	}
 }
+
+// manyHunkCounts are the hunk counts of the many-hunk benchmarks: the cost
+// per hunk should stay flat from one to the next.
+var manyHunkCounts = []int{1000, 20000, 100000}
+
+// BenchmarkApplyManyHunks parses and strictly applies a git diff of n
+// hunks to its file, by git apply's rules as apply --strict does; b.N
+// counts applies.
+func BenchmarkApplyManyHunks(b *testing.B) {
+	for _, n := range manyHunkCounts {
+		b.Run(fmt.Sprintf("hunks=%d", n), func(b *testing.B) {
+			old, new, diff := testdata.ManyHunks(n)
+			b.ResetTimer()
+			cpu0 := testdata.CPUTime()
+			for i := 0; i < b.N; i++ {
+				p, err := patch.ParseUDiff(diff, patch.DefaultParseOptions)
+				if err != nil {
+					b.Fatal(err)
+				}
+				got, _, err := patch.ApplyFile(old, p.Files[0], patch.ApplyOptions{Git: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 && got != new {
+					b.Fatal("the result is not the new file")
+				}
+			}
+			per := float64(b.N * n)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/hunk")
+			b.ReportMetric(float64((testdata.CPUTime()-cpu0).Nanoseconds())/per, "cpu-ns/hunk")
+		})
+	}
+}

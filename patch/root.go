@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -158,18 +157,29 @@ func checkType(name string, mode fs.FileMode) error {
 	if mode.IsRegular() || mode.IsDir() {
 		return nil
 	}
-	kind := "special file"
+	return fmt.Errorf("%w %q: a %s, not a regular file; only regular files are read or written", ErrUnsafePath, name, FileKind(mode))
+}
+
+// FileKind names the type of a file, for the errors that refuse what is
+// not a regular file: "named pipe", "character device", "directory"...
+func FileKind(mode fs.FileMode) string {
 	switch {
+	case mode.IsRegular():
+		return "regular file"
+	case mode.IsDir():
+		return "directory"
+	case mode&fs.ModeSymlink != 0:
+		return "symbolic link"
 	case mode&fs.ModeNamedPipe != 0:
-		kind = "named pipe"
+		return "named pipe"
 	case mode&fs.ModeSocket != 0:
-		kind = "socket"
+		return "socket"
 	case mode&fs.ModeCharDevice != 0:
-		kind = "character device"
+		return "character device"
 	case mode&fs.ModeDevice != 0:
-		kind = "device"
+		return "device"
 	}
-	return fmt.Errorf("%w %q: a %s, not a regular file; only regular files are read or written", ErrUnsafePath, name, kind)
+	return "special file"
 }
 
 // errNotDir stands for ENOTDIR, which os.Root reports when a component of a
@@ -183,8 +193,9 @@ var errNotDir = errors.New("not a directory")
 // the [FileSystem] that apply, reverse, convert and repair read, and
 // [Root.WriteResults] writes through it. Close it when done.
 type Root struct {
-	root *os.Root
-	dir  string
+	root      *os.Root
+	dir       string
+	writeHook func(point string) // see OnWrite
 }
 
 // OpenRoot opens the directory dir.
@@ -343,178 +354,6 @@ func (d DirFS) ReadFile(name string) ([]byte, error) {
 	return r.ReadFile(name)
 }
 
-// WriteResults writes the results of [Apply] under dir through a [Root]:
-// see [Root.WriteResults].
-func WriteResults(dir string, results []FileResult) error {
-	r, err := OpenRoot(dir)
-	if err != nil {
-		return fmt.Errorf("write: %w", err)
-	}
-	defer r.Close()
-	return r.WriteResults(results)
-}
-
-// WriteResults writes the results of [Apply], all or nothing: every path is
-// checked first, new contents go to temporary files beside their targets,
-// then every target is swapped in by rename; if any step fails, everything
-// done so far is undone. Nothing is written through a symbolic link.
-func (r *Root) WriteResults(results []FileResult) (err error) {
-	paths, content, mode := Final(results)
-	names := make(map[string]string, len(paths))
-	for _, p := range paths {
-		n, cerr := r.check(p)
-		if cerr != nil {
-			return fmt.Errorf("write: %w", cerr)
-		}
-		if m := mode[p]; m&0o170000 == 0o120000 && content[p] != nil {
-			return fmt.Errorf("write: %w %q: the patch makes it a symbolic link; symbolic links are not written", ErrUnsafePath, p)
-		}
-		if fi, serr := r.root.Lstat(n); serr == nil && !fi.Mode().IsRegular() {
-			return fmt.Errorf("write %s: not a regular file (%s)", p, fi.Mode().Type())
-		}
-		names[p] = n
-	}
-	// Each step works in its target's directory, opened once, component
-	// by component, refusing links (openDir): a directory swapped for a
-	// link after the checks cannot move the writes, not even to a place
-	// inside the root (os.Root follows links that stay inside, such as
-	// one to .git). target, tmp and backup are names in dir.
-	type step struct {
-		dir                 *os.Root
-		target, tmp, backup string
-	}
-	var steps []step
-	var madeDirs []string
-	defer func() {
-		for _, s := range steps {
-			defer s.dir.Close()
-		}
-		if err == nil {
-			return
-		}
-		for _, s := range steps {
-			if s.tmp != "" {
-				s.dir.Remove(s.tmp)
-			}
-		}
-		for i := len(madeDirs) - 1; i >= 0; i-- {
-			r.root.Remove(madeDirs[i])
-		}
-	}()
-	// Phase 1: write every new content to a temporary file beside its target.
-	for _, p := range paths {
-		target := names[p]
-		c := content[p]
-		if c != nil {
-			made, merr := r.mkdirAll(filepath.Dir(target))
-			madeDirs = append(madeDirs, made...)
-			if merr != nil {
-				return fmt.Errorf("write %s: %w", p, merr)
-			}
-		}
-		dir, derr := r.openDir(filepath.Dir(target))
-		if derr != nil {
-			return fmt.Errorf("write %s: %w", p, derr)
-		}
-		s := step{dir: dir, target: filepath.Base(target)}
-		steps = append(steps, s)
-		if c != nil {
-			perm := fs.FileMode(0o644)
-			if st, serr := dir.Lstat(s.target); serr == nil {
-				perm = st.Mode().Perm()
-			}
-			if m, ok := mode[p]; ok {
-				perm = 0o644
-				if m&0o111 != 0 {
-					perm = 0o755
-				}
-			}
-			if s.tmp, err = writeTemp(dir, s.target, c, perm); err != nil {
-				return fmt.Errorf("write %s: %w", p, err)
-			}
-			steps[len(steps)-1] = s
-		}
-	}
-	// Phase 2: keep each original under a backup name (a hard link, so
-	// that the target is never missing for a reader; a rename where links
-	// cannot be made), then move the new file over it or remove it. Undo
-	// in reverse on failure.
-	var done []step
-	undo := func() {
-		for i := len(done) - 1; i >= 0; i-- {
-			s := done[i]
-			if s.tmp != "" {
-				s.dir.Remove(s.target)
-			}
-			if s.backup != "" {
-				s.dir.Rename(s.backup, s.target)
-				s.dir.Remove(s.backup) // a link to the target itself: the rename left it
-			}
-		}
-	}
-	for i := range steps {
-		s := &steps[i]
-		if _, serr := s.dir.Lstat(s.target); serr == nil {
-			if s.backup, err = backupName(s.dir, s.target); err != nil {
-				undo()
-				return fmt.Errorf("write %s: %w", s.target, err)
-			}
-			if lerr := s.dir.Link(s.target, s.backup); lerr == nil {
-				if s.tmp == "" {
-					err = s.dir.Remove(s.target)
-				}
-			} else {
-				err = s.dir.Rename(s.target, s.backup)
-			}
-			if err != nil {
-				s.dir.Remove(s.backup)
-				s.backup = ""
-				undo()
-				return fmt.Errorf("write %s: %w", s.target, err)
-			}
-		}
-		if s.tmp != "" {
-			if err = s.dir.Rename(s.tmp, s.target); err != nil {
-				done = append(done, step{dir: s.dir, backup: s.backup, target: s.target})
-				undo()
-				return fmt.Errorf("write %s: %w", s.target, err)
-			}
-		}
-		done = append(done, *s)
-		s.tmp = "" // moved into place
-	}
-	for _, s := range steps {
-		if s.backup != "" {
-			s.dir.Remove(s.backup)
-		}
-	}
-	// Remove directories a deletion or rename left empty, as git apply does.
-	for _, p := range paths {
-		if content[p] == nil {
-			for d := filepath.Dir(names[p]); d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
-				if r.root.Remove(d) != nil {
-					break
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// backupName returns a name beside target that nothing has, for the
-// original while the new file is moved in. A fixed name (target plus a
-// suffix) would be some user's file: the rename would replace it, and the
-// clean-up delete it.
-func backupName(dir *os.Root, target string) (string, error) {
-	for range 100 {
-		name := fmt.Sprintf(".%s.patchbench-orig-%d", target, rand.Uint32())
-		if _, err := dir.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			return name, nil
-		}
-	}
-	return "", fmt.Errorf("no free name for the backup of %s", target)
-}
-
 // openDir opens the directory dir (a cleaned relative path; "." for the
 // root) one component at a time, checking that each is a directory and
 // not a link when looked at and that what was opened is what was looked
@@ -553,59 +392,4 @@ func (r *Root) openDir(dir string) (*os.Root, error) {
 		cur = next
 	}
 	return cur, nil
-}
-
-// writeTemp writes data to a new file beside target, in dir, and returns
-// its name.
-func writeTemp(dir *os.Root, target string, data []byte, perm fs.FileMode) (string, error) {
-	var f *os.File
-	var name string
-	var err error
-	for range 100 {
-		name = fmt.Sprintf(".%s.patchbench-%d", target, rand.Uint32())
-		f, err = dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Chmod(perm) // on the descriptor: not subject to the umask, not through a path
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		dir.Remove(name)
-		return "", err
-	}
-	return name, nil
-}
-
-// mkdirAll makes dir and its missing parents inside the root and reports
-// the directories it created.
-func (r *Root) mkdirAll(dir string) ([]string, error) {
-	var missing []string
-	for d := dir; d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
-		if _, err := r.root.Stat(d); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		missing = append(missing, d)
-	}
-	var made []string
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := r.root.Mkdir(missing[i], 0o755); err != nil {
-			return made, err
-		}
-		made = append(made, missing[i])
-	}
-	return made, nil
 }

@@ -28,6 +28,9 @@ type Store struct {
 	// BaseURL is the URL (or local directory) that missing repositories
 	// are cloned from, as BaseURL/OWNER/NAME. Empty means DefaultBaseURL.
 	BaseURL string
+	// NoClone makes a missing repository an error wrapping ErrNotInStore
+	// instead of a clone: nothing reaches the network.
+	NoClone bool
 
 	mu     sync.Mutex
 	repos  map[string]*storeEntry
@@ -154,11 +157,18 @@ func (s *Store) openOrClone(ctx context.Context, name string) (*Repo, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("repo: open %s: %w", name, err)
 	}
+	if s.NoClone {
+		return nil, fmt.Errorf("repo: %s: %w (looked for %s)", name, ErrNotInStore, strings.Join(s.candidates(name), ", "))
+	}
 	if err := s.clone(ctx, name, dir); err != nil {
 		return nil, err
 	}
 	return openAbs(ctx, dir, name)
 }
+
+// ErrNotInStore is wrapped by the error of [Store.Get] for a repository
+// missing from a Store that does not clone.
+var ErrNotInStore = errors.New("not in the repositories directory")
 
 func openAbs(ctx context.Context, dir, name string) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
@@ -181,6 +191,12 @@ func (s *Store) clone(ctx context.Context, name, dir string) error {
 		return fmt.Errorf("repo: clone %s from %s: %w", name, url, err)
 	}
 	parent := filepath.Dir(dir)
+	// The directories MkdirAll makes, innermost first, to remove when the
+	// clone fails.
+	var made []string
+	for d := parent; !exists(d) && d != filepath.Dir(d); d = filepath.Dir(d) {
+		made = append(made, d)
+	}
 	if err := os.MkdirAll(parent, 0o777); err != nil {
 		return fail(err)
 	}
@@ -190,6 +206,12 @@ func (s *Store) clone(ctx context.Context, name, dir string) error {
 	}
 	defer removeAll(tmp)
 	if _, err := gitOutput(ctx, "git", "", "clone", "--mirror", "--quiet", "--", url, tmp); err != nil {
+		removeAll(tmp)
+		// Leave no empty directory behind (a Remove fails, harmlessly,
+		// where another clone has put something meanwhile).
+		for _, d := range made {
+			os.Remove(d)
+		}
 		return fail(err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {

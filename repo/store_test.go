@@ -139,8 +139,8 @@ func TestStoreCloneFailureIsNotRemembered(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), "repo: clone owner/name from "+src+"/owner/name: ") {
 		t.Errorf("error %q does not say what and where", err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(s.Dir, "owner")); len(entries) != 0 {
-		t.Errorf("failed clone left %v", entries)
+	if entries, _ := os.ReadDir(s.Dir); len(entries) != 0 {
+		t.Errorf("failed clone left %v (an empty owner directory is left too)", entries)
 	}
 	newFixture(t, filepath.Join(src, "owner", "name"))
 	r, err := s.Get(t.Context(), "owner/name")
@@ -149,6 +149,26 @@ func TestStoreCloneFailureIsNotRemembered(t *testing.T) {
 	}
 	if _, err := r.ReadFile(t.Context(), "HEAD", "a.txt"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStoreNoClone: a Store that does not clone names the missing
+// repository and where it looked, and makes no directory.
+func TestStoreNoClone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repos")
+	s := &Store{Dir: dir, NoClone: true}
+	defer s.Close()
+	_, err := s.Get(t.Context(), "owner/name")
+	if !errors.Is(err, ErrNotInStore) || !strings.Contains(err.Error(), "owner/name") ||
+		!strings.Contains(err.Error(), filepath.Join(dir, "owner", "name")) {
+		t.Errorf("err = %v, want ErrNotInStore naming owner/name and %s", err, filepath.Join(dir, "owner", "name"))
+	}
+	if exists(dir) {
+		t.Errorf("Get made %s", dir)
+	}
+	newFixture(t, filepath.Join(dir, "owner", "name"))
+	if _, err := s.Get(t.Context(), "owner/name"); err != nil {
+		t.Errorf("Get of a repository in the store: %v", err)
 	}
 }
 

@@ -20,7 +20,7 @@ type Comparison struct {
 	Metrics []Metric
 	// Groups are the groups of any of the reports, ordered like the groups
 	// of a report (by the first report's Order, then naturally), followed by
-	// the total.
+	// the total unless a report has NoTotal.
 	Groups []ComparedGroup
 	// Definitions merges the reports' definitions; the first run that
 	// defines a name wins.
@@ -88,10 +88,14 @@ func Compare(names []string, reports []*Report) (*Comparison, error) {
 	cmpValues := valueOrder(c.Dims, reports[0].Order)
 	slices.SortStableFunc(c.Groups, func(a, b ComparedGroup) int { return cmpValues(a.Values, b.Values) })
 	total := ComparedGroup{Values: []string{}, Total: true, Runs: make([]*Group, len(reports))}
+	noTotal := false
 	for i, r := range reports {
 		total.Runs[i] = &r.Total
+		noTotal = noTotal || (r.NoTotal && len(r.Dims) > 0)
 	}
-	c.Groups = append(c.Groups, total)
+	if !noTotal {
+		c.Groups = append(c.Groups, total)
+	}
 	return c, nil
 }
 

@@ -72,7 +72,9 @@ func (r *Report) table() table {
 			row(dimLabels(g.Values), g)
 		}
 	}
-	row(totalLabels(len(r.Dims)), r.Total)
+	if !r.NoTotal || len(r.Dims) == 0 {
+		row(totalLabels(len(r.Dims)), r.Total)
+	}
 	return t
 }
 

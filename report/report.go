@@ -65,6 +65,10 @@ type Report struct {
 	Metrics []Metric `json:"metrics"`
 	Groups  []Group  `json:"groups"`
 	Total   Group    `json:"total"`
+	// NoTotal says that the row over all rows pools groups that must not
+	// be pooled (Diff-XYZ's tasks and formats): tables leave it out. Total
+	// is still computed.
+	NoTotal bool `json:"no_total,omitempty"`
 	// Order is Spec.Order, kept so that [Compare] orders groups the same
 	// way.
 	Order       map[string][]string `json:"order,omitempty"`

@@ -86,6 +86,10 @@ type Options struct {
 	// already running finish and are recorded, so with several workers the
 	// count of failures can end above the limit.
 	FailFast int
+	// FailFastConsecutive counts for FailFast only failures in a row, in
+	// the order the cases are recorded: a case that succeeds starts the
+	// count again (relace-mcp's --fail-fast).
+	FailFastConsecutive bool
 	// DryRun selects the cases, writes their list to Progress.Writer (one
 	// "id<TAB>key" line each) and runs none. Out is read when Resume is set
 	// and never written.
@@ -375,8 +379,12 @@ func RunList(ctx context.Context, cases CaseList, fn Func, opts Options) (Summar
 	case e.fatal != nil:
 		err = e.fatal
 	case e.failFast:
-		err = fmt.Errorf("runner: stopped after %d failed cases with %d of %d left: %w",
-			s.Failed, s.Remaining(), s.Planned, ErrFailFast)
+		what := "failed cases"
+		if e.opts.FailFastConsecutive {
+			what = "failed cases in a row"
+		}
+		err = fmt.Errorf("runner: stopped after %d %s with %d of %d left: %w",
+			e.failFastAt, what, s.Remaining(), s.Planned, ErrFailFast)
 	case ctx.Err() != nil && s.Remaining() > 0:
 		err = fmt.Errorf("runner: interrupted with %d of %d cases left: %w",
 			s.Remaining(), s.Planned, context.Cause(ctx))
@@ -424,7 +432,10 @@ type engine struct {
 	summary  *Summary
 	fatal    error
 	failFast bool
-	halted   bool
+	// inARow counts the failures recorded since the last success;
+	// failFastAt is the count that stopped the run.
+	inARow, failFastAt int
+	halted             bool
 }
 
 // dispatch starts the pending cases, one per free worker slot, until they
@@ -542,6 +553,9 @@ func (e *engine) writeBatch(batch []outcome, buf *[]byte) {
 		s.Done++
 		if o.err != nil {
 			s.Failed++
+			e.inARow++
+		} else {
+			e.inARow = 0
 		}
 		if o.res != nil {
 			u := o.res.Usage()
@@ -549,8 +563,12 @@ func (e *engine) writeBatch(batch []outcome, buf *[]byte) {
 			s.Cost += u.Cost
 		}
 	}
-	if e.opts.FailFast > 0 && s.Failed >= e.opts.FailFast && !e.halted {
-		e.failFast = true
+	failed := s.Failed
+	if e.opts.FailFastConsecutive {
+		failed = e.inARow
+	}
+	if e.opts.FailFast > 0 && failed >= e.opts.FailFast && !e.halted {
+		e.failFast, e.failFastAt = true, failed
 		e.halt()
 	}
 	e.progress.update(e.snapshot())

@@ -343,6 +343,34 @@ func TestFailFast(t *testing.T) {
 	}
 }
 
+// TestFailFastConsecutive: with FailFastConsecutive a success starts the
+// count again, so 2 failures, a success and 2 failures do not stop at 3;
+// the third failure in a row does.
+func TestFailFastConsecutive(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	// cases 0-1 fail, 2 succeeds, 3-4 fail, 5 succeeds, 6-8 fail, 9 succeeds
+	failing := map[int]bool{0: true, 1: true, 3: true, 4: true, 6: true, 7: true, 8: true}
+	fn := func(_ context.Context, c Case) (Result, error) {
+		if failing[c.Data.(int)] {
+			return nil, errors.New("boom")
+		}
+		return row{}, nil
+	}
+	s, err := Run(t.Context(), makeCases(10), fn, Options{Out: out, FailFast: 3, FailFastConsecutive: true})
+	if !errors.Is(err, ErrFailFast) || !strings.Contains(err.Error(), "3 failed cases in a row") {
+		t.Fatalf("err = %v, want ErrFailFast after 3 in a row", err)
+	}
+	if s.Done != 9 || s.Failed != 7 {
+		t.Errorf("done %d, failed %d; want 9 and 7 (stopped at the third failure in a row)", s.Done, s.Failed)
+	}
+	// Counted in all, the same cases stop at the third failure (case 3).
+	out2 := filepath.Join(t.TempDir(), "results.jsonl")
+	s, err = Run(t.Context(), makeCases(10), fn, Options{Out: out2, FailFast: 3})
+	if !errors.Is(err, ErrFailFast) || s.Done != 4 {
+		t.Errorf("FailFast 3 in all: done %d, err %v; want 4 and ErrFailFast", s.Done, err)
+	}
+}
+
 func TestFailFastWorkers(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.jsonl")
 	const workers, limit = 4, 3

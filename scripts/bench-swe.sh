@@ -19,7 +19,7 @@ work=${1:-$(mktemp -d)}
 mkdir -p "$work"
 rm -rf "$work/bench" "$work/repos" "$work/cold" "$work/warm"
 
-go build -o "$work/patchbench" ./cmd/patchbench
+go build -o "$work/" ./cmd/patchbench ./cmd/patchbench-full
 go run ./bench/swe/internal/mkbench -data "$data" -out "$work/bench"
 pb=$work/patchbench
 b=$work/bench

@@ -23,7 +23,7 @@ for n in "${rows[@]}"; do
   ds=$TMP/rows-$n.jsonl
   diffxyz_rows "$n" "$ds"
   out=$TMP/run-$n
-  /usr/bin/time -v "$bin" diffxyz run --dataset "$ds" --model reference --quiet --out "$out" \
+  /usr/bin/time -v "$bin" diffxyz run --dataset "$ds" --model reference --format all --quiet --out "$out" \
     > "$TMP/stdout" 2> "$TMP/time-$n" || { cat "$TMP/time-$n" >&2; exit 2; }
   cases=$(wc -l < "$out/results.jsonl")
   size=$(stat -c %s "$ds")

@@ -69,25 +69,34 @@ c=$(git -C "$work/syn" rev-parse HEAD)
 # RUNAS (a command prefix), and print one line per method.
 bench() {
   local name=$1 store=$2 src=$3 dir=$4; shift 4
-  local as=("$@") auto=() copy=() cpa=() ref=() method
-  rm -rf "$dir/r"
+  local as=("$@") auto=() files=() copy=() cpa=() ref=() method
+  # An overlay restore is undone by env release, not rm.
+  drop() { "${as[@]}" "$pb" env release "$dir/r" >/dev/null 2>&1 || true; rm -rf "$dir/r" "$dir/f" "$dir/c" "$dir/cp" "$dir/ref"; }
+  drop
+  # The first restore materializes the tree (once per commit) for an overlay.
   "${as[@]}" "$pb" env restore --store "$store" --commit "$c" --json "$dir/r" > "$work/out/$name.json"
   method=$(jq -r .method "$work/out/$name.json")
   for _ in $(seq "$RUNS"); do
-    rm -rf "$dir/r" "$dir/c" "$dir/cp" "$dir/ref"
+    drop
     auto+=("$(timed "${as[@]}" "$pb" env restore --store "$store" --commit "$c" "$dir/r")")
+    if [ "$method" = overlay ]; then
+      files+=("$(timed "${as[@]}" "$pb" env restore --store "$store" --commit "$c" --no-overlay "$dir/f")")
+    fi
     copy+=("$(timed "${as[@]}" "$pb" env restore --store "$store" --commit "$c" --copy "$dir/c")")
     cpa+=("$(timed "${as[@]}" cp -a "$src" "$dir/cp")")
     if [ "$name" = reflink ]; then
       ref+=("$(timed "${as[@]}" cp -a --reflink=always "$src" "$dir/ref")")
     fi
   done
-  rm -rf "$dir/r" "$dir/c" "$dir/cp" "$dir/ref"
+  drop
   local base
   base=$(wall "${cpa[@]}")
   line() { awk -v n="$1" -v w="$2" -v c="$3" -v b="$base" 'BEGIN { printf "  %-34s %7.3f s  (CPU %5.2f s)  %.2fx cp -a\n", n, w, c, w / b }'; }
   echo "$name: $(jq -r '"\(.files) files, \(.bytes) bytes"' "$work/out/$name.json"); default method $method ($(jq -r .method_reason "$work/out/$name.json"))"
   line "env restore (default: $method)" "$(wall "${auto[@]}")" "$(cpu "${auto[@]}")"
+  if [ ${#files[@]} -gt 0 ]; then
+    line "env restore --no-overlay" "$(wall "${files[@]}")" "$(cpu "${files[@]}")"
+  fi
   line "env restore --copy" "$(wall "${copy[@]}")" "$(cpu "${copy[@]}")"
   line "cp -a" "$base" "$(cpu "${cpa[@]}")"
   if [ ${#ref[@]} -gt 0 ]; then

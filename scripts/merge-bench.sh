@@ -23,7 +23,7 @@ ds=$TMP/rows.jsonl
 diffxyz_rows "$rows" "$ds"
 dirs=()
 for ((i = 1; i <= shards; i++)); do
-  "$bin" diffxyz run --dataset "$ds" --model reference --quiet --shard "$i/$shards" --out "$TMP/shard-$i" > /dev/null 2>&1
+  "$bin" diffxyz run --dataset "$ds" --model reference --format all --quiet --shard "$i/$shards" --out "$TMP/shard-$i" > /dev/null 2>&1
   dirs+=("$TMP/shard-$i")
 done
 in_rows=$(cat "${dirs[@]/%//results.jsonl}" | wc -l)

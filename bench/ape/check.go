@@ -114,9 +114,11 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 	}
 	defer os.RemoveAll(tmp)
 	tree := filepath.Join(tmp, "tree")
-	if err := restore(ctx, commit, tree, opts); err != nil {
+	release, err := restore(ctx, commit, tree, opts)
+	if err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w: %w", t.ID, ErrEnvironment, err)
 	}
+	defer release()
 	if err := writeCandidate(tree, t.Path(), content); err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
@@ -174,27 +176,36 @@ func writeCandidate(tree, name, content string) error {
 }
 
 // restore makes the tree of commit at dest: from the store when there is
-// one, from git archive otherwise.
-func restore(ctx context.Context, commit, dest string, opts CheckOptions) error {
+// one (an overlay where this process can mount one, in constant time), from
+// git archive otherwise. It returns what undoes an overlay, to be called
+// before dest is removed.
+func restore(ctx context.Context, commit, dest string, opts CheckOptions) (func(), error) {
+	nothing := func() {}
 	if opts.Store != nil {
 		full, err := git(ctx, opts.Repo, "rev-parse", "--verify", commit+"^{commit}")
 		if err == nil {
 			commit = strings.TrimSpace(full)
 		}
-		_, err = opts.Store.Restore(ctx, commit, dest, envstore.RestoreOptions{})
-		return err
+		res, err := opts.Store.Restore(ctx, commit, dest, envstore.RestoreOptions{Overlay: true, Temporary: true})
+		if err != nil {
+			return nil, err
+		}
+		if res.Method == envstore.RestoreOverlay.String() {
+			return func() { envstore.Release(res.Dir) }, nil
+		}
+		return nothing, nil
 	}
 	if opts.Repo == "" {
-		return fmt.Errorf("neither an environment store nor a repository to check in")
+		return nil, fmt.Errorf("neither an environment store nor a repository to check in")
 	}
 	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", opts.Repo, commit, dest)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("checkout of %s: %w: %s", commit, err, strings.TrimSpace(string(out)))
+		return nil, fmt.Errorf("checkout of %s: %w: %s", commit, err, strings.TrimSpace(string(out)))
 	}
-	return nil
+	return nothing, nil
 }
 
 // undefinedNames is a static check for Python: byte-compile the file, then

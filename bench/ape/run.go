@@ -37,6 +37,11 @@ type RunOptions struct {
 	// means 1; the judge is asked at JudgeTemperature, nil meaning 0.
 	Sampling         Sampling
 	JudgeTemperature *float64
+	// JudgeThinkingBudget, above 0, asks the judge with extended thinking
+	// of that many tokens (Anthropic; APE-Bench's judge is Claude 3.7
+	// Sonnet with thinking), at the only temperature the API then takes:
+	// JudgeTemperature is not sent.
+	JudgeThinkingBudget int
 	// Format is the edit format the model is asked for (udiff when empty).
 	Format patch.Format
 	// K and KRatio choose the k of the report's pass@k (see WriteReport).
@@ -191,18 +196,11 @@ func readReplay(path string) (*llm.Replay, error) {
 	return llm.ReadReplay(&out, path)
 }
 
-// formatHelp tells the model how to write an edit in each format.
-var formatHelp = map[patch.Format]string{
-	patch.UDiff:         "a unified diff of the file (---/+++ headers, @@ -l,n +l,n @@ hunks) in a ```diff block",
-	patch.UDiffH:        "a unified diff of the file with bare @@ hunk headers (no line numbers) in a ```diff block",
-	patch.UDiffL:        "a unified diff of the file whose hunk lines carry their line numbers, in a ```diff block",
-	patch.SearchReplace: "search/replace blocks (the path, then <<<<<<< SEARCH, the exact old lines, =======, the new lines, >>>>>>> REPLACE) in a ``` block",
-	patch.V4A:           "an apply_patch edit (*** Begin Patch, *** Update File: PATH, @@ context, -/+ lines, *** End Patch) in a ``` block",
-}
-
+// editPrompt asks for an edit of t's file in format f, described as every
+// prompt of patchbench describes it (patch.FormatDescription).
 func editPrompt(t *Task, f patch.Format) string {
-	return fmt.Sprintf("Edit %s as the instruction asks. Answer with %s.\n\nInstruction:\n%s\n\nThe file:\n```\n%s```\n",
-		t.Path(), formatHelp[f], t.Instruction, t.ContentBefore)
+	return fmt.Sprintf("Edit %s as the instruction asks. Answer with the edit, written as %s, in a fenced code block.\n\n%s\n\nInstruction:\n%s\n\nThe file:\n```\n%s```\n",
+		t.Path(), patch.FormatName(f), patch.FormatDescription(f), t.Instruction, t.ContentBefore)
 }
 
 // canonical prints the edit from t's PreFile to content in format f.
@@ -232,6 +230,18 @@ func ApplyCandidate(t *Task, response string) (string, error) {
 // runner (so Resume skips candidates already done), then report.json
 // beside it.
 func Run(ctx context.Context, tasks []Task, opts RunOptions) (runner.Summary, *Report, error) {
+	var cases []runner.Case
+	for i := range tasks {
+		for s := 0; s < opts.N; s++ {
+			cases = append(cases, runner.Case{ID: tasks[i].ID, Key: replayKey(tasks[i].ID, s), Data: sample{&tasks[i], s}})
+		}
+	}
+	if opts.Runner.DryRun {
+		// A dry run lists the candidates and asks nothing: no model is
+		// opened, so no key is needed and no cache file is made.
+		sum, err := runner.Run(ctx, cases, nil, opts.Runner)
+		return sum, nil, err
+	}
 	model, err := OpenModel(ctx, opts.Model, false)
 	if err != nil {
 		return runner.Summary{}, nil, err
@@ -248,18 +258,12 @@ func Run(ctx context.Context, tasks []Task, opts RunOptions) (runner.Summary, *R
 	}
 	defer done()
 	opts.Check = check
-	var cases []runner.Case
-	for i := range tasks {
-		for s := 0; s < opts.N; s++ {
-			cases = append(cases, runner.Case{ID: tasks[i].ID, Key: replayKey(tasks[i].ID, s), Data: sample{&tasks[i], s}})
-		}
-	}
 	fn := func(ctx context.Context, c runner.Case) (runner.Result, error) {
 		sm := c.Data.(sample)
 		return candidate(ctx, sm.task, sm.n, model, judge, opts)
 	}
 	sum, err := runner.Run(ctx, cases, fn, opts.Runner)
-	if err != nil || opts.Runner.DryRun {
+	if err != nil {
 		return sum, nil, err
 	}
 	rep, err := WriteReport(filepath.Dir(opts.Runner.Out), opts.N, opts.K, opts.KRatio)
@@ -317,7 +321,7 @@ func candidate(ctx context.Context, t *Task, n int, model, judge *runner.Model, 
 	case !r.Check.Pass:
 		return r, nil
 	}
-	return r, judgeCandidate(ctx, t, n, content, r.Patch, judge, judgeSettings{opts.JudgeN, opts.JudgeTemperature}, r)
+	return r, judgeCandidate(ctx, t, n, content, r.Patch, judge, judgeSettings{opts.JudgeN, opts.JudgeTemperature, opts.JudgeThinkingBudget}, r)
 }
 
 // notEvaluated records why r could not be evaluated. The row is a failed
@@ -356,6 +360,7 @@ func checkPaths(t *Task) error {
 type judgeSettings struct {
 	votes       int
 	temperature *float64
+	thinking    int // tokens of extended thinking; 0 for none
 }
 
 // judgeCandidate asks the judge for js.votes votes (at temperature 0
@@ -369,6 +374,10 @@ func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, 
 	if js.temperature != nil {
 		temp = *js.temperature
 	}
+	tempp := &temp
+	if js.thinking > 0 {
+		tempp = nil // the API takes its default, 1, with thinking
+	}
 	r.JudgeModel = judge.Name()
 	r.Votes, r.FinalGrades, r.JudgeError, r.ErrorCategories, r.Dimensions = nil, nil, nil, nil, nil
 	dims := false
@@ -377,7 +386,7 @@ func judgeCandidate(ctx context.Context, t *Task, n int, content, canon string, 
 		r.Faults.call()
 		resp, err := judge.Recording(&r.ModelCalls).Complete(ctx, llm.Request{
 			Messages:    []llm.Message{{Role: "user", Content: judgePrompt(t, canon)}},
-			Temperature: &temp, Sample: fmt.Sprintf("%d/%d", n, v), Meta: meta,
+			Temperature: tempp, ThinkingBudget: js.thinking, Sample: fmt.Sprintf("%d/%d", n, v), Meta: meta,
 		})
 		if err != nil {
 			return fmt.Errorf("ape: judge vote %d of %s sample %d: %w", v, t.ID, n, err)
@@ -417,8 +426,10 @@ type RejudgeOptions struct {
 	JudgeN int
 	// JudgeTemperature is the judge's temperature; nil means 0.
 	JudgeTemperature *float64
-	N, K             int
-	KRatio           float64
+	// JudgeThinkingBudget is RunOptions.JudgeThinkingBudget.
+	JudgeThinkingBudget int
+	N, K                int
+	KRatio              float64
 }
 
 // Rejudge judges again the compiled candidates of the run in opts.From with
@@ -433,17 +444,21 @@ func Rejudge(ctx context.Context, tasks []Task, opts RejudgeOptions) (runner.Sum
 	for i := range tasks {
 		byID[tasks[i].ID] = &tasks[i]
 	}
-	judge, err := OpenModel(ctx, opts.Judge, true)
-	if err != nil {
-		return runner.Summary{}, nil, err
-	}
-	defer judge.Close()
 	var cases []runner.Case
 	for _, row := range rows {
 		key, _ := row["key"].(string)
 		id, _ := row["id"].(string)
 		cases = append(cases, runner.Case{ID: id, Key: key, Data: row})
 	}
+	if opts.Runner.DryRun {
+		sum, err := runner.Run(ctx, cases, nil, opts.Runner) // asks nothing, as in Run
+		return sum, nil, err
+	}
+	judge, err := OpenModel(ctx, opts.Judge, true)
+	if err != nil {
+		return runner.Summary{}, nil, err
+	}
+	defer judge.Close()
 	fn := func(ctx context.Context, c runner.Case) (runner.Result, error) {
 		row := c.Data.(map[string]any)
 		b, err := json.Marshal(row)
@@ -473,10 +488,10 @@ func Rejudge(ctx context.Context, tasks []Task, opts RejudgeOptions) (runner.Sum
 		r.Faults = Faults{}
 		r.VoteCount, r.JudgePass, r.ErrorCategory = VoteCount{}, false, ""
 		ctx = withFaults(ctx, &r.Faults)
-		return &r, judgeCandidate(ctx, t, r.Sample, content, r.Patch, judge, judgeSettings{opts.JudgeN, opts.JudgeTemperature}, &r)
+		return &r, judgeCandidate(ctx, t, r.Sample, content, r.Patch, judge, judgeSettings{opts.JudgeN, opts.JudgeTemperature, opts.JudgeThinkingBudget}, &r)
 	}
 	sum, err := runner.Run(ctx, cases, fn, opts.Runner)
-	if err != nil || opts.Runner.DryRun {
+	if err != nil {
 		return sum, nil, err
 	}
 	rep, err := WriteReport(filepath.Dir(opts.Runner.Out), opts.N, opts.K, opts.KRatio)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
@@ -31,9 +32,11 @@ type CodeKeys struct {
 	// commit (APE-Bench: code, commit_hash).
 	Code, Commit string
 	// Path is the column of the file's path in the tree; DefaultPath the
-	// path of rows without one (APE-Bench's rows have none: it checks each
-	// as a file of its own, for example Check.lean).
-	Path, DefaultPath string
+	// path of rows without one. Without DefaultPath such a row is checked
+	// in a temporary file of extension TempExt ("lean" when empty) at the
+	// tree's root, named by the row, as Eleanstic checks every row of
+	// APE-Bench (whose rows have no path) in a temporary .lean file.
+	Path, DefaultPath, TempExt string
 	// ID is the column naming a row; a row without it is named by the
 	// hash of its commit, path and code, so that the same code checked in
 	// the same place is one row.
@@ -71,11 +74,12 @@ func ReadCodeRows(file string, keys CodeKeys) (rows []CodeRow, bad []error, err 
 		if r.Path == "" {
 			r.Path = keys.DefaultPath
 		}
+		if r.Path == "" {
+			r.Path = tempPath(r, keys.TempExt)
+		}
 		switch {
 		case r.Commit == "":
 			err = fmt.Errorf("no %s", keys.Commit)
-		case r.Path == "":
-			err = fmt.Errorf("no %s (give a default path)", keys.Path)
 		default:
 			err = patch.CheckPath(r.Path)
 		}
@@ -94,6 +98,17 @@ func ReadCodeRows(file string, keys CodeKeys) (rows []CodeRow, bad []error, err 
 		rows = append(rows, r)
 	}
 	return rows, bad, sc.Err()
+}
+
+// tempPath is the file a row without a path is checked in: at the tree's
+// root, named by the row's commit and code (so the same code is one file),
+// with extension ext ("lean" when empty).
+func tempPath(r CodeRow, ext string) string {
+	if ext == "" {
+		ext = "lean"
+	}
+	sum := sha256.Sum256([]byte(r.Commit + "\x00" + r.Code))
+	return "patchbench_check_" + hex.EncodeToString(sum[:6]) + "." + strings.TrimPrefix(ext, ".")
 }
 
 // Verification is one code row's line in results.jsonl.

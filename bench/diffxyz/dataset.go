@@ -40,11 +40,47 @@ type Row struct {
 	SearchReplace string `json:"search-replace,omitempty"`
 	V4A           string `json:"v4a,omitempty"`
 
+	// Missing names the required columns (old_code, new_code) the row
+	// does not have, or has as null; such a row is left out of a run, not
+	// read as an edit from or to an empty file.
+	Missing []string `json:"-"`
+
 	// NotApplicable holds, by format, why the row's edit cannot be
 	// written in that format (for example a search-replace block cannot
 	// hold a line "======="). Prepare fills it; the row's cases in such a
 	// format are recorded as not applicable instead of stopping the run.
 	NotApplicable map[patch.Format]string `json:"-"`
+}
+
+// UnmarshalJSON reads a row, noting a missing or null old_code or
+// new_code: a file of no lines is a column "", not a column that is not
+// there.
+func (r *Row) UnmarshalJSON(b []byte) error {
+	type plain Row // without this method
+	var aux struct {
+		*plain
+		// At depth 0 these take the columns from plain's fields.
+		OldCode *string `json:"old_code"`
+		NewCode *string `json:"new_code"`
+	}
+	aux.plain = (*plain)(r)
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	r.Missing = nil
+	for _, c := range []struct {
+		name string
+		v    *string
+		dst  *string
+	}{{"old_code", aux.OldCode, &r.OldCode}, {"new_code", aux.NewCode, &r.NewCode}} {
+		if c.v == nil {
+			r.Missing = append(r.Missing, c.name)
+			*c.dst = ""
+			continue
+		}
+		*c.dst = *c.v
+	}
+	return nil
 }
 
 // Size classes of an edit, by its number of changed (added plus removed)

@@ -26,12 +26,14 @@ import (
 //	format-FORMAT.tmpl   defines "name" (a short name of the format, as in
 //	                     "written as a unified diff (udiff)") and
 //	                     "description" (what the format is, with a worked
-//	                     example), for each format
+//	                     example), for each format; the embedded ones give
+//	                     patch.FormatName and patch.FormatDescription, the
+//	                     words every prompt of patchbench uses for a format
 //
 // System and user templates see a [PromptData]; format templates see a
 // [FormatData]. Every template can call code: {{code LANG TEXT}} writes TEXT
 // in a fenced block tagged LANG, with a fence longer than any backtick run
-// inside.
+// inside; and {{formatName F}} and {{formatDescription F}}.
 //
 //go:embed prompts/*.tmpl
 var embeddedPrompts embed.FS
@@ -103,6 +105,16 @@ if __name__ == "__main__":
 `,
 }
 
+// templateFuncs are the functions every template can call: code, and
+// formatName and formatDescription, the one name and description of a
+// format that every prompt naming it gives (patch.FormatName,
+// patch.FormatDescription).
+var templateFuncs = template.FuncMap{
+	"code":              fenced,
+	"formatName":        patch.FormatName,
+	"formatDescription": patch.FormatDescription,
+}
+
 // Prompts is a set of prompt templates, ready to render requests.
 type Prompts struct {
 	files   map[string]string // file name → text
@@ -154,7 +166,7 @@ func LoadPrompts(dir string) (*Prompts, error) {
 func newPrompts(files map[string]string) (*Prompts, error) {
 	p := &Prompts{files: files, tmpls: map[string]*template.Template{}, formats: map[patch.Format][2]string{}}
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		t, err := template.New(name).Funcs(template.FuncMap{"code": fenced}).Option("missingkey=error").Parse(files[name])
+		t, err := template.New(name).Funcs(templateFuncs).Option("missingkey=error").Parse(files[name])
 		if err != nil {
 			return nil, fmt.Errorf("prompts: %w", err)
 		}

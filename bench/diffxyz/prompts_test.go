@@ -30,7 +30,9 @@ func TestPromptsRender(t *testing.T) {
 		}
 		switch c.Prompt {
 		case WithFormat:
-			if !strings.Contains(system, "For example") || len(system) < 500 {
+			// The one description of the format every prompt gives.
+			if !strings.Contains(system, "For example") || !strings.Contains(system, patch.FormatDescription(c.Format)) ||
+				!strings.Contains(system, patch.FormatName(c.Format)) {
 				t.Errorf("%s: system prompt lacks the format description:\n%s", c.Key(), system)
 			}
 		case WithoutFormat:

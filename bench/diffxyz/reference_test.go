@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/patchbench/patchbench/internal/testdata"
+	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -29,6 +30,7 @@ func TestReferenceDevSet(t *testing.T) {
 	sum, err := Run(context.Background(), Options{
 		Dataset:      path,
 		ModelOptions: runner.ModelOptions{Model: "reference"},
+		Formats:      patch.Formats, // the paper's four and v4a
 		Prompts:      PromptVariants,
 		Out:          out,
 		Runner:       runner.Options{Workers: 4 * runtime.NumCPU()},

@@ -15,8 +15,8 @@ import (
 	"github.com/patchbench/patchbench/runner"
 )
 
-// Report is report.json of a run: the results grouped three ways, each a
-// report.Report. Its JSON shape, {"title", "rows", "reports": [...]}, is
+// Report is report.json of a run: the results grouped each way of
+// [Groupings], each a report.Report. Its JSON shape, {"title", "rows", "reports": [...]}, is
 // what `patchbench report` reads besides a single report.Report.
 type Report struct {
 	Title   string `json:"title"`
@@ -37,14 +37,17 @@ var Metrics = []string{"em", "iou", "parsed", "applied", "f1_plus", "f1_minus",
 	"failed", "cached", "latency_ms", "tokens", "cost"}
 
 // Groupings are the dimensions a report groups rows by, one table each.
+// Every table keeps tasks, formats and prompts apart, as the paper's tables
+// do: a mean over formats (or over tasks) is no figure of the paper, so no
+// table pools them and no table has a row over all rows.
 var Groupings = []struct {
 	Title string
 	Dims  []string
 }{
 	{"By task, format and prompt", []string{"task", "format", "prompt"}},
-	{"By task and language", []string{"task", "lang"}},
-	{"By task and size class", []string{"task", "size_class"}},
-	{"By task and change kind", []string{"task", "change_kind"}},
+	{"By task, format, prompt and language", []string{"task", "format", "prompt", "lang"}},
+	{"By task, format, prompt and size class", []string{"task", "format", "prompt", "size_class"}},
+	{"By task, format, prompt and change kind", []string{"task", "format", "prompt", "change_kind"}},
 }
 
 // Aggregate builds the report of results rows (as runner.ReadRows returns
@@ -133,6 +136,7 @@ func (b *reportBuilder) report(title string) (*Report, error) {
 		}
 		r.Metrics = kept
 		r.DropUnspent()
+		r.NoTotal = true
 		rep.Reports = append(rep.Reports, r)
 	}
 	return rep, nil
@@ -234,7 +238,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "- **%s**: %s\n", n, d)
 		}
 	}
-	b.WriteString("\nA rate (%) is the share of rows in which the field is true; a mean is taken over the rows that have the field. The \"all\" row is over every row of the run.\n")
+	b.WriteString("\nA rate (%) is the share of rows in which the field is true; a mean is taken over the rows that have the field. No table pools tasks, formats or prompts: each row is one task in one format with one prompt, as in the paper's tables.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

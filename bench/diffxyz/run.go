@@ -33,7 +33,7 @@ type Options struct {
 	Rows []*Row
 
 	// Tasks, Formats and Prompts select the cases; nil means every task,
-	// every format, and the with-format prompt.
+	// the paper's formats (PaperFormats), and the with-format prompt.
 	Tasks   []Task
 	Formats []patch.Format
 	Prompts []string
@@ -185,7 +185,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		o.Tasks = Tasks
 	}
 	if o.Formats == nil {
-		o.Formats = patch.Formats
+		o.Formats = PaperFormats
 	}
 	if o.Prompts == nil {
 		o.Prompts = []string{WithFormat}

@@ -343,7 +343,7 @@ func TestReplayScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(tests) * 2 * len(patch.Formats) * 2; sum.Rows != want || sum.FailedRows != 0 {
+	if want := len(tests) * 2 * len(PaperFormats) * 2; sum.Rows != want || sum.FailedRows != 0 {
 		t.Fatalf("%d rows (%d failed), want %d", sum.Rows, sum.FailedRows, want)
 	}
 	if _, err := os.Stat(filepath.Join(out, runner.CacheFile)); err == nil {
@@ -388,7 +388,7 @@ func TestReplayScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, _ = os.ReadFile(filepath.Join(out, ResultsFile))
-	if want := 2 * 2 * len(patch.Formats); rs.Changed != want || !bytes.Equal(before, after) {
+	if want := 2 * 2 * len(PaperFormats); rs.Changed != want || !bytes.Equal(before, after) {
 		t.Errorf("%d rows changed, want %d; file restored: %v", rs.Changed, want, bytes.Equal(before, after))
 	}
 }
@@ -439,7 +439,7 @@ func TestFailedCases(t *testing.T) {
 		t.Errorf("report total %+v", total)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	for _, want := range []string{"## By task, format and prompt", "## By task and language", "## By task and size class", "## Definitions", "**f1_plus**", "**em**: stripped exact match"} {
+	for _, want := range []string{"## By task, format and prompt", "## By task, format, prompt and language", "## By task, format, prompt and size class", "## Definitions", "**f1_plus**", "**em**: stripped exact match"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("report.md lacks %q", want)
 		}

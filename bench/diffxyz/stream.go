@@ -136,6 +136,9 @@ func (seen rowChecker) check(i int, r *Row) *RowError {
 		return &RowError{i, r.ID, fmt.Errorf("row %d has the same id", j)}
 	}
 	seen[r.ID] = i
+	if len(r.Missing) > 0 {
+		return &RowError{i, r.ID, fmt.Errorf("no %s: the row cannot be scored", strings.Join(r.Missing, " and no "))}
+	}
 	if r.OldCode == r.NewCode {
 		return &RowError{i, r.ID, errors.New("old_code and new_code are equal")}
 	}

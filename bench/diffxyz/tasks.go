@@ -10,8 +10,8 @@
 //	anti-apply  new_code + diff → old_code
 //	diffgen     old_code + new_code → diff
 //
-// Each task is asked in every edit format of package patch (udiff, udiff-h,
-// udiff-l, search-replace, v4a) and with every prompt variant (with-format:
+// Each task is asked in the paper's edit formats (udiff, udiff-h, udiff-l,
+// search-replace; v4a when asked for) and with every prompt variant (with-format:
 // a system prompt that describes the format, with a worked example;
 // without-format: a generic assistant). Prompts are text/template files
 // embedded in the binary (prompts/*.tmpl) that a directory of files can
@@ -77,8 +77,13 @@ func ParseTasks(s string) ([]Task, error) {
 	return out, nil
 }
 
+// PaperFormats are the formats of the Diff-XYZ paper, the default of a run.
+// v4a is patchbench's addition: asked only when named, and reported beside
+// these, never pooled into them.
+var PaperFormats = []patch.Format{patch.UDiff, patch.UDiffH, patch.UDiffL, patch.SearchReplace}
+
 // ParseFormats parses a comma-separated list of formats; "all" means every
-// format of package patch.
+// format of package patch (the paper's four and v4a).
 func ParseFormats(s string) ([]patch.Format, error) {
 	var out []patch.Format
 	for _, name := range splitList(s) {

@@ -12,6 +12,8 @@ import (
 	"github.com/patchbench/patchbench/runner"
 )
 
+func isDir(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
+
 // Miss kinds of [MissKind].
 const (
 	MissNone        = "hit"         // every file and line found
@@ -52,13 +54,19 @@ func MissKind(row map[string]any) string {
 // patchbench report takes it.
 func Analyze(dir string, w io.Writer) error {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		dir = filepath.Dir(dir)
+		// relace-mcp's PREFIX.report.json (loc run -o PREFIX writes it
+		// beside the run directory PREFIX), or a file inside the run.
+		if prefix, ok := strings.CutSuffix(dir, ".report.json"); ok && isDir(prefix) {
+			dir = prefix
+		} else {
+			dir = filepath.Dir(dir)
+		}
 	}
 	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
 	if err != nil {
 		return fmt.Errorf("loc analyze: %w", err)
 	}
-	rows = lastRows(rows)
+	rows, _ = splitUnscored(lastRows(rows))
 	if len(rows) == 0 {
 		return fmt.Errorf("loc analyze: %s has no rows", filepath.Join(dir, ResultsFile))
 	}

@@ -20,6 +20,18 @@ import (
 type Problem struct {
 	ID  string `json:"id"`
 	Err string `json:"error"`
+	// Rows is how many rows the problem leaves out when more than one (a
+	// repository missing for several rows).
+	Rows int `json:"rows,omitempty"`
+}
+
+// RowsOf counts the rows problems leave out.
+func RowsOf(problems []Problem) int {
+	n := 0
+	for _, p := range problems {
+		n += max(1, p.Rows)
+	}
+	return n
 }
 
 func (p Problem) String() string { return p.ID + ": " + p.Err }
@@ -28,7 +40,9 @@ func (p Problem) String() string { return p.ID + ": " + p.Err }
 // (instance_id, repo, base_commit, problem_statement, patch; JSON Lines,
 // JSON or Parquet) or the Loc-Bench_V1 schema (the same plus category and
 // edit_functions). Repositories come from store. A row whose repository,
-// commit or patch cannot be used is a Problem; the other rows go on.
+// commit or patch cannot be used is a Problem; the other rows go on. A
+// repository that cannot be had (missing, its clone failed) is one Problem
+// naming it and the rows it leaves out.
 func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Case, []Problem, error) {
 	rows, err := swe.ReadRows(path)
 	if err != nil {
@@ -39,6 +53,8 @@ func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Ca
 	var cases []Case
 	var problems []Problem
 	seen := map[string]bool{}
+	missing := map[string]*repoFailure{}
+	var order []string
 	for i, row := range rows {
 		c := Case{
 			ID:         str(row["instance_id"]),
@@ -64,9 +80,17 @@ func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Ca
 		if err := ctx.Err(); err != nil {
 			return cases, problems, err
 		}
+		// A repository that cannot be had is tried once and named once,
+		// with the rows it leaves out: a dataset of many repositories and
+		// none at hand fails in one line each, not one clone a row.
+		if g := missing[c.Repo]; g != nil {
+			g.ids = append(g.ids, c.ID)
+			continue
+		}
 		rp, err := store.Get(ctx, c.Repo)
 		if err != nil {
-			fail(err)
+			missing[c.Repo] = &repoFailure{err: err, ids: []string{c.ID}}
+			order = append(order, c.Repo)
 			continue
 		}
 		gt, err := TruthFromDiff(ctx, rp, c.BaseCommit, str(row["patch"]), p)
@@ -77,7 +101,32 @@ func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Ca
 		c.GroundTruth = gt
 		cases = append(cases, c)
 	}
+	for _, name := range order {
+		g := missing[name]
+		msg := g.err.Error()
+		if errors.Is(g.err, repo.ErrNotInStore) {
+			msg = fmt.Sprintf("repository not in --repos %s: clone it to %s, or give --clone-from URL to clone missing repositories from URL/%s (https://github.com for GitHub)",
+				store.Dir, filepath.Join(store.Dir, name), name)
+		}
+		problems = append(problems, Problem{ID: name, Err: fmt.Sprintf("%s; %d rows left out: %s", msg, len(g.ids), idList(g.ids)), Rows: len(g.ids)})
+	}
 	return cases, problems, nil
+}
+
+// repoFailure is a repository a build could not have, and the rows it
+// left out.
+type repoFailure struct {
+	err error
+	ids []string
+}
+
+// idList names the first few ids.
+func idList(ids []string) string {
+	const show = 5
+	if len(ids) <= show {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:show], ", ") + fmt.Sprintf(" and %d more", len(ids)-show)
 }
 
 func str(v any) string {

@@ -60,6 +60,21 @@ type FileTruth struct {
 	// encloses it, or the whole file for lines outside every function. It
 	// may be empty (cases from other tools); validate then checks nothing.
 	Context []Range `json:"context,omitempty"`
+	// Defs are the functions holding target lines, each with the span of
+	// its definition, which function_hit_rate counts as hit when an answer
+	// overlaps it. Cases written without them take the function spans from
+	// Context (see [FunctionTargets]).
+	Defs []FunctionDef `json:"defs,omitempty"`
+}
+
+// FunctionDef is a ground-truth function: its qualified name (as in
+// FileTruth.Functions), the class holding it when it is a method (a prefix
+// of Name), the span of its definition and its first line.
+type FunctionDef struct {
+	Name      string `json:"name"`
+	Class     string `json:"class,omitempty"`
+	Range     Range  `json:"range"`
+	Signature string `json:"signature,omitempty"`
 }
 
 // Range is a 1-based inclusive line range [start, end].
@@ -197,8 +212,8 @@ func decodeCases(r io.Reader) (cases []Case, bad []error, err error) {
 		if len(line) == 0 {
 			continue
 		}
-		var c Case
-		if err := json.Unmarshal(line, &c); err != nil {
+		c, err := decodeCase(line)
+		if err != nil {
 			bad = append(bad, fmt.Errorf("line %d: %w", n, err))
 			continue
 		}
@@ -223,6 +238,24 @@ func decodeCases(r io.Reader) (cases []Case, bad []error, err error) {
 		return nil, nil, err
 	}
 	return cases, bad, nil
+}
+
+// decodeCase reads one line: a case, or a row of relace-mcp's schema
+// (hard_gt and no ground_truth).
+func decodeCase(line []byte) (Case, error) {
+	var probe struct {
+		HardGT      json.RawMessage `json:"hard_gt"`
+		GroundTruth json.RawMessage `json:"ground_truth"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return Case{}, err
+	}
+	if probe.HardGT != nil && probe.GroundTruth == nil {
+		return decodeRelace(line)
+	}
+	var c Case
+	err := json.Unmarshal(line, &c)
+	return c, err
 }
 
 // errDatasetRow is a first row that is a benchmark's instance (SWE-bench

@@ -26,13 +26,23 @@ type Grid struct {
 
 // GridRun is one configuration of a grid and its overall means.
 type GridRun struct {
-	Name        string             `json:"name"`
-	Dir         string             `json:"dir"`
-	MaxTurns    int                `json:"max_turns"`
-	Temperature *float64           `json:"temperature,omitempty"`
-	Cases       int                `json:"cases"`
-	Failed      int                `json:"failed"`
-	Metrics     map[string]float64 `json:"metrics"`
+	Name        string   `json:"name"`
+	Dir         string   `json:"dir"`
+	MaxTurns    int      `json:"max_turns"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	Cases       int      `json:"cases"`
+	Failed      int      `json:"failed"`
+	// Metrics are the run's overall means by our names, and relace-mcp's
+	// summary fields (avg_file_recall, avg_quality_score, ...).
+	Metrics map[string]float64 `json:"metrics"`
+	// Config is the configuration as relace-mcp's grid.json names it.
+	Config GridConfig `json:"config"`
+}
+
+// GridConfig is a grid run's configuration under relace-mcp's names.
+type GridConfig struct {
+	SearchMaxTurns    int      `json:"search_max_turns"`
+	SearchTemperature *float64 `json:"search_temperature"`
 }
 
 // GridName names a configuration: turns=8,temp=0.2.
@@ -80,9 +90,18 @@ func RunGrid(ctx context.Context, base RunOptions, out string, turns []int, temp
 			}
 			gr := GridRun{Name: name, Dir: name, MaxTurns: t, Temperature: temp,
 				Cases: sum.Rows, Failed: sum.FailedRows, Metrics: map[string]float64{}}
+			gr.Config = GridConfig{SearchMaxTurns: t, SearchTemperature: temp}
 			if sum.Report != nil {
 				for k, st := range sum.Report.Reports[0].Total.Stats {
 					gr.Metrics[k] = st.Value
+				}
+				rs := sum.Report.RelaceSummary
+				for k, v := range map[string]float64{"success_rate": rs.SuccessRate, "avg_file_recall": rs.AvgFileRecall,
+					"avg_file_precision": rs.AvgFilePrecision, "avg_line_coverage": rs.AvgLineCoverage,
+					"avg_line_precision_matched": rs.AvgLinePrecisionMatched, "avg_function_hit_rate": rs.AvgFunctionHitRate,
+					"avg_quality_score": rs.AvgQualityScore, "avg_turns": rs.AvgTurns, "avg_turns_used": rs.AvgTurnsUsed,
+					"avg_latency_ms": rs.AvgLatencyMS} {
+					gr.Metrics[k] = v
 				}
 			}
 			if q, ok := gr.Metrics["quality_score"]; ok && q > best {

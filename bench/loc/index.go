@@ -98,7 +98,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 				} else {
 					f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
 					if f.err == nil {
-						blobs.put(f.id, f.chunks, f.classes, f.terms, v)
+						blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.terms, v)
 					}
 				}
 				f.vocab, f.newTerms, f.src = v, v.terms[known:len(v.terms):len(v.terms)], ""
@@ -583,6 +583,9 @@ type Indexed struct {
 	indexes map[string]*indexEntry
 	tick    int
 	stats   IndexStats
+	// building, loading and querying clock BuildTime, LoadTime and
+	// QueryTime (guarded by mu).
+	building, loading, querying busyClock
 	// builds bounds the indexes built at once to the CPUs: a build
 	// already chunks on every CPU, and each one in flight holds its
 	// files' terms (8 workers building at once peaked at 1.4 GB).
@@ -599,8 +602,11 @@ type IndexStats struct {
 	// Dropped counts the indexes dropped from memory to stay within
 	// MaxMemory.
 	Dropped int
-	// BuildTime and LoadTime total the time spent building (and writing)
-	// and loading indexes; QueryTime the time of the Queries searches.
+	// BuildTime and LoadTime are the wall time during which indexes were
+	// being built (and written) or loaded, QueryTime that of the Queries
+	// searches: time when several workers were at it counts once, so that
+	// none is larger than the run's wall time (summed over workers, the
+	// build time of a run of 2 workers was larger than the run's).
 	BuildTime, LoadTime, QueryTime time.Duration
 	Queries                        int
 }
@@ -724,13 +730,14 @@ func (s *Indexed) cachePath(rp *repo.Repo, commit string) string {
 
 func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
 	var path string
-	start := time.Now()
 	if s.Dir != "" {
 		path = s.cachePath(rp, commit)
-		if ix, err := readIndex(path); err == nil {
+		s.clock(&s.loading, true)
+		ix, err := readIndex(path)
+		s.clock(&s.loading, false)
+		if err == nil {
 			s.mu.Lock()
 			s.stats.Loaded++
-			s.stats.LoadTime += time.Since(start)
 			s.mu.Unlock()
 			return ix, nil
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -746,6 +753,8 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 			return nil, ctx.Err()
 		}
 	}
+	s.clock(&s.building, true)
+	defer s.clock(&s.building, false)
 	ix, err := buildIndex(ctx, rp, commit, s.blobs)
 	if err != nil {
 		return nil, fmt.Errorf("index %s at %s: %w", rp.Name(), commit, err)
@@ -757,9 +766,43 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 	}
 	s.mu.Lock()
 	s.stats.Built++
-	s.stats.BuildTime += time.Since(start)
 	s.mu.Unlock()
 	return ix, nil
+}
+
+// busyClock measures the wall time during which at least one of several
+// concurrent activities runs.
+type busyClock struct {
+	active int
+	since  time.Time
+	total  time.Duration
+}
+
+// start and stop mark an activity's start and end at now.
+func (b *busyClock) start(now time.Time) {
+	if b.active == 0 {
+		b.since = now
+	}
+	b.active++
+}
+
+func (b *busyClock) stop(now time.Time) {
+	b.active--
+	if b.active == 0 {
+		b.total += now.Sub(b.since)
+	}
+}
+
+// clock starts or stops an activity on b and updates the stats.
+func (s *Indexed) clock(b *busyClock, start bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if start {
+		b.start(time.Now())
+		return
+	}
+	b.stop(time.Now())
+	s.stats.BuildTime, s.stats.LoadTime, s.stats.QueryTime = s.building.total, s.loading.total, s.querying.total
 }
 
 // Search implements [Searcher]: the best chunks for the case's query
@@ -771,18 +814,16 @@ func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.M
 	if err != nil {
 		return Answer{}, err
 	}
-	start := time.Now()
+	s.clock(&s.querying, true)
 	on := s.Signals
 	if on == nil {
 		on, _ = ParseSignals("all")
 	}
 	r := ix.rank(c.Query, on)
-	defer func() {
-		s.mu.Lock()
-		s.stats.Queries++
-		s.stats.QueryTime += time.Since(start)
-		s.mu.Unlock()
-	}()
+	s.clock(&s.querying, false)
+	s.mu.Lock()
+	s.stats.Queries++
+	s.mu.Unlock()
 	f := Found{Files: r.files[:min(len(r.files), s.TopFiles)], Ranges: map[string][]Range{}}
 	for i, ch := range r.functions {
 		if i >= s.TopFunctions {

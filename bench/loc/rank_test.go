@@ -329,3 +329,36 @@ func TestBlobCacheSameIndex(t *testing.T) {
 		t.Errorf("%d blobs reused, want 6", n)
 	}
 }
+
+// TestBlobCacheMovedBlob: a blob another commit holds under another path
+// gives the index built from scratch, its path's terms those of its new
+// path. Replaying the first path's terms made a case's ranks depend on the
+// case run before it.
+func TestBlobCacheMovedBlob(t *testing.T) {
+	r, dir, first := rankRepo(t)
+	ctx := context.Background()
+	for _, args := range [][]string{{"mv", "pkg/array/core.py", "pkg/array/moved.py"}, {"commit", "-q", "-m", "move"}} {
+		if _, err := gittest.Run(t, dir, "", args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, err := r.ResolveCommit(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := newBlobCache(1 << 30)
+	if _, err := buildIndex(ctx, r, first, blobs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := buildIndex(ctx, r, second, blobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := BuildIndex(ctx, r, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(posting{}), cmpopts.IgnoreUnexported(Index{})); diff != "" {
+		t.Fatalf("index from a moved cached blob (-scratch +cached):\n%s", diff)
+	}
+}

@@ -140,8 +140,8 @@ func TestReferenceScoresEveryMetric(t *testing.T) {
 			}
 			checked++
 		}
-		if checked != 67 {
-			t.Errorf("%s: %d metrics checked, want 67", c.ID, checked)
+		if checked != 68 {
+			t.Errorf("%s: %d metrics checked, want 68", c.ID, checked)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
@@ -24,15 +25,19 @@ type Report struct {
 	Dataset string           `json:"dataset,omitempty"`
 	Rows    int              `json:"rows"`
 	Reports []*report.Report `json:"reports"`
+	// Unscored are the cases left out of every mean (no ground truth),
+	// each with the reason; Rows does not count them.
+	Unscored []Problem `json:"unscored,omitempty"`
 	// The top-level fields of relace-mcp's report.json, for its readers.
 	RelaceSummary
 }
 
 // RelaceSummary holds relace-mcp's summary fields: means over the scored
 // (not failed) cases; the function hit rate over the cases whose ground
-// truth has functions. Latency is the time of a case's model calls (0
-// without a model), not its wall time: report.json is a function of the
-// results' rows, the same for a run and for its shards merged.
+// truth has functions. avg_latency_ms is the mean wall time of a case's
+// search (search_ms), as relace-mcp times its search; avg_turns_used (the
+// name relace-mcp's documentation gives) and avg_turns (the one its report
+// writer uses) are the same mean of the model turns.
 type RelaceSummary struct {
 	TotalCases              int     `json:"total_cases"`
 	SuccessRate             float64 `json:"success_rate"`
@@ -44,11 +49,13 @@ type RelaceSummary struct {
 	FunctionCases           int     `json:"function_cases"`
 	AvgFunctionHitRate      float64 `json:"avg_function_hit_rate"`
 	AvgQualityScore         float64 `json:"avg_quality_score"`
+	AvgTurnsUsed            float64 `json:"avg_turns_used"`
 	AvgTurns                float64 `json:"avg_turns"`
 	AvgLatencyMS            float64 `json:"avg_latency_ms"`
 }
 
-// relaceSummary computes [RelaceSummary] from the rows of a run.
+// relaceSummary computes [RelaceSummary] from the rows of a run (the
+// unscored ones already left out).
 func relaceSummary(rows []map[string]any) RelaceSummary {
 	s := RelaceSummary{TotalCases: len(rows)}
 	scored := 0
@@ -70,7 +77,7 @@ func relaceSummary(rows []map[string]any) RelaceSummary {
 		s.AvgLineCoverage += num("line_coverage")
 		s.AvgLinePrecisionMatched += num("line_precision_matched")
 		s.AvgQualityScore += num("quality_score")
-		if _, ok := m["function_acc@1"]; ok {
+		if _, ok := m["function_hit_rate"]; ok {
 			s.FunctionCases++
 			s.AvgFunctionHitRate += num("function_hit_rate")
 		}
@@ -80,7 +87,7 @@ func relaceSummary(rows []map[string]any) RelaceSummary {
 		}
 		t, _ := r["turns"].(float64)
 		s.AvgTurns += t
-		ms, _ := r["latency_ms"].(float64)
+		ms, _ := r["search_ms"].(float64)
 		s.AvgLatencyMS += ms
 	}
 	if scored == 0 {
@@ -92,10 +99,26 @@ func relaceSummary(rows []map[string]any) RelaceSummary {
 		&s.AvgLinePrecisionMatched, &s.AvgQualityScore, &s.AvgTurns, &s.AvgLatencyMS} {
 		*p /= n
 	}
+	s.AvgTurnsUsed = s.AvgTurns
 	if s.FunctionCases > 0 {
 		s.AvgFunctionHitRate /= float64(s.FunctionCases)
 	}
 	return s
+}
+
+// splitUnscored takes the unscored rows (no ground truth) out of rows and
+// names them.
+func splitUnscored(rows []map[string]any) (scored []map[string]any, unscored []Problem) {
+	for _, r := range rows {
+		if why, _ := r["unscored"].(string); why != "" {
+			id, _ := r["id"].(string)
+			unscored = append(unscored, Problem{ID: id, Err: why})
+			continue
+		}
+		scored = append(scored, r)
+	}
+	sort.Slice(unscored, func(i, j int) bool { return unscored[i].ID < unscored[j].ID })
+	return scored, unscored
 }
 
 // Groupings are the tables of a report.
@@ -110,24 +133,25 @@ var Groupings = []struct {
 
 // KeyMetrics are the columns of report.md's tables; report.json has all.
 var KeyMetrics = []string{"quality_score", "quality_score_v2", "file_recall", "file_precision",
-	"line_coverage", "line_precision_matched", "function_hit_rate",
+	"line_coverage", "line_precision_matched", "function_hit_rate", "function_target_hit_rate",
 	"file_acc@1", "file_acc@5", "module_acc@5", "function_acc@5", "function_acc@10", "failed"}
 
 // Definitions of the report's columns.
 var Definitions = map[string]string{
-	"file_recall":            "ground-truth files in the answer's {path: ranges}, over the ground-truth files",
-	"file_precision":         "answer files in the ground truth, over the answer files",
-	"line_coverage":          "ground-truth lines inside answer ranges of the same file, over the ground-truth lines",
-	"line_precision_matched": "answer lines that are ground-truth lines, counting only files in both",
-	"function_hit_rate":      "ground-truth functions with a target line inside an answer range (cases with ground-truth functions only)",
-	"quality_score":          "0.4·file_recall + 0.4·line_precision_matched + 0.2·function_hit_rate (relace-mcp v1); without ground-truth functions 0.5·file_recall + 0.5·line_precision_matched",
-	"quality_score_v2":       "0.3·file_recall + 0.2·file_precision + 0.3·line_coverage + 0.2·function_hit_rate; without ground-truth functions the first three over 0.8",
-	"file_acc@1":             "LocAgent Acc@k: the top k files hold min(k, |ground truth|) ground-truth files",
-	"file_acc@5":             "as file_acc@1 with k = 5",
-	"module_acc@5":           "Acc@5 over modules (path:Class or path:function)",
-	"function_acc@5":         "Acc@5 over functions (path:Class.method; __init__ named by its class)",
-	"function_acc@10":        "Acc@10 over functions",
-	"failed":                 "share of cases whose search failed (missing repository or commit, search error)",
+	"file_recall":              "ground-truth files in the answer's {path: ranges}, over the ground-truth files",
+	"file_precision":           "answer files in the ground truth, over the answer files",
+	"line_coverage":            "ground-truth lines inside answer ranges of the same file, over the ground-truth lines",
+	"line_precision_matched":   "answer lines that are ground-truth lines, counting only files in both",
+	"function_hit_rate":        "ground-truth functions whose definition span an answer range overlaps (relace-mcp; cases with ground-truth functions only)",
+	"function_target_hit_rate": "ground-truth functions with a changed line inside an answer range (cases with ground-truth functions only)",
+	"quality_score":            "0.4·file_recall + 0.4·line_precision_matched + 0.2·function_hit_rate, the last 0 without ground-truth functions (relace-mcp)",
+	"quality_score_v2":         "0.3·file_recall + 0.2·file_precision + 0.3·line_precision_matched + 0.2·function_hit_rate; without ground-truth functions 0.375·file_recall + 0.25·file_precision + 0.375·line_precision_matched (relace-mcp's later runner)",
+	"file_acc@1":               "LocAgent Acc@k: the top k files hold min(k, |ground truth|) ground-truth files",
+	"file_acc@5":               "as file_acc@1 with k = 5",
+	"module_acc@5":             "Acc@5 over modules (path:Class or path:function)",
+	"function_acc@5":           "Acc@5 over functions (path:Class.method; __init__ named by its class)",
+	"function_acc@10":          "Acc@10 over functions",
+	"failed":                   "share of cases whose search failed (missing repository or commit, search error)",
 }
 
 // Flatten turns results rows into report rows: the metrics map becomes
@@ -191,7 +215,7 @@ func WriteReport(dir, dataset string) (*Report, int, int, error) {
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("loc: %w", err)
 	}
-	rows = lastRows(rows)
+	rows, unscored := splitUnscored(lastRows(rows))
 	failed := 0
 	var model, mode string
 	for _, r := range rows {
@@ -218,6 +242,7 @@ func WriteReport(dir, dataset string) (*Report, int, int, error) {
 	}
 	rep.Model, rep.Mode, rep.Dataset = model, mode, dataset
 	rep.RelaceSummary = relaceSummary(rows)
+	rep.Unscored = unscored
 	if err := rep.WriteFiles(dir); err != nil {
 		return nil, 0, 0, err
 	}
@@ -271,6 +296,12 @@ func (r *Report) WriteMarkdown(w *bytes.Buffer) error {
 		fmt.Fprintf(w, "Dataset: `%s`. ", r.Dataset)
 	}
 	fmt.Fprintf(w, "%d cases.\n", r.Rows)
+	if len(r.Unscored) > 0 {
+		fmt.Fprintf(w, "\nLeft out of every mean (%d):\n\n", len(r.Unscored))
+		for _, u := range r.Unscored {
+			fmt.Fprintf(w, "- `%s`: %s\n", u.ID, u.Err)
+		}
+	}
 	for _, sub := range r.Reports {
 		w.WriteString("\n## " + sub.Title + "\n\n")
 		writeTable(w, sub, KeyMetrics)

@@ -47,5 +47,13 @@ type Result struct {
 	Turns   int                `json:"turns,omitempty"`
 	// NoAnswer is [Answer.NoAnswer].
 	NoAnswer string `json:"no_answer,omitempty"`
+	// Unscored says why the case was not searched nor scored (it has no
+	// ground truth); the row has no metrics and the report leaves it out
+	// of every mean, naming it.
+	Unscored string `json:"unscored,omitempty"`
+	// SearchMS is the wall time of the search (for the indexed mode, the
+	// index's build or load included): relace-mcp's latency_ms, whose
+	// mean is report.json's avg_latency_ms.
+	SearchMS int64 `json:"search_ms"`
 	runner.ModelCalls
 }

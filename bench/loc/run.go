@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
@@ -16,12 +17,18 @@ import (
 // ResultsFile is the results file of a run directory.
 const ResultsFile = "results.jsonl"
 
+// ErrNoGroundTruth is why a case without ground truth (an empty or null
+// ground_truth, or relace-mcp's hard_gt with no usable entry) is not
+// scored.
+var ErrNoGroundTruth = errors.New("no ground truth (empty or null ground_truth / hard_gt): not scored")
+
 // RunOptions configure [Run].
 type RunOptions struct {
 	Cases   []Case
 	Dataset string // for the report
 	// Repos is the --repos directory; CloneFrom where missing repositories
-	// are cloned from (default GitHub).
+	// are cloned from (empty: none is cloned, a missing one fails its
+	// cases).
 	Repos, CloneFrom string
 	// Out is the run directory: results.jsonl, report.json, report.md.
 	Out  string
@@ -118,17 +125,23 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 			return RunSummary{}, fmt.Errorf("loc run: %w", err)
 		}
 	}
-	s, release, err := o.searcher(ctx)
-	if err != nil {
-		return RunSummary{}, fmt.Errorf("loc run: %w", err)
-	}
-	defer release()
 	cases := make([]runner.Case, len(o.Cases))
 	for i, c := range o.Cases {
 		cases[i] = runner.Case{ID: c.ID, Key: c.ID, Data: c}
 	}
 	ropts := o.Runner
 	ropts.Out = filepath.Join(o.Out, ResultsFile)
+	if ropts.DryRun && o.Mode == ModeAgentic {
+		// The agentic searcher opens the model (its key, its cache file
+		// in Out); a dry run asks nothing and makes nothing.
+		sum, err := runner.Plan(cases, ropts)
+		return RunSummary{Summary: sum}, err
+	}
+	s, release, err := o.searcher(ctx)
+	if err != nil {
+		return RunSummary{}, fmt.Errorf("loc run: %w", err)
+	}
+	defer release()
 	if ropts.DryRun {
 		sum, err := runner.Plan(cases, ropts)
 		return RunSummary{Summary: sum}, err
@@ -159,12 +172,18 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		}
 	}
 	store := repo.NewStore(o.Repos)
-	store.BaseURL = o.CloneFrom
+	store.BaseURL, store.NoClone = o.CloneFrom, o.CloneFrom == ""
 	defer store.Close()
 	model := o.Model
 	fn := func(ctx context.Context, rc runner.Case) (runner.Result, error) {
 		c := rc.Data.(Case)
 		res := &Result{Repo: c.Repo, Category: c.Category, Mode: o.Mode, Model: model}
+		if len(c.GroundTruth.Files) == 0 {
+			// Nothing to score against: every metric would be a convention
+			// (file recall 1), so the case is named, not scored.
+			res.Unscored = ErrNoGroundTruth.Error()
+			return res, nil
+		}
 		rp, err := store.Get(ctx, c.Repo)
 		if err != nil {
 			return res, err
@@ -172,7 +191,9 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		if _, err := rp.ResolveCommit(ctx, c.BaseCommit); err != nil {
 			return res, fmt.Errorf("base_commit %s: %w", c.BaseCommit, err)
 		}
+		start := time.Now()
 		ans, err := s.Search(ctx, c, rp, &res.ModelCalls)
+		res.SearchMS = time.Since(start).Milliseconds()
 		res.Found = Complete(ans.Found)
 		res.Turns, res.NoAnswer = ans.Turns, ans.NoAnswer
 		if err != nil {

@@ -16,7 +16,7 @@ var Levels = []string{"file", "module", "function"}
 
 // RelaceMetrics are the relace-mcp metric names, in report order.
 var RelaceMetrics = []string{"file_recall", "file_precision", "line_coverage", "line_precision_matched",
-	"function_hit_rate", "quality_score", "quality_score_v2"}
+	"function_hit_rate", "function_target_hit_rate", "quality_score", "quality_score_v2"}
 
 // MetricNames lists every metric a row can hold, in report order:
 // the relace-mcp family, then LEVEL_METRIC@K.
@@ -91,16 +91,20 @@ func Score(gt GroundTruth, f Found) map[string]float64 {
 	fp := metrics.FilePrecision(found, truth)
 	lc := metrics.LineCoverage(found, truth)
 	lpm := metrics.LinePrecisionMatched(found, truth)
-	fh, withFuncs := metrics.FunctionHitRate(found, FunctionTargets(gt))
+	fns := FunctionTargets(gt)
+	fh := metrics.FunctionHitRate(found, fns)
 	m["file_recall"], m["file_precision"], m["line_coverage"] = fr, fp, lc
 	m["line_precision_matched"] = lpm
-	// A case without ground-truth functions has no function hit rate, so
-	// the mean is over the cases that have one (relace-mcp's rule).
-	if withFuncs {
+	// A case without ground-truth functions has function hit rate 0 in its
+	// quality score (relace-mcp's rule), but no row value: the means of
+	// the function hit rates are over the cases that have functions, as
+	// relace-mcp's avg_function_hit_rate is.
+	if len(fns) > 0 {
 		m["function_hit_rate"] = fh
+		m["function_target_hit_rate"] = metrics.FunctionTargetHitRate(found, fns)
 	}
-	m["quality_score"] = metrics.QualityScore(fr, lpm, fh, withFuncs)
-	m["quality_score_v2"] = metrics.QualityScoreV2(fr, fp, lc, fh, withFuncs)
+	m["quality_score"] = metrics.QualityScore(fr, lpm, fh)
+	m["quality_score_v2"] = metrics.QualityScoreV2(fr, fp, lpm, fh, len(fns) > 0)
 
 	lists := map[string][2][]string{
 		"file":     {f.Files, gt.Paths()},
@@ -140,31 +144,48 @@ func stripInit(fns []string) []string {
 	return out
 }
 
-// FunctionTargets are the ground truth's functions with their target
-// lines: the ranges that share a context range, when that context is a
-// function's. Without context ranges every range of a file with functions
-// is one target.
+// FunctionTargets are the ground truth's functions: each one's definition
+// span and its target lines (the ranges whose context is that span). The
+// spans are the Defs; a case without Defs takes them from its context
+// ranges (the one of lines outside functions, starting at line 1 and the
+// longest, left out when there are more contexts than functions), and a
+// case without context ranges has one target per range of a file with
+// functions, its span the range itself.
 func FunctionTargets(gt GroundTruth) []metrics.FunctionTarget {
 	var out []metrics.FunctionTarget
 	for _, p := range gt.Paths() {
 		ft := gt.Files[p]
+		linesIn := func(span Range) []metrics.LineRange {
+			var rs []Range
+			for i, r := range ft.Ranges {
+				if i < len(ft.Context) && ft.Context[i] == span {
+					rs = append(rs, r)
+				}
+			}
+			return toLineRanges(rs)
+		}
+		if len(ft.Defs) > 0 {
+			for _, d := range ft.Defs {
+				out = append(out, metrics.FunctionTarget{Path: p, Span: toLineRange(d.Range), Lines: linesIn(d.Range)})
+			}
+			continue
+		}
 		if len(ft.Functions) == 0 {
 			continue
 		}
 		if len(ft.Context) != len(ft.Ranges) {
 			for _, r := range ft.Ranges {
-				out = append(out, metrics.FunctionTarget{Path: p, Ranges: toLineRanges([]Range{r})})
+				out = append(out, metrics.FunctionTarget{Path: p, Span: toLineRange(r), Lines: toLineRanges([]Range{r})})
 			}
 			continue
 		}
 		var order []Range
-		groups := map[Range][]Range{}
-		for i, r := range ft.Ranges {
-			c := ft.Context[i]
-			if groups[c] == nil {
+		seen := map[Range]bool{}
+		for _, c := range ft.Context {
+			if !seen[c] {
+				seen[c] = true
 				order = append(order, c)
 			}
-			groups[c] = append(groups[c], r)
 		}
 		if len(order) > len(ft.Functions) {
 			// One group is the code outside functions: its context is the
@@ -180,11 +201,13 @@ func FunctionTargets(gt GroundTruth) []metrics.FunctionTarget {
 			}
 		}
 		for _, c := range order {
-			out = append(out, metrics.FunctionTarget{Path: p, Ranges: toLineRanges(groups[c])})
+			out = append(out, metrics.FunctionTarget{Path: p, Span: toLineRange(c), Lines: linesIn(c)})
 		}
 	}
 	return out
 }
+
+func toLineRange(r Range) metrics.LineRange { return metrics.LineRange{Start: r[0], End: r[1]} }
 
 func toLineRanges(rs []Range) []metrics.LineRange {
 	out := make([]metrics.LineRange, len(rs))

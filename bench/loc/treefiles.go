@@ -54,7 +54,7 @@ func treeFiles(ctx context.Context, gitDir, commit string, known func(id string)
 		}
 		e := entry{id: f[2], path: string(path)}
 		if known != nil {
-			e.known = known(e.id)
+			e.known = known(blobKey(e.id, e.path))
 		}
 		entries = append(entries, e)
 	}
@@ -156,9 +156,14 @@ func gitOut(ctx context.Context, gitDir string, args ...string) ([]byte, error) 
 	return out, nil
 }
 
-// blobEntry is what chunking made of one blob: its chunks and classes
-// (without the path, which another tree may give the same blob) and each
-// chunk's terms. Consecutive commits of a repository share most blobs, so a
+// blobKey is the blob cache's key: a blob's id and its path. A file's
+// terms hold its path's, so a blob met under another path is chunked anew
+// (keyed by id alone, it replayed the first path's terms, and a case's
+// ranks depended on the case run before it).
+func blobKey(id, path string) string { return id + "\x00" + path }
+
+// blobEntry is what chunking made of one blob at one path: its chunks and
+// classes (the path is given again on replay) and each chunk's terms. Consecutive commits of a repository share most blobs, so a
 // run over many commits chunks and tokenizes each blob once.
 type blobEntry struct {
 	chunks, classes []Chunk

@@ -1,10 +1,12 @@
 package loc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/repo"
@@ -170,11 +172,17 @@ func fileTruth(ctx context.Context, path string, src []byte, lines []int, p *sym
 		}
 	}
 	var ft FileTruth
+	srcLines := bytes.Split(src, []byte("\n"))
 	for _, g := range order {
 		ctxRange := Range{1, n}
 		if g.in {
 			ctxRange = Range{g.fn.Start, g.fn.End}
 			ft.Functions = append(ft.Functions, g.fn.Name)
+			d := FunctionDef{Name: g.fn.Name, Class: enclosingClass(syms, g.fn), Range: ctxRange}
+			if g.fn.Start <= len(srcLines) {
+				d.Signature = strings.TrimSpace(string(srcLines[g.fn.Start-1]))
+			}
+			ft.Defs = append(ft.Defs, d)
 		}
 		for _, r := range Cluster(g.lines) {
 			r = Range{max(r[0], ctxRange[0]), min(r[1], ctxRange[1])}
@@ -201,6 +209,20 @@ func fileTruth(ctx context.Context, path string, src []byte, lines []int, p *sym
 		ft.Functions = []string{}
 	}
 	return ft, nil
+}
+
+// enclosingClass names the innermost class holding fn whose name fn's
+// name continues ("" for a function outside classes): the class of a
+// method, as relace-mcp's hard_gt entries name it.
+func enclosingClass(syms []symbols.Symbol, fn symbols.Symbol) string {
+	best := ""
+	for _, s := range syms {
+		if s.Kind == symbols.Class && s.Start <= fn.Start && fn.End <= s.End &&
+			strings.HasPrefix(fn.Name, s.Name+".") && len(s.Name) > len(best) {
+			best = s.Name
+		}
+	}
+	return best
 }
 
 // lineCount counts lines as editors do (a last line without newline counts).

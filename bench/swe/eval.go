@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 	"github.com/patchbench/patchbench/sandbox"
@@ -64,6 +66,13 @@ type Config struct {
 	// restores the base commit's environment from it instead of making a
 	// fresh worktree.
 	EnvStore string `json:"env_store,omitempty"`
+
+	// Apply is the patch stage's applier: ApplyTolerant (""), ApplyOfficial
+	// or ApplyGit.
+	Apply string `json:"apply,omitempty"`
+	// ReportDir, when set, receives a copy of the official harness's
+	// summary report (its --report_dir).
+	ReportDir string `json:"report_dir,omitempty"`
 
 	// InstanceIDs, when set, are the only instances evaluated (the
 	// official harness's --instance_ids); each must be in the dataset.
@@ -126,7 +135,7 @@ type Summary struct {
 
 // abs makes the run's paths absolute, so run.json works from anywhere.
 func (c *Config) abs() error {
-	for _, p := range []*string{&c.Dataset, &c.Predictions, &c.Repos, &c.Out, &c.WorkDir, &c.SpecFile, &c.EnvStore} {
+	for _, p := range []*string{&c.Dataset, &c.Predictions, &c.Repos, &c.Out, &c.WorkDir, &c.SpecFile, &c.EnvStore, &c.ReportDir} {
 		if *p == "" || *p == GoldPredictions && p == &c.Predictions {
 			continue
 		}
@@ -367,6 +376,10 @@ func newEvaluator(ctx context.Context, c *Config, in *inputs) (*evaluator, error
 			if e.test.EnvStore, err = envstore.OpenExisting(c.EnvStore); err != nil {
 				return nil, inputErr("%v", err)
 			}
+			// Overlays a killed run left mounted.
+			if _, err := e.test.EnvStore.ReleaseStale(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 	e.store = repo.NewStore(c.Repos)
@@ -388,34 +401,73 @@ func (e *evaluator) eval(ctx context.Context, c runner.Case) (runner.Result, err
 	return res, nil
 }
 
-func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction) Result {
-	res := Result{InstanceID: inst.InstanceID, Repo: inst.Repo, Model: pred.Model, PatchIsNone: pred.ModelPatch == nil, Repairs: []string{}, Files: []FileOutcome{}}
+func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction) (res Result) {
+	res = Result{InstanceID: inst.InstanceID, Repo: inst.Repo, Model: pred.Model, PatchIsNone: pred.ModelPatch == nil, Repairs: []string{}, Files: []FileOutcome{}}
+	defer func() { res.SWE4CCClass = SWE4CCClass(res.HarnessStatus, res.HarnessLog+"\n"+res.Reason) }()
 	dir := filepath.Join(e.cfg.Out, "instances", SafeID(inst.InstanceID))
 	os.Remove(filepath.Join(dir, "test_output.txt"))
-	if strings.TrimSpace(deref(pred.ModelPatch)) == "" && strings.TrimSpace(pred.FullOutput) == "" {
+	os.Remove(filepath.Join(dir, harnessTestOutput))
+	raw := deref(pred.ModelPatch)
+	if raw == "" && strings.TrimSpace(pred.FullOutput) == "" {
 		// Nothing to read: no repository needed.
 		po := Patch(pred, nil)
 		res.Status, res.Reason = po.Status, po.Reason
+		res.HarnessPatchStatus, res.HarnessStatus = StatusEmptyPatch, StatusEmptyPatch
+		return res
+	}
+	infra := func(err error) Result {
+		res.Status, res.Reason = StatusInfraError, err.Error()
+		res.HarnessStatus = StatusInfraError
 		return res
 	}
 	r, err := e.store.Get(ctx, inst.Repo)
 	if err != nil {
-		res.Status, res.Reason = StatusInfraError, err.Error()
-		return res
+		return infra(err)
 	}
 	commit, err := r.ResolveCommit(ctx, inst.BaseCommit)
 	if err != nil {
-		res.Status, res.Reason = StatusInfraError, err.Error()
-		return res
+		return infra(err)
 	}
 	fsys := NewBaseFS(ctx, r, commit)
-	po := Patch(pred, fsys)
+	var po PatchOutcome
+	if e.cfg.Apply == "" || e.cfg.Apply == ApplyTolerant {
+		po = Patch(pred, fsys)
+	}
+	// What the official harness does with the raw patch, whatever this
+	// run's applier. A patch the tolerant applier classes applied passed
+	// patch's strict parse and apply, which accept what git apply accepts
+	// and write what it writes: the chain's first command applies it, and
+	// is not run.
+	var h HarnessApply
+	if po.Status == StatusApplied {
+		h = HarnessApply{Status: StatusApplied, Command: strings.Join(HarnessChain[0], " "), Results: po.Results,
+			Log: LogApplyPatchPass + ":\n(not run: the patch applies as written; patchbench's strict apply, which git apply agrees with, placed every hunk)\n"}
+	} else {
+		var err error
+		h, err = runHarnessChain(ctx, fsys, raw, ApplyOfficial)
+		if ctx.Err() != nil {
+			return res
+		}
+		if err != nil {
+			return infra(fmt.Errorf("official apply chain: %w", err))
+		}
+	}
+	res.HarnessPatchStatus, res.HarnessStatus, res.HarnessApplyCmd, res.HarnessLog = h.Status, h.Status, h.Command, h.Log
+	switch e.cfg.Apply {
+	case ApplyOfficial:
+		po = harnessOutcome(h, fsys)
+	case ApplyGit:
+		g, err := runHarnessChain(ctx, fsys, raw, ApplyGit)
+		if err != nil {
+			return infra(fmt.Errorf("git apply: %w", err))
+		}
+		po = harnessOutcome(g, fsys)
+	}
 	if ctx.Err() != nil {
 		return res
 	}
 	if err := fsys.Err(); err != nil {
-		res.Status, res.Reason = StatusInfraError, err.Error()
-		return res
+		return infra(err)
 	}
 	res.Status, res.Reason, res.Source, res.Format, res.Extracted = po.Status, po.Reason, po.Source, string(po.Format), po.Extracted
 	if po.Repairs != nil {
@@ -436,11 +488,11 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 			res.TestFiles = append(res.TestFiles, p)
 		}
 	}
-	if po.Status != StatusApplied && po.Status != StatusAppliedRepaired && po.Status != StatusAlreadyApplied {
-		return res
+	applied := po.Status == StatusApplied || po.Status == StatusAppliedRepaired || po.Status == StatusAlreadyApplied
+	if applied {
+		res.PatchStatus, res.RepairedPatch = po.Status, po.Repaired
 	}
-	res.PatchStatus, res.RepairedPatch = po.Status, po.Repaired
-	if e.test == nil {
+	if !applied || e.test == nil {
 		return res
 	}
 	to := runTests(ctx, r, commit, inst, po.Results, po.Repaired, e.test)
@@ -450,7 +502,51 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 			writeAtomic(filepath.Join(dir, "test_output.txt"), to.log, false)
 		}
 	}
+	if h.Status != StatusApplied {
+		return res
+	}
+	if e.cfg.Apply == ApplyOfficial || sameFiles(h.Results, po.Results) {
+		res.HarnessStatus = res.Status
+		return res
+	}
+	// The chain wrote other files than the applier: the harness's verdict
+	// is their tests'.
+	hdiff, err := resultsDiff(fsys, h.Results)
+	if err != nil {
+		res.HarnessStatus = StatusInfraError
+		return res
+	}
+	hto := runTests(ctx, r, commit, inst, h.Results, hdiff, e.test)
+	res.HarnessStatus, res.HarnessTest = hto.status, hto.run
+	if hto.log != nil {
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			writeAtomic(filepath.Join(dir, harnessTestOutput), hto.log, false)
+		}
+	}
 	return res
+}
+
+// harnessOutcome turns what an apply chain did into the patch stage's
+// outcome: its status, and the files it wrote as the results the test
+// stage writes into the tree.
+func harnessOutcome(h HarnessApply, fsys patch.FileSystem) PatchOutcome {
+	po := PatchOutcome{Status: h.Status, Reason: h.Reason(), Source: "model_patch", Format: patch.UDiff}
+	if h.Status != StatusApplied {
+		return po
+	}
+	po.Results = h.Results
+	for _, r := range h.Results {
+		fo := FileOutcome{FileReport: repair.FileReport{Path: r.Path, OldPath: r.OldPath, Op: r.Op.String(), Status: repair.StatusApplied}}
+		fo.Created = r.Op == patch.Create
+		fo.Test = IsTestPath(r.Path) || IsTestPath(r.OldPath)
+		po.Files = append(po.Files, fo)
+	}
+	text, err := resultsDiff(fsys, h.Results)
+	if err != nil {
+		return PatchOutcome{Status: StatusApplyFailed, Reason: fmt.Sprintf("cannot print the applied change: %v", err), Source: "model_patch"}
+	}
+	po.Repaired = text
+	return po
 }
 
 // Eval evaluates the predictions of c and writes the run directory c.Out.
@@ -468,6 +564,11 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 		return nil, inputErr("--shard: %v", err)
 	}
 	c.Shard = shard.String() // env/N recorded as the shard it named
+	switch c.Apply {
+	case "", ApplyTolerant, ApplyOfficial, ApplyGit:
+	default:
+		return nil, inputErr("--apply %q: want tolerant, official or git", c.Apply)
+	}
 	in, err := loadInputs(&c)
 	if err != nil {
 		return nil, err
@@ -512,11 +613,31 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 	if err := WriteOutputs(c.Out, c.RunID, in, rows); err != nil {
 		return s, err
 	}
+	if err := copySummary(c, in); err != nil {
+		return s, err
+	}
 	s.Counts, s.Instances, s.Infra = countStatuses(rows)
 	if runErr != nil {
 		return s, fmt.Errorf("swe: %w", runErr)
 	}
 	return s, nil
+}
+
+// copySummary copies the official harness's summary report of the run
+// into c.ReportDir, when set.
+func copySummary(c Config, in *inputs) error {
+	if c.ReportDir == "" {
+		return nil
+	}
+	name := HarnessSummaryName(harnessModel(in), c.RunID)
+	b, err := os.ReadFile(filepath.Join(c.Out, name))
+	if err != nil {
+		return fmt.Errorf("swe: %w", err)
+	}
+	if err := os.MkdirAll(c.ReportDir, 0o755); err != nil {
+		return fmt.Errorf("swe: --report-dir: %w", err)
+	}
+	return writeAtomic(filepath.Join(c.ReportDir, name), b, true)
 }
 
 func countStatuses(rows []Row) (map[string]int, int, int) {
@@ -583,13 +704,31 @@ const (
 	RerunAll         = "all"
 )
 
+// rerunAliases are SWE4CC's names of the rerun types: its
+// reevaluate_failed_instances.py takes malformed, docker (its
+// environment failures, Docker Hub refusing pulls), patch_failed and all.
+var rerunAliases = map[string]string{
+	"apply_failed": RerunApplyFailed,
+	"patch_failed": RerunApplyFailed,
+	"docker":       RerunInfra,
+}
+
+// RerunType returns the rerun type typ names, SWE4CC's names read as
+// patchbench's.
+func RerunType(typ string) string {
+	if t, ok := rerunAliases[typ]; ok {
+		return t
+	}
+	return typ
+}
+
 // RerunSelects reports whether an instance whose final status is status is
 // re-evaluated by a rerun of type typ: malformed selects malformed;
 // apply-failed selects apply_failed; infra selects test_error, test_timeout
 // and infra_error; all selects all of these. empty_patch is never selected
 // (there is nothing to re-read), nor are instances that applied.
 func RerunSelects(typ, status string) bool {
-	switch typ {
+	switch RerunType(typ) {
 	case RerunMalformed:
 		return status == StatusMalformed
 	case RerunApplyFailed:
@@ -620,10 +759,10 @@ type RerunOptions struct {
 // RerunSelection returns the rows of the run in dir that a rerun of type
 // typ re-evaluates, sorted by instance id.
 func RerunSelection(dir, typ string) ([]Row, error) {
-	switch typ {
+	switch RerunType(typ) {
 	case RerunMalformed, RerunApplyFailed, RerunInfra, RerunAll:
 	default:
-		return nil, inputErr("unknown rerun type %q (want malformed, apply-failed, infra or all)", typ)
+		return nil, inputErr("unknown rerun type %q (want malformed, apply-failed, infra or all; or SWE4CC's apply_failed, patch_failed, docker)", typ)
 	}
 	rows, err := ReadResults(filepath.Join(dir, "results.jsonl"))
 	if err != nil {

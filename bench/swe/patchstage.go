@@ -95,6 +95,15 @@ func (b *BaseFS) lstat(name string) (fs.FileMode, string, error) {
 	return b.repo.LstatMode(b.ctx, b.rev, name)
 }
 
+// mode is the permission a file of the revision is written with: 0755
+// for an executable, else 0644.
+func (b *BaseFS) mode(name string) fs.FileMode {
+	if m, _, err := b.repo.Lstat(b.ctx, b.rev, name); err == nil && m&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
+}
+
 // Err returns the first error of a read that failed for a reason other than
 // a missing file (git died, the context ended): the patch stage's verdict
 // cannot be trusted then.

@@ -25,6 +25,26 @@ import (
 // applied instances of a run without the test stage (--no-tests), which were
 // not run to completion.
 type RunReport struct {
+	SummaryReport
+
+	// RunID names the run.
+	RunID string `json:"run_id"`
+	// StatusCounts counts the instances of each patchbench status (every
+	// status is present); PatchStatusCounts counts applied and
+	// applied_repaired among the edits that applied, whatever their tests
+	// did.
+	StatusCounts      map[string]int `json:"status_counts"`
+	PatchStatusCounts map[string]int `json:"patch_status_counts"`
+	// CreatedFilesInstances and TestFilesInstances count the instances whose
+	// edit creates files absent at base, and touches test files.
+	CreatedFilesInstances int `json:"created_files_instances"`
+	TestFilesInstances    int `json:"test_files_instances"`
+}
+
+// SummaryReport is the official harness's run report (its
+// reporting.make_run_report, schema_version 2), the file
+// MODEL.RUN_ID.json.
+type SummaryReport struct {
 	TotalInstances      int      `json:"total_instances"`
 	SubmittedInstances  int      `json:"submitted_instances"`
 	CompletedInstances  int      `json:"completed_instances"`
@@ -40,19 +60,6 @@ type RunReport struct {
 	UnresolvedIDs       []string `json:"unresolved_ids"`
 	ErrorIDs            []string `json:"error_ids"`
 	SchemaVersion       int      `json:"schema_version"`
-
-	// RunID names the run.
-	RunID string `json:"run_id"`
-	// StatusCounts counts the instances of each patchbench status (every
-	// status is present); PatchStatusCounts counts applied and
-	// applied_repaired among the edits that applied, whatever their tests
-	// did.
-	StatusCounts      map[string]int `json:"status_counts"`
-	PatchStatusCounts map[string]int `json:"patch_status_counts"`
-	// CreatedFilesInstances and TestFilesInstances count the instances whose
-	// edit creates files absent at base, and touches test files.
-	CreatedFilesInstances int `json:"created_files_instances"`
-	TestFilesInstances    int `json:"test_files_instances"`
 }
 
 // InstanceReport is SWE-bench's per-instance report, the value under the
@@ -82,11 +89,114 @@ type ErrorAnalysis struct {
 	Harness         map[string]HarnessClass `json:"harness"`
 	BySWE4CC        map[string]int          `json:"by_swe4cc"`
 	ByHarnessReport map[string]int          `json:"by_harness_report"`
+	// SWE4CC is SWE4CC's table of the run under the official harness:
+	// each instance's swe4cc_class, counted. BeforeAfter sets each class's
+	// count under the official chain on the raw patches beside its count
+	// under this run's applier, both measured.
+	SWE4CC      SWE4CCTable   `json:"swe4cc"`
+	BeforeAfter []BeforeAfter `json:"before_after"`
 	// Repairs counts, for each repair, the instances whose edit needed it.
 	Repairs      map[string]int `json:"repairs"`
 	CreatedFiles []string       `json:"created_files"`
 	TestFiles    []string       `json:"test_files"`
 	Failed       []FailedEntry  `json:"failed"`
+}
+
+// SWE4CCTable is SWE4CC's error table: the instances of each class, their
+// share of all instances and, for the classes of the official report's
+// error_ids, of the errors; and the resolve rate.
+type SWE4CCTable struct {
+	Instances int `json:"instances"`
+	// Errors counts the instances in the official report's error_ids.
+	Errors   int `json:"errors"`
+	Resolved int `json:"resolved"`
+	// Completed counts resolved and unresolved instances.
+	Completed int `json:"completed"`
+	// ResolveRate is Resolved / Instances; CompletedResolveRate is
+	// Resolved / Completed (SWE4CC gives both).
+	ResolveRate          float64       `json:"resolve_rate"`
+	CompletedResolveRate float64       `json:"completed_resolve_rate"`
+	Classes              []SWE4CCCount `json:"classes"`
+}
+
+// SWE4CCCount is one class of a [SWE4CCTable].
+type SWE4CCCount struct {
+	Class     string  `json:"class"`
+	Instances int     `json:"instances"`
+	ShareAll  float64 `json:"share_of_all"`
+	// ShareErrors is the share of the errors, for error classes only.
+	ShareErrors *float64 `json:"share_of_errors,omitempty"`
+}
+
+// BeforeAfter is one class's count under the official apply chain on the
+// raw patches (swe4cc_class) and under the run's applier (the class of the
+// run's own status).
+type BeforeAfter struct {
+	Class    string `json:"class"`
+	Official int    `json:"official"`
+	Applier  int    `json:"applier"`
+}
+
+// applierClass is the SWE4CC class of a row's own status, under the run's
+// applier: infrastructure failures are read as SWE4CC reads them.
+func applierClass(r Row) string {
+	st := r.FinalStatus()
+	if IsInfra(st) {
+		return SWE4CCClass(st, r.Reason+"\n"+r.Error)
+	}
+	return HarnessClassOf(st).SWE4CC
+}
+
+// isErrorClass reports whether instances of class are in the official
+// report's error_ids.
+func isErrorClass(class string) bool {
+	switch class {
+	case SWE4CCMalformed, SWE4CCApplyFailed, SWE4CCDockerRateLimit, SWE4CCUnknown:
+		return true
+	}
+	return false
+}
+
+func makeSWE4CCTable(rows []Row) (SWE4CCTable, []BeforeAfter) {
+	t := SWE4CCTable{Instances: len(rows), Classes: []SWE4CCCount{}}
+	official, applier := map[string]int{}, map[string]int{}
+	for _, r := range rows {
+		c := r.SWE4CCClass
+		if c == "" || r.Failed {
+			c = SWE4CCClass(r.harnessStatus(), r.HarnessLog+"\n"+r.Reason+"\n"+r.Error)
+		}
+		official[c]++
+		applier[applierClass(r)]++
+		if isErrorClass(c) {
+			t.Errors++
+		}
+	}
+	t.Resolved = official[SWE4CCResolved]
+	t.Completed = t.Resolved + official[SWE4CCUnresolved]
+	t.ResolveRate = ratio(t.Resolved, t.Instances)
+	t.CompletedResolveRate = ratio(t.Resolved, t.Completed)
+	var ba []BeforeAfter
+	for _, c := range SWE4CCClasses {
+		if n := official[c]; n > 0 {
+			cc := SWE4CCCount{Class: c, Instances: n, ShareAll: ratio(n, t.Instances)}
+			if isErrorClass(c) {
+				e := ratio(n, t.Errors)
+				cc.ShareErrors = &e
+			}
+			t.Classes = append(t.Classes, cc)
+		}
+		if official[c] > 0 || applier[c] > 0 {
+			ba = append(ba, BeforeAfter{Class: c, Official: official[c], Applier: applier[c]})
+		}
+	}
+	return t, ba
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 // FailedEntry is one instance that did not end applied or resolved.
@@ -114,16 +224,19 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 	sorted := append([]Row(nil), rows...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].InstanceID < sorted[j].InstanceID })
 
-	if err := writeJSON(filepath.Join(dir, "report.json"), makeRunReport(runID, in, sorted)); err != nil {
+	if err := writeJSON(filepath.Join(dir, "report.json"), makeRunReport(runID, in, sorted, false)); err != nil {
 		return err
 	}
+	// The official harness's files; an instance whose files cannot be
+	// written is named after the others are (see instErrs below).
+	harnessErr := writeHarnessFiles(dir, runID, in, sorted)
 	var repaired bytes.Buffer
 	enc := json.NewEncoder(&repaired)
 	enc.SetEscapeHTML(false)
 	// An instance whose files cannot be written is named in the error,
 	// after every other file of the run is written: one instance never
 	// costs the run its reports.
-	var instErrs []error
+	instErrs := []error{harnessErr}
 	writeInstance := func(r Row) error {
 		idir := filepath.Join(dir, "instances", SafeID(r.InstanceID))
 		if err := os.MkdirAll(idir, 0o755); err != nil {
@@ -190,11 +303,17 @@ func instanceReport(r Row) InstanceReport {
 	return ir
 }
 
-func makeRunReport(runID string, in *inputs, rows []Row) RunReport {
+// makeRunReport makes report.json from the rows' statuses; with harness
+// set, the official harness's summary from their statuses under the
+// harness (Row.HarnessStatus).
+func makeRunReport(runID string, in *inputs, rows []Row, harness bool) RunReport {
 	rep := RunReport{
-		SchemaVersion: 2, RunID: runID,
-		CompletedIDs: []string{}, IncompleteIDs: []string{}, EmptyPatchIDs: []string{}, SubmittedIDs: []string{},
-		ResolvedIDs: []string{}, UnresolvedIDs: []string{}, ErrorIDs: []string{},
+		SummaryReport: SummaryReport{
+			SchemaVersion: 2,
+			CompletedIDs:  []string{}, IncompleteIDs: []string{}, EmptyPatchIDs: []string{}, SubmittedIDs: []string{},
+			ResolvedIDs: []string{}, UnresolvedIDs: []string{}, ErrorIDs: []string{},
+		},
+		RunID:        runID,
 		StatusCounts: map[string]int{}, PatchStatusCounts: map[string]int{StatusApplied: 0, StatusAppliedRepaired: 0, StatusAlreadyApplied: 0},
 	}
 	for _, s := range Statuses {
@@ -222,6 +341,9 @@ func makeRunReport(runID string, in *inputs, rows []Row) RunReport {
 			continue
 		}
 		st := r.FinalStatus()
+		if harness {
+			st = r.harnessStatus()
+		}
 		rep.StatusCounts[st]++
 		if r.PatchStatus != "" {
 			rep.PatchStatusCounts[r.PatchStatus]++
@@ -263,6 +385,7 @@ func makeErrorAnalysis(runID string, rows []Row) *ErrorAnalysis {
 		Repairs: map[string]int{}, CreatedFiles: []string{}, TestFiles: []string{}, Failed: []FailedEntry{},
 		Harness: map[string]HarnessClass{}, BySWE4CC: map[string]int{}, ByHarnessReport: map[string]int{},
 	}
+	ea.SWE4CC, ea.BeforeAfter = makeSWE4CCTable(rows)
 	for _, r := range rows {
 		st := r.FinalStatus()
 		ea.ByStatus[st]++
@@ -348,10 +471,7 @@ func (ea *ErrorAnalysis) WriteMarkdown(b *bytes.Buffer) {
 		}
 		fmt.Fprintf(b, "| %s | %d | %s | %s | `%s` |\n", s, ea.ByStatus[s], hc.SWE4CC, hc.Report, log)
 	}
-	b.WriteString("\n| SWE4CC class | instances |\n| --- | ---: |\n")
-	for _, k := range sortedByCount(ea.BySWE4CC) {
-		fmt.Fprintf(b, "| %s | %d |\n", k, ea.BySWE4CC[k])
-	}
+	ea.writeSWE4CC(b)
 	repos := sortedKeys(ea.ByRepo)
 	b.WriteString("\n## By repository\n\n| repository |")
 	for _, s := range present {
@@ -389,6 +509,28 @@ func (ea *ErrorAnalysis) WriteMarkdown(b *bytes.Buffer) {
 		for _, f := range ea.Failed {
 			fmt.Fprintf(b, "- `%s` (%s) %s [%s]: %s\n", f.InstanceID, f.Repo, f.Status, f.Harness.SWE4CC, oneLine(f.Reason))
 		}
+	}
+}
+
+// writeSWE4CC writes SWE4CC's table and the before/after table.
+func (ea *ErrorAnalysis) writeSWE4CC(b *bytes.Buffer) {
+	t := ea.SWE4CC
+	b.WriteString("\n## SWE4CC's table (the official harness's classes)\n\n")
+	b.WriteString("Each instance's `swe4cc_class`: what the official harness does with the raw `model_patch` and, when it applies, the tests on the files it wrote.\n\n")
+	b.WriteString("| class | instances | share of all | share of errors |\n| --- | ---: | ---: | ---: |\n")
+	for _, c := range t.Classes {
+		share := "-"
+		if c.ShareErrors != nil {
+			share = fmt.Sprintf("%.1f%%", 100**c.ShareErrors)
+		}
+		fmt.Fprintf(b, "| %s | %d | %.1f%% | %s |\n", c.Class, c.Instances, 100*c.ShareAll, share)
+	}
+	fmt.Fprintf(b, "\nErrors: %d of %d (%.1f%%). Resolved: %d of %d (resolve rate %.1f%%); of the %d completed, %.1f%%.\n",
+		t.Errors, t.Instances, 100*ratio(t.Errors, t.Instances), t.Resolved, t.Instances, 100*t.ResolveRate, t.Completed, 100*t.CompletedResolveRate)
+	b.WriteString("\n## Before and after: the official chain on the raw patches, and this run's applier\n\n")
+	b.WriteString("| class | official chain | this run's applier | change |\n| --- | ---: | ---: | ---: |\n")
+	for _, r := range ea.BeforeAfter {
+		fmt.Fprintf(b, "| %s | %d | %d | %+d |\n", r.Class, r.Official, r.Applier, r.Applier-r.Official)
 	}
 }
 

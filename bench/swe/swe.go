@@ -119,6 +119,24 @@ type Result struct {
 	// RepairedPatch is the canonical unified diff, when the edit applied.
 	RepairedPatch string   `json:"repaired_patch,omitempty"`
 	Test          *TestRun `json:"test,omitempty"`
+
+	// HarnessPatchStatus is what the official harness's apply chain does
+	// with the raw model_patch at the base commit, whatever the applier of
+	// the run: applied, malformed, apply_failed or empty_patch (see
+	// [HarnessApply]). HarnessStatus is the instance's status under the
+	// harness: HarnessPatchStatus when the chain did not apply it, else
+	// the verdict of the tests on the files the chain wrote (HarnessTest
+	// holds that test run when those files differ from the applier's, and
+	// the tests ran again on them). HarnessLog is the apply part of the
+	// harness's run_instance.log.
+	HarnessPatchStatus string   `json:"harness_patch_status,omitempty"`
+	HarnessStatus      string   `json:"harness_status,omitempty"`
+	HarnessApplyCmd    string   `json:"harness_apply_command,omitempty"`
+	HarnessLog         string   `json:"harness_log,omitempty"`
+	HarnessTest        *TestRun `json:"harness_test,omitempty"`
+	// SWE4CCClass is the class SWE4CC's error analysis gives the instance
+	// from the official harness's report and log (see [SWE4CCClass]).
+	SWE4CCClass string `json:"swe4cc_class,omitempty"`
 }
 
 // Usage implements runner.Result; evaluating costs no tokens.

@@ -270,15 +270,20 @@ func gradeRun(inst Instance, cfg *TestConfig, run *TestRun, parser string, res s
 }
 
 // testTree makes the tree the tests run in at dir: a worktree of commit, or
-// its environment restored from cfg.EnvStore. Restore makes files the tests
-// may write in place without reaching the store (reflinks, copies, or hard
-// links only where this process cannot write read-only files); everything
-// below replaces files anyway (patch.WriteResults, resetFiles, git apply).
+// its environment restored from cfg.EnvStore: an overlay where this process
+// can mount one (constant time; its cleanup unmounts it, and a killed run's
+// is released by the next run), else files the tests may write in place
+// without reaching the store (reflinks, copies, or hard links only where
+// this process cannot write read-only files); everything below replaces
+// files anyway (patch.WriteResults, resetFiles, git apply).
 func testTree(ctx context.Context, r *repo.Repo, commit, dir string, cfg *TestConfig) (string, func(), error) {
 	if cfg.EnvStore != nil {
-		res, err := cfg.EnvStore.Restore(ctx, commit, dir, envstore.RestoreOptions{})
+		res, err := cfg.EnvStore.Restore(ctx, commit, dir, envstore.RestoreOptions{Overlay: true, Temporary: true})
 		if err != nil {
 			return "", nil, fmt.Errorf("env store: %w", err)
+		}
+		if res.Method == envstore.RestoreOverlay.String() {
+			return res.Dir, func() { envstore.Release(res.Dir) }, nil
 		}
 		return res.Dir, func() {}, nil
 	}

@@ -42,19 +42,21 @@ func readResults(t testing.TB, path string) []map[string]any {
 }
 
 // The README's offline job: the reference model on the shipped sample
-// scores 1 everywhere; score recomputes the same; report shows it.
+// scores 1 everywhere, in the paper's four formats (v4a only when asked
+// for) and with no table pooled over tasks and formats; score recomputes
+// the same; report shows it.
 func TestDiffxyzSampleReference(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sample")
 	code, stdout, stderr := runCLI(t, "", "diffxyz", "run", "--dataset", sampleDataset, "--model", "reference", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "all") || !strings.Contains(stderr, "360 rows") {
+	if !strings.Contains(stdout, "search-replace") || strings.Contains(stdout, "v4a") || strings.Contains(stdout, "\nall ") || !strings.Contains(stderr, "288 rows") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	rows := readResults(t, filepath.Join(out, "results.jsonl"))
-	if len(rows) != 24*3*5 {
-		t.Fatalf("%d rows, want %d", len(rows), 24*3*5)
+	if len(rows) != 24*3*4 {
+		t.Fatalf("%d rows, want %d", len(rows), 24*3*4)
 	}
 	langs, sizes := map[string]bool{}, map[string]bool{}
 	for _, r := range rows {
@@ -78,16 +80,20 @@ func TestDiffxyzSampleReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# Diff-XYZ: reference", "| diffgen | v4a | with-format | 24 | 1.000 | 1.000 | 100.0% | 100.0% |", "| apply | kotlin |", "| diffgen | large |", "**f1_minus**"} {
+	for _, want := range []string{"# Diff-XYZ: reference", "| diffgen | search-replace | with-format | 24 | 1.000 | 1.000 | 100.0% | 100.0% |",
+		"| apply | udiff-l | with-format | kotlin |", "| diffgen | udiff | with-format | large |", "**f1_minus**"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
+	}
+	if bytes.Contains(md, []byte("| all |")) || bytes.Contains(md, []byte("| v4a |")) {
+		t.Errorf("report.md pools rows or has v4a:\n%s", md)
 	}
 
 	// score --from recomputes every row to the same file.
 	before, _ := os.ReadFile(filepath.Join(out, "results.jsonl"))
 	code, _, stderr = runCLI(t, "", "diffxyz", "score", "--from", out)
-	if code != 0 || !strings.Contains(stderr, "rescored 360 of 360 rows (0 changed)") {
+	if code != 0 || !strings.Contains(stderr, "rescored 288 of 288 rows (0 changed)") {
 		t.Errorf("score: exit %d: %s", code, stderr)
 	}
 	after, _ := os.ReadFile(filepath.Join(out, "results.jsonl"))
@@ -102,7 +108,7 @@ func TestDiffxyzSampleReference(t *testing.T) {
 		t.Errorf("second run: exit %d: %s", code, stderr)
 	}
 	code, _, stderr = runCLI(t, "", "diffxyz", "run", "--dataset", sampleDataset, "--model", "reference", "--out", out, "--resume")
-	if code != 0 || !strings.Contains(stderr, "0 cases run (0 failed, 360 skipped as done)") {
+	if code != 0 || !strings.Contains(stderr, "0 cases run (0 failed, 288 skipped as done)") {
 		t.Errorf("resume: exit %d: %s", code, stderr)
 	}
 	code, _, stderr = runCLI(t, "", "diffxyz", "run", "--dataset", sampleDataset, "--model", "reference", "--out", out, "--force", "--task", "apply", "--format", "v4a", "--prompt", "all")
@@ -112,7 +118,7 @@ func TestDiffxyzSampleReference(t *testing.T) {
 
 	// report: one run, and two side by side.
 	code, stdout, stderr = runCLI(t, "", "report", out)
-	if code != 0 || !strings.Contains(stdout, "By task and size class") || !strings.Contains(stdout, "without-format") {
+	if code != 0 || !strings.Contains(stdout, "By task, format, prompt and size class") || !strings.Contains(stdout, "without-format") {
 		t.Errorf("report: exit %d: %s\n%s", code, stderr, stdout)
 	}
 	other := filepath.Join(t.TempDir(), "other")
@@ -124,7 +130,7 @@ func TestDiffxyzSampleReference(t *testing.T) {
 		t.Errorf("report of two runs: exit %d: %s\n%s", code, stderr, stdout)
 	}
 	code, stdout, _ = runCLI(t, "", "report", "--markdown", out, other)
-	if code != 0 || !strings.Contains(stdout, "# By task and language") || !strings.Contains(stdout, "| apply | v4a | with-format |") {
+	if code != 0 || !strings.Contains(stdout, "# By task, format, prompt and language") || !strings.Contains(stdout, "| apply | v4a | with-format |") {
 		t.Errorf("report --markdown: exit %d:\n%s", code, stdout)
 	}
 	if code, _, stderr := runCLI(t, "", "report", t.TempDir()); code != 2 || !strings.Contains(stderr, "report.json") {

@@ -44,6 +44,10 @@ var gitParityCases = []gitParityCase{
 		differs: "inserts at line 4, where git apply", defaultOK: true},
 	{name: "U0-delete-middle", setup: `seq 1 10 > f`, change: `seq 1 10 | sed '/^3$/d' > f`, diff: "git diff --cached -U0",
 		differsR: "inserts at line 3, where git apply", defaultOK: true},
+	// git apply removes a context-free "}" where a "}" ends the file,
+	// whatever line its header names (issue 33: the file's last line).
+	{name: "U0-delete-brace", setup: `printf 'func a() {\n\tx()\n\t}\n}\n\nfunc b() {\n\ty()\n}\n' > f`, change: `sed -i 4d f`, diff: "git diff --cached -U0",
+		differs: "removes lines at line 4, where git apply", differsR: "inserts at line 4, where git apply", defaultOK: true},
 	{name: "noeol-old", setup: `printf 'a\nb\nc' > f`, change: `printf 'a\nb\nc\n' > f`},
 	{name: "noeol-new", setup: `printf 'a\nb\nc\n' > f`, change: `printf 'a\nb\nc' > f`},
 	{name: "noeol-both", setup: `printf 'a\nb\nc' > f`, change: `printf 'a\nb\nC' > f`},
@@ -56,6 +60,17 @@ var gitParityCases = []gitParityCase{
 	{name: "new-exec", setup: `true`, change: `printf '#!/bin/sh\n' > x; chmod +x x`},
 	{name: "rename-100", setup: `seq 1 20 > a`, change: `git mv a b`, diff: "git diff --cached -M"},
 	{name: "rename-hunk-mode", setup: `seq 1 20 > a`, change: `git mv a b; seq 1 20 | sed 's/^5$/five/' > b; chmod +x b`, diff: "git diff --cached -M"},
+	// A rename onto a path under the old name: the file x leaves its
+	// place to the directory x; and two files swapped in one patch (-B
+	// breaks the rewrites into renames), one of them changed too.
+	// The reverse, x/y to x (a directory that the rename empties becomes
+	// a file), is refused: not done yet.
+	{name: "rename-into-own-dir", setup: `seq 1 20 > x`, change: `git mv x tmp && mkdir x && git mv tmp x/y`, diff: "git diff --cached -M",
+		differsR: "is a directory"},
+	{name: "rename-swap", setup: `seq 1001 1300 > a; seq 2001 2300 > b`,
+		change: `git mv a t && git mv b a && git mv t b && echo extra >> a`, diff: "git diff --cached -B -M"},
+	{name: "rename-cycle", setup: `seq 1001 1300 > a; seq 2001 2300 > b; seq 3001 3300 > c`,
+		change: `git mv a t && git mv c a && git mv b c && git mv t b`, diff: "git diff --cached -B -M"},
 	{name: "copy", setup: `seq 1 20 > a`, change: `cp a b; sed -i 's/^5$/five/' b`, diff: "git diff --cached -C --find-copies-harder"},
 	{name: "binary-literal-delta", setup: `printf '\0\1\2abc' > b.bin; head -c 4000 /dev/zero | tr '\0' x > big.bin`, change: `printf '\0\1\3abcdef' > b.bin; printf '\0' >> big.bin`, diff: "git diff --cached --binary"},
 	{name: "binary-no-data", setup: `printf '\0\1\2abc' > b.bin`, change: `printf '\0\1\3abcdef' > b.bin`},

@@ -337,8 +337,19 @@ func TestSWEEvalOfficialImages(t *testing.T) {
 			runs = append(runs, args)
 		}
 	}
-	if len(runs) != len(ids)-1 {
-		t.Fatalf("docker run %d times, want %d", len(runs), len(ids)-1)
+	// One run per instance with an image, and a second for those whose
+	// files under the official apply chain differ from the tolerant
+	// applier's (the harness's verdict: harness_test).
+	wantRuns := len(ids) - 1
+	var twice []string
+	for _, id := range ids {
+		if rows[id].HarnessTest != nil {
+			twice = append(twice, "swebench/sweb.eval.x86_64."+strings.ReplaceAll(id, "__", "_1776_")+":latest")
+			wantRuns++
+		}
+	}
+	if len(runs) != wantRuns {
+		t.Fatalf("docker run %d times, want %d", len(runs), wantRuns)
 	}
 	var ran []string
 	for _, args := range runs {
@@ -363,6 +374,8 @@ func TestSWEEvalOfficialImages(t *testing.T) {
 			want = append(want, "swebench/sweb.eval.x86_64."+strings.ReplaceAll(id, "__", "_1776_")+":latest")
 		}
 	}
+	want = append(want, twice...)
+	sort.Strings(want)
 	sort.Strings(ran)
 	if diff := cmp.Diff(want, ran); diff != "" {
 		t.Errorf("images run (-want +got):\n%s", diff)

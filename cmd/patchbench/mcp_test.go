@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -193,6 +194,51 @@ func TestMCP(t *testing.T) {
 		exerciseMCP(t, s, dir, outside)
 	})
 
+	// A client that writes its requests and closes its end at once, as
+	// printf ... | patchbench mcp does: every request read before the end
+	// of the input is answered before the server exits (the SDK cancelled
+	// those in flight at the end of the input, and answered nothing in 3
+	// runs of 5). Twenty runs, since the loss depended on timing.
+	t.Run("stdio input closed after the requests", func(t *testing.T) {
+		dir, _ := mcpRepo(t)
+		in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"diff","arguments":{"old_text":"a\nb\n","new_text":"a\nc\n","new_path":"f.txt"}}}
+{"jsonrpc":"2.0","id":"last","method":"ping"}
+`
+		for run := range 20 {
+			cmd := exec.Command(pb, "mcp", "--root", dir)
+			cmd.Stdin = strings.NewReader(in)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("run %d: %v\n%s", run, err, stderr.String())
+			}
+			got := map[string]string{}
+			for l := range strings.Lines(string(out)) {
+				var a struct {
+					ID     any             `json:"id"`
+					Result json.RawMessage `json:"result"`
+					Error  json.RawMessage `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(l), &a); err != nil {
+					t.Fatalf("run %d: answer %q: %v", run, l, err)
+				}
+				got[fmt.Sprint(a.ID)] = string(a.Result) + string(a.Error)
+			}
+			for id, want := range map[string]string{"1": `"serverInfo"`, "2": `"apply_patch"`, "3": `+c`, "last": `{}`} {
+				if !strings.Contains(got[id], want) {
+					t.Errorf("run %d: answer to request %s is %q, want one holding %s (answers: %v)", run, id, got[id], want, got)
+				}
+			}
+			if len(got) != 4 {
+				t.Errorf("run %d: %d answers, want 4: %v", run, len(got), got)
+			}
+		}
+	})
+
 	t.Run("agent", func(t *testing.T) {
 		dir, _ := mcpRepo(t)
 		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(pb, "mcp", "--root", dir)}, nil)
@@ -281,6 +327,7 @@ func TestMCP(t *testing.T) {
 	t.Run("request ids", func(t *testing.T) { testMCPRequestIDs(t, pb) })
 	t.Run("request ids http", func(t *testing.T) { testMCPRequestIDsHTTP(t, pb) })
 	t.Run("backup name", func(t *testing.T) { testMCPBackupName(t, pb) })
+	t.Run("killed write", func(t *testing.T) { testMCPKilledWrite(t, pb) })
 	t.Run("large files", func(t *testing.T) { testMCPLargeFiles(t, pb) })
 	t.Run("search bounds", func(t *testing.T) { testMCPSearchBounds(t, pb) })
 	t.Run("concurrent clients", func(t *testing.T) { testMCPConcurrentClients(t, pb) })

@@ -620,7 +620,14 @@ func testMCPDescribed(t *testing.T, pb string) {
 	if ap == nil {
 		t.Fatal("no apply_patch")
 	}
-	for _, g := range []string{"*** Begin Patch", "*** Update File: PATH", "<<<<<<< SEARCH", ">>>>>>> REPLACE", "@@ -OLD_START,OLD_COUNT +NEW_START,NEW_COUNT @@", `"CON "`} {
+	// Each format as every prompt of patchbench describes it, then the
+	// file operations beyond one file's edit.
+	for _, f := range patch.Formats {
+		if !strings.Contains(ap.Description, patch.FormatDescription(f)) {
+			t.Errorf("apply_patch's description lacks the description of %s", f)
+		}
+	}
+	for _, g := range []string{"*** Begin Patch", "*** Update File: PATH", "*** Add File: PATH", "<<<<<<< SEARCH", ">>>>>>> REPLACE", "@@ -A,B +C,D @@", "`CON `", "--- /dev/null"} {
 		if !strings.Contains(ap.Description, g) {
 			t.Errorf("apply_patch's description lacks the grammar line %q", g)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/envstore"
 	"github.com/patchbench/patchbench/hfhub/hubtest"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
@@ -33,7 +35,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scripts under testdata/script: exit codes,
 // output, and files left untouched on failure.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script", Cmds: map[string]func(*testscript.TestScript, bool, []string){
+	testscript.Run(t, testscript.Params{Dir: "testdata/script", Condition: scriptCondition, Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"fakellm":      cmdFakeLLM,
 		"llmrequests":  cmdLLMRequests,
 		"fakehub":      cmdFakeHub,
@@ -41,6 +43,19 @@ func TestScripts(t *testing.T) {
 		"cmpruns":      cmdCmpRuns,
 		"waitrequests": cmdWaitRequests,
 	}})
+}
+
+// scriptCondition knows [pytest]: /usr/bin/python3 imports pytest, and
+// [overlay]: this process can mount an overlay (root).
+func scriptCondition(cond string) (bool, error) {
+	switch cond {
+	case "pytest":
+		return exec.Command("/usr/bin/python3", "-c", "import pytest").Run() == nil, nil
+	case "overlay":
+		ok, _ := envstore.OverlayAvailable(os.TempDir())
+		return ok, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // cmdExitCode: exitcode N COMMAND ARGS... runs COMMAND as exec does and
@@ -181,7 +196,7 @@ func serverAndCount(ts *testscript.TestScript, cmd string, args []string) (*llmt
 
 // timingFields are the fields of results rows and reports that hold times
 // (or whether an answer came from the cache): cmpruns leaves them out.
-var timingFields = map[string]bool{"elapsed_ms": true, "latency_ms": true, "avg_latency_ms": true, "cached": true}
+var timingFields = map[string]bool{"elapsed_ms": true, "latency_ms": true, "search_ms": true, "avg_latency_ms": true, "cached": true}
 
 // cmdCmpRuns: cmpruns DIR1 DIR2 checks that two run directories hold the
 // same run: each case once in each results.jsonl (by key), the same rows

@@ -43,8 +43,15 @@ type Malformed struct {
 	Expected *string `json:"expected"`
 }
 
-// SharedDir returns ../shared/data relative to the repository root.
+// SharedDir returns ../shared/data relative to the repository root. When
+// $PATCHBENCH_CORPUS is "testdata" it returns a directory that does not
+// exist, so that every test runs as in a bare clone, those that look in
+// the shared directory themselves included (CI runs the tests so once
+// more).
 func SharedDir() string {
+	if os.Getenv("PATCHBENCH_CORPUS") == "testdata" {
+		return filepath.Join(CorpusDir(), "no-shared-data-with-PATCHBENCH_CORPUS=testdata")
+	}
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data")
 }
@@ -61,11 +68,7 @@ func CorpusDir() string {
 // and skips the test, saying why, when neither has it.
 func Path(t testing.TB, name string) string {
 	t.Helper()
-	dirs := []string{SharedDir(), CorpusDir()}
-	if os.Getenv("PATCHBENCH_CORPUS") == "testdata" {
-		dirs = dirs[1:] // to run the tests as in a bare clone
-	}
-	for _, dir := range dirs {
+	for _, dir := range []string{SharedDir(), CorpusDir()} {
 		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err == nil {
 			t.Logf("corpus: %s", p)
@@ -82,7 +85,7 @@ func Path(t testing.TB, name string) string {
 func LoadShared[T any](t testing.TB, name string) []T {
 	t.Helper()
 	path := filepath.Join(SharedDir(), name)
-	if _, err := os.Stat(path); err != nil || os.Getenv("PATCHBENCH_CORPUS") == "testdata" {
+	if _, err := os.Stat(path); err != nil {
 		t.Skipf("%s not found: this test needs the shared multi-language corpus", path)
 	}
 	rows, err := ReadJSONL[T](path)

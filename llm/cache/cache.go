@@ -39,14 +39,17 @@ import (
 const keyVersion = 1
 
 type keyDoc struct {
-	V           int           `json:"v"`
-	Provider    string        `json:"provider"`
-	Model       string        `json:"model"`
-	Temperature *float64      `json:"temperature"`
-	MaxTokens   int           `json:"max_tokens"`
-	Seed        *int64        `json:"seed"`
-	System      string        `json:"system"`
-	Messages    []llm.Message `json:"messages"`
+	V           int      `json:"v"`
+	Provider    string   `json:"provider"`
+	Model       string   `json:"model"`
+	Temperature *float64 `json:"temperature"`
+	MaxTokens   int      `json:"max_tokens"`
+	Seed        *int64   `json:"seed"`
+	// ThinkingBudget is left out when 0, so that requests without
+	// extended thinking keep their keys.
+	ThinkingBudget int           `json:"thinking_budget,omitempty"`
+	System         string        `json:"system"`
+	Messages       []llm.Message `json:"messages"`
 	// Tools is left out when empty, so that requests without tools keep
 	// the keys they had before tools existed.
 	Tools []llm.Tool `json:"tools,omitempty"`
@@ -64,7 +67,7 @@ func canonical(req llm.Request, endpoint string) []byte {
 	p, m := llm.SplitModel(req.Model)
 	d := keyDoc{
 		V: keyVersion, Provider: p, Model: m,
-		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed,
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed, ThinkingBudget: req.ThinkingBudget,
 		System: req.System, Messages: req.Messages, Tools: req.Tools, Sample: req.Sample,
 		Endpoint: endpoint,
 	}

@@ -137,3 +137,28 @@ func BenchmarkRepairRepeated(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRepairManyHunks repairs and applies a git diff of n hunks to
+// its file; b.N counts applies. The cost per hunk should stay flat.
+func BenchmarkRepairManyHunks(b *testing.B) {
+	for _, n := range []int{1000, 20000, 100000} {
+		b.Run(fmt.Sprintf("hunks=%d", n), func(b *testing.B) {
+			old, new, diff := testdata.ManyHunks(n)
+			fsys := patch.MapFS{"f": old}
+			b.ResetTimer()
+			cpu0 := testdata.CPUTime()
+			for i := 0; i < b.N; i++ {
+				res, err := repair.Repair(diff, repair.Options{FS: fsys})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 && string(res.Results[0].Content) != new {
+					b.Fatal("the result is not the new file")
+				}
+			}
+			per := float64(b.N * n)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/hunk")
+			b.ReportMetric(float64((testdata.CPUTime()-cpu0).Nanoseconds())/per, "cpu-ns/hunk")
+		})
+	}
+}

@@ -115,6 +115,18 @@ func (cs *caseSet) add(f fileDiff, family, old, text string, expected *string, k
 		Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
 }
 
+// addAny adds a case even where git apply would apply it with another
+// result (a patch applied twice, which git applies again where its
+// context repeats).
+func (cs *caseSet) addAny(f fileDiff, family, old, text string, expected *string, k int) {
+	if cs.n[family] >= cs.per || text == "" {
+		return
+	}
+	cs.n[family]++
+	cs.out = append(cs.out, applybench.Case{ID: fmt.Sprintf("%s/%s/%s#%d", family, f.id, f.path, k+1), Family: family,
+		Path: f.path, Lang: strings.TrimPrefix(path.Ext(f.path), "."), OldCode: old, Patch: text, Expected: expected})
+}
+
 // fileDiff is one modified file of a real commit: git's section for it and
 // both contents.
 type fileDiff struct {
@@ -145,6 +157,8 @@ type fileDiff struct {
 //   - already_applied: the diff offered to the commit's own new file, when
 //     every hunk removes a line.
 //
+// and at most 8 cases of each family of issue38Families.
+//
 // A case that git apply (and so strict mode) misapplies is left out: the
 // default mode applies what strict mode applies, by git's rules.
 func fidelityCases(t *testing.T) []applybench.Case {
@@ -165,6 +179,21 @@ func fidelityCases(t *testing.T) []applybench.Case {
 	cs := newCaseSet(30)
 	for fi := range files {
 		classicFamilies(files, fi, cs.add)
+	}
+	// The families of issue 38, fewer a family: the shipped sample of
+	// what TestHeldOutCorpus runs in full.
+	n38 := map[string]int{}
+	add38 := func(f fileDiff, family, old, text string, expected *string, k int) {
+		if n38[family] < 8 {
+			before := len(cs.out)
+			cs.add(f, family, old, text, expected, k)
+			if len(cs.out) > before {
+				n38[family]++
+			}
+		}
+	}
+	for fi := range files {
+		issue38Families(files[fi], add38)
 	}
 	t.Logf("generated %d cases: %v; %d left out that git apply misapplies", len(cs.out), cs.n, cs.gits)
 	return cs.out

@@ -321,6 +321,23 @@ func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
 		if p, ok := printed[patch.SearchReplace]; ok {
 			add(r, "sr_already_applied", "", newCode, p, &newCode)
 		}
+		// Apply once (issue 33): the edit sent again to the file it made
+		// changes nothing; the edit that undoes it, printed from the new
+		// content to the old, restores the old file, and sent again
+		// changes nothing.
+		for _, f := range []patch.Format{patch.UDiffH, patch.UDiffL} {
+			if p, ok := printed[f]; ok {
+				add(r, short[f]+"_applied_twice", "", newCode, p, &newCode)
+			}
+		}
+		oldCode := r.OldCode
+		for _, f := range []patch.Format{patch.SearchReplace, patch.V4A, patch.UDiffH, patch.UDiffL} {
+			fr := patch.Make(r.Path, r.Path, r.NewCode, r.OldCode, patch.MakeOptions{Context: 3, Unique: f != patch.UDiffL})
+			if p, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fr}}, f); err == nil {
+				add(r, short[f]+"_reversed", "", newCode, p, &oldCode)
+				add(r, short[f]+"_reversed_twice", "", oldCode, p, &oldCode)
+			}
+		}
 
 		// Families built from each change of the commit.
 		var uniq []block

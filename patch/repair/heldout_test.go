@@ -67,6 +67,8 @@ func heldoutCases(t *testing.T, rows []testdata.Triple) []applybench.Case {
 	for fi := range files {
 		classicFamilies(files, fi, cs.add)
 		heldoutFamilies(files[fi], cs.add)
+		issue38Families(files[fi], cs.add)
+		onceFamilies(files[fi], cs.addAny)
 	}
 	t.Logf("generated %d held-out cases; %d left out that git apply misapplies", len(cs.out), cs.gits)
 	return cs.out
@@ -692,4 +694,75 @@ func gitShaped(r []string, min, n int) bool {
 		}
 	}
 	return false
+}
+
+// onceFamilies makes the apply-once families (issue 33) from one commit's
+// file. They are kept where git apply would apply them again (addAny):
+// that is what they test.
+//
+//   - applied_twice, applied_twice_u0, applied_twice_u1: git's diff, and
+//     the commit's diff at 0 and 1 lines of context, applied to the new
+//     file: nothing to do (expected: the new file, unchanged).
+//   - reversed: git's diff reversed, applied to the new file (expected:
+//     the old one); reversed_twice: applied to the old one.
+//   - echo_ctx_altered (null): a hunk that only adds blank lines or lines
+//     equal to the hunk line next to them, with a context line
+//     misremembered: the added lines may stand on either side of their
+//     twin, so the hunk is placed only where its context fits exactly.
+func onceFamilies(f fileDiff, add addFunc) {
+	newCode, oldCode := f.new, f.old
+	text := f.head + joinAll(f.hunks)
+	add(f, "applied_twice", newCode, text, &newCode, 0)
+	for _, u := range []int{0, 1} {
+		fp := patch.Make(f.path, f.path, f.old, f.new, patch.MakeOptions{Context: u})
+		if s, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, patch.UDiff); err == nil {
+			add(f, fmt.Sprintf("applied_twice_u%d", u), newCode, s, &newCode, 0)
+		}
+	}
+	if p, err := patch.Parse(text, patch.UDiff, patch.ParseOptions{Strip: 1}); err == nil && len(p.Files) == 1 {
+		p.Files[0] = p.Files[0].Reverse()
+		if s, err := patch.Print(p, patch.UDiff); err == nil {
+			add(f, "reversed", newCode, s, &oldCode, 0)
+			add(f, "reversed_twice", oldCode, s, &oldCode, 0)
+		}
+	}
+	for k, h := range f.hunks {
+		if !echoHunk(h) {
+			continue
+		}
+		for i := 1; i < len(h); i++ {
+			if strings.HasPrefix(h[i], " ") && strings.TrimSpace(h[i]) != "" {
+				v := append([]string(nil), h...)
+				v[i] = " " + strings.TrimRight(h[i][1:], " ") + " // was"
+				add(f, "echo_ctx_altered", oldCode, withHunk(f, k, v), nil, k)
+				break
+			}
+		}
+	}
+}
+
+// echoHunk reports whether a hunk only adds lines, and they are blank or
+// the first or last of them equals the hunk line next to it.
+func echoHunk(h []string) bool {
+	first, last := -1, -1
+	for i, l := range h[1:] {
+		switch {
+		case strings.HasPrefix(l, "-"):
+			return false
+		case strings.HasPrefix(l, "+"):
+			if first < 0 {
+				first = i + 1
+			}
+			last = i + 1
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	blank := true
+	for _, l := range h[first : last+1] {
+		blank = blank && strings.TrimSpace(l[1:]) == ""
+	}
+	same := func(a, b string) bool { return strings.TrimRight(a[1:], " \t") == strings.TrimRight(b[1:], " \t") }
+	return blank || first > 1 && same(h[first-1], h[first]) || last+1 < len(h) && same(h[last+1], h[last])
 }

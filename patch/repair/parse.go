@@ -50,6 +50,14 @@ type looseHunk struct {
 	// trailBlanks: the blank lines left out at the end of the body as
 	// separators, which may be context lines that lost their space.
 	trailBlanks int
+	// followed: another hunk follows this one in the patch text; cutWidth:
+	// the context width a whole hunk of the patch ends with, 0 when
+	// unknown (see markCutEvidence).
+	followed bool
+	cutWidth int
+	// stray: two hunks a stray "@@" line split, joined (see
+	// joinStraySplits).
+	stray bool
 }
 
 type looseLine struct {

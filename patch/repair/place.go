@@ -27,8 +27,13 @@ type placed struct {
 func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []HunkReport, error) {
 	reports := make([]HunkReport, len(hunks))
 	ps := make([]*placed, 0, len(hunks))
+	// Each hunk is judged at its own place first (apply once).
+	own, ownAt := ownPlaces(t, hunks)
 	var firstErr error
 	refuse := func(i int, reason string, kind error) {
+		if hunks[i].stray {
+			reason = strayReason(reason)
+		}
 		reports[i].Status, reports[i].Reason = StatusRefused, reason
 		if firstErr == nil {
 			firstErr = &Error{File: name, Hunk: i + 1, Reason: reason, Err: kind}
@@ -37,7 +42,24 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 	for i, h := range hunks {
 		reports[i] = HunkReport{Hunk: i + 1, Repairs: dedupe(h.diags)}
 		pl := &placed{idx: i, h: h, es: entries(h)}
+		switch {
+		case own[i] == ownNew:
+			reports[i].Status, reports[i].Line = StatusAlreadyApplied, ownAt[i]+1
+			continue
+		case own[i] == ownBoth:
+			refuse(i, ownBothReason(ownAt[i]), ErrRefused)
+			continue
+		case own[i] != ownOld && noContext(h):
+			refuse(i, fmt.Sprintf("the hunk has no context and the lines it removes are not at its line %d: placed only by its line number", ownAt[i]+1), ErrRefused)
+			continue
+		}
 		err := locate(t, pl)
+		if err == "" && own[i] == ownOld && len(pl.cands) > 1 && pl.p.tier == TierExact {
+			// Its old side is at its own place: there, as git applies it.
+			if keep := startingAt(pl.cands, ownAt[i]); len(keep) == 1 {
+				pl.cands, pl.p = keep, keep[0]
+			}
+		}
 		// Readings tried only when the hunk as written fits nowhere: prose
 		// after a bare diff (read as context lines without their space), and
 		// line-number prefixes copied from a numbered view of the file.
@@ -121,8 +143,16 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		}
 		out = patch.AppendLines(out, spliced, true)
 		cursor = pl.p.end
+		endEOL := eol
 		if pl.p.end == len(t.lines) && pl.h.markers {
 			eol = !pl.h.newNoEOL
+		}
+		if slices.Equal(spliced, t.lines[pl.p.start:pl.p.end]) && (pl.p.end < len(t.lines) || eol == endEOL) {
+			// Placed there, the hunk changes nothing: its new side is
+			// there already (a change of whitespace its old side was
+			// found loosely across, say). Never "applied" for that.
+			r.Status, r.Line = StatusAlreadyApplied, pl.p.start+1
+			continue
 		}
 		r.Status = StatusApplied
 		r.Tier = pl.p.tier
@@ -350,8 +380,24 @@ func locate(t *text, pl *placed) string {
 		pl.already, pl.alreadyAt = true, at
 		return ""
 	}
+	at, elsewhere, newThere := newSideElsewhere(t, pl.h)
+	if newThere && elsewhere == "" {
+		pl.already, pl.alreadyAt = true, at
+		return ""
+	}
 	if missingRemoved(t, es) {
 		return "a line the hunk removes is not in the file"
+	}
+	if newThere {
+		return elsewhere
+	}
+	if echoes(pl.h) {
+		return "ambiguous: the lines the hunk adds repeat the lines next to them (blank lines, braces), and its context does not fit the file exactly: they may stand on either side of their twin"
+	}
+	if pl.h.stray {
+		// Joined parts fit only together, context and all: loosening
+		// would let them fit apart.
+		return "its lines do not fit the file together"
 	}
 	budget := max(1, len(es)/6)
 	// Fuzzy matching keeps indentation first; ignoring it, a place counts
@@ -368,6 +414,11 @@ func locate(t *text, pl *placed) string {
 		}
 	}
 	if p, ok := trimmedEdge(t, pl.h, es); ok {
+		pl.p, pl.cands = p, []place{p}
+		pl.repairs = append(pl.repairs, "edge-context-dropped")
+		return ""
+	}
+	if p, ok := exactMiddle(t, pl.h, es); ok {
 		pl.p, pl.cands = p, []place{p}
 		pl.repairs = append(pl.repairs, "edge-context-dropped")
 		return ""
@@ -997,7 +1048,7 @@ func splice(t *text, pl *placed, width int, r *HunkReport) ([]string, string) {
 	// would make half of it. Where the hunk ends at the end of the file it
 	// lacks nothing.
 	if pl.h.unified && pl.p.end < len(t.lines) {
-		if why := cutAfterContext(pl.h, width); why != "" {
+		if why := cutAfterContext(pl.h, pl.p.start+pl.h.oldCount >= len(t.lines)); why != "" {
 			return nil, why
 		}
 	}
@@ -1199,19 +1250,30 @@ func bodyCounts(h *looseHunk, blanks bool) (o, w, missingOld, missingNew int, ok
 
 // cutAfterContext refuses a hunk that may have been cut off: after a
 // change, or after a context line between two changes, where an answer
-// that ran out of room stops. A complete hunk of git's that does not reach the end of the
-// file (the caller checks) ends with exactly width context lines after its
-// last change (at least 3, git's default). When it ends with fewer (t) and
-// its body is short of its header's counts, the lines it lacks can be only
-// trailing context it lost, which is as many on both sides and at most
-// width-t; any other shortfall is a change cut off. Counts the body
-// exceeds on either side say nothing, and the hunk is left to the rest.
-// Blank lines after the body, left out as separators, are read as context
-// that lost its space: the reading that refuses less (it adds as many
-// lines to t as to both sides of the body).
-func cutAfterContext(h *looseHunk, width int) string {
+// that ran out of room stops. A complete hunk of git's that does not reach
+// the end of the file (the caller checks) ends with exactly width context
+// lines after its last change (at least 3, git's default; h.cutWidth
+// reads it from the patch). When it ends with fewer (t) and its body is
+// short of its header's counts, the lines it lacks can be only trailing
+// context it lost, which is as many on both sides and at most width-t;
+// any other shortfall is a change cut off.
+//
+// Three things say a hunk was not cut: another hunk follows it (the
+// answer went on); counts the body exceeds on either side (they are not
+// the hunk's own); and one side's count matching the body exactly while
+// only the other is short, since a cut loses the trailing context and so
+// shortens both sides, unless the header's old lines reach the end of
+// the file (countedToEOF), where a hunk has no trailing context and a
+// cut among its removed lines shortens the old side alone. Blank lines
+// after the body, left out as separators, are read as context that lost
+// its space: the reading that refuses less (it adds as many lines to t
+// as to both sides of the body).
+func cutAfterContext(h *looseHunk, countedToEOF bool) string {
 	o, w, mo, mn, ok := bodyCounts(h, true)
-	if !ok || mo < 0 || mn < 0 || mo+mn == 0 {
+	if !ok || h.followed || mo < 0 || mn < 0 || mo+mn == 0 {
+		return ""
+	}
+	if (mo == 0 || mn == 0) && !countedToEOF {
 		return ""
 	}
 	t, change := h.trailBlanks, false
@@ -1222,7 +1284,7 @@ func cutAfterContext(h *looseHunk, width int) string {
 		}
 		t++
 	}
-	width = max(width, 3)
+	width := max(h.cutWidth, 3)
 	if !change || t >= width || (mo == mn && mo <= width-t) {
 		return ""
 	}

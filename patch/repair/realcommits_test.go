@@ -19,8 +19,10 @@ import (
 // commitDiff is git's own diff of one real commit, with the files it reads
 // and writes.
 type commitDiff struct {
-	ID       string // repo@commit
-	Diff     string
+	ID   string // repo@commit
+	Diff string
+	// Diffs are git's diffs at the context widths commitsOf was asked for.
+	Diffs    map[int]string
 	Old, New patch.MapFS // by path; a created file is only in New, a deleted one only in Old
 }
 
@@ -77,8 +79,9 @@ func git(dir string, args ...string) (string, error) {
 }
 
 // commitsOf clones bundle to repo and returns git's diffs of every step-th
-// first-parent commit and of the first ten that create, and delete, a file.
-func commitsOf(bundle, repo, name string, step int) ([]commitDiff, error) {
+// first-parent commit and of the first ten that create, and delete, a file;
+// with contexts, also its diffs at those widths (-U).
+func commitsOf(bundle, repo, name string, step int, contexts ...int) ([]commitDiff, error) {
 	if out, err := exec.Command("git", "clone", "-q", "--bare", bundle, repo).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("clone %s: %v: %s", bundle, err, out)
 	}
@@ -123,6 +126,16 @@ func commitsOf(bundle, repo, name string, step int) ([]commitDiff, error) {
 			return nil, err
 		}
 		p := pending{cd: commitDiff{ID: name + "@" + c[:12], Diff: d, Old: patch.MapFS{}, New: patch.MapFS{}}}
+		for _, u := range contexts {
+			du, err := git(repo, "diff", "--no-renames", "--no-ext-diff", "--no-color", fmt.Sprintf("-U%d", u), c+"^", c)
+			if err != nil {
+				return nil, err
+			}
+			if p.cd.Diffs == nil {
+				p.cd.Diffs = map[int]string{}
+			}
+			p.cd.Diffs[u] = du
+		}
 		for _, l := range strings.Split(strings.TrimSpace(st), "\n") {
 			f := strings.SplitN(l, "\t", 2)
 			if len(f) != 2 {

@@ -1,6 +1,10 @@
 package repair
 
-import "github.com/patchbench/patchbench/patch"
+import (
+	"slices"
+
+	"github.com/patchbench/patchbench/patch"
+)
 
 // A reading of a hunk that fits nowhere as written, tried only at the
 // exact tiers and kept only where it fits exactly once: what it assumes is
@@ -47,13 +51,26 @@ func trimmedEdge(t *text, h *looseHunk, es []entry) (place, bool) {
 		return place{}, false // no change at all
 	}
 	lead, trail = min(lead, maxEdgeTrim), min(trail, maxEdgeTrim)
-	for total := 1; total <= lead+trail; total++ {
+	return trimFit(t, es, lead, trail, func(sub []entry, total int) bool { return len(sub) >= total }, nil)
+}
+
+// trimFit leaves out total = 1, 2, ... entries at the ends of es (at
+// most maxFront at the front and maxBack at the back) and returns the
+// place where the rest fits exactly once, with the entries left out
+// dropped. A rest must pass keep, hold two significant lines and, when
+// both ends were trimmed, have every significant removed line exactly
+// once in the file. At the first total where some rest fits, exactly one
+// may fit, at one place, and that place must pass accept (nil: any);
+// otherwise the hunk is not placed. Fewest lines first: more trimming
+// only adds places.
+func trimFit(t *text, es []entry, maxFront, maxBack int, keep func(sub []entry, total int) bool, accept func(c place, front, back int) bool) (place, bool) {
+	for total := 1; total <= maxFront+maxBack; total++ {
 		var got []place
 		fits := false
-		for front := max(0, total-trail); front <= min(total, lead); front++ {
+		for front := max(0, total-maxBack); front <= min(total, maxFront); front++ {
 			back := total - front
 			sub := es[front : len(es)-back]
-			if len(sub) < total || !anchored(sub) || (front > 0 && back > 0 && !uniqueRemoved(t, sub)) {
+			if !keep(sub, total) || !anchored(sub) || (front > 0 && back > 0 && !uniqueRemoved(t, sub)) {
 				continue
 			}
 			c, ok := exactlyOnce(t, sub)
@@ -61,17 +78,20 @@ func trimmedEdge(t *text, h *looseHunk, es []entry) (place, bool) {
 				continue // fits nowhere yet: one more line may be invented
 			}
 			fits = true
-			if ok {
-				p := place{start: c.start, end: c.end, at: make([]int, len(es)), tier: TierFuzzy, level: c.level, cost: total}
-				for i := range p.at {
-					p.at[i] = -1
-				}
-				copy(p.at[front:], c.at)
-				got = append(got, p)
+			if !ok {
+				continue
 			}
+			if accept != nil && !accept(c, front, back) {
+				return place{}, false
+			}
+			p := place{start: c.start, end: c.end, at: make([]int, len(es)), tier: TierFuzzy, level: c.level, cost: total}
+			for i := range p.at {
+				p.at[i] = -1
+			}
+			copy(p.at[front:], c.at)
+			got = append(got, p)
 		}
 		if fits {
-			// Found, or ambiguous: more trimming only adds places.
 			if len(got) != 1 {
 				return place{}, false
 			}
@@ -113,4 +133,99 @@ func anchored(es []entry) bool {
 		}
 	}
 	return n >= 2
+}
+
+// exactMiddle places a hunk whose context is misremembered at its edges
+// (lines invented, altered or re-indented, more than trimmedEdge takes):
+// the fewest edge lines are left out, any number at either end, such that
+// the rest fits exactly once, holding every change of the hunk. The rest
+// must say enough to anchor it and, when both ends were trimmed, have
+// every significant removed line in the file exactly once as written (as
+// trimmedEdge asks). Where it keeps no context line next to a run of
+// added lines at its edge, that run must remove a line too (the added
+// lines then take the removed ones' place; with neither, their place
+// would rest on context the hunk lacks). A significant line left
+// out must be the file's line at its place but for whitespace
+// (re-indented) or in the file nowhere (invented): one that is elsewhere
+// in the file says the hunk may be meant there, and two trims that fit
+// different places leave the hunk ambiguous; both are refused. The lines
+// left out are dropped context: the file keeps its own lines there.
+func exactMiddle(t *text, h *looseHunk, es []entry) (place, bool) {
+	// The runs of changes in h.lines, and each line's entry index (for an
+	// added line, that of the next old-side line).
+	var runs [][2]int
+	idx := make([]int, len(h.lines)+1)
+	ei := 0
+	for i, l := range h.lines {
+		if l.elision {
+			return place{}, false
+		}
+		idx[i] = ei
+		if l.kind != patch.LineInsert {
+			ei++
+		}
+		if l.kind == patch.LineContext {
+			continue
+		}
+		if n := len(runs); n > 0 && runs[n-1][1] == i {
+			runs[n-1][1] = i + 1
+		} else {
+			runs = append(runs, [2]int{i, i + 1})
+		}
+	}
+	idx[len(h.lines)] = ei
+	if len(runs) == 0 {
+		return place{}, false
+	}
+	removes := func(r [2]int) bool {
+		for _, l := range h.lines[r[0]:r[1]] {
+			if l.kind == patch.LineDelete {
+				return true
+			}
+		}
+		return false
+	}
+	first, last := runs[0], runs[len(runs)-1]
+	maxFront, maxBack := idx[first[0]], len(es)-idx[last[1]]
+	if !removes(first) {
+		maxFront--
+	}
+	if !removes(last) {
+		maxBack--
+	}
+	if maxFront < 0 || maxBack < 0 {
+		return place{}, false
+	}
+	ix := t.indexLevel(levelSpace)
+	sp := t.normLevel(levelSpace)
+	// elsewhere: a significant entry left out is in the file, but not at
+	// its place (at) but for whitespace.
+	elsewhere := func(e *entry, at int) bool {
+		if !e.signif {
+			return false
+		}
+		r := e.normAt(levelSpace)
+		if at >= 0 && at < len(sp) && slices.Contains(r, sp[at]) {
+			return false
+		}
+		for _, x := range r {
+			if ix.find(x) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return trimFit(t, es, maxFront, maxBack, func([]entry, int) bool { return true }, func(c place, front, back int) bool {
+		for i := 0; i < front; i++ {
+			if elsewhere(&es[i], c.start-(front-i)) {
+				return false
+			}
+		}
+		for i := len(es) - back; i < len(es); i++ {
+			if elsewhere(&es[i], c.end+(i-(len(es)-back))) {
+				return false
+			}
+		}
+		return true
+	})
 }

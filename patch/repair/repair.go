@@ -276,6 +276,7 @@ func Repair(text string, opts Options) (*Result, error) {
 		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused}
 	}
 	width := contextWidth(files)
+	markCutEvidence(files)
 	ov := overlay{fsys: opts.FS, files: map[string]*string{}}
 	var firstErr error
 	res.Results = []patch.FileResult{}
@@ -634,8 +635,14 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 			lf.op = patch.Rename
 			fr.Op = lf.op.String()
 		} else {
-			// A traditional diff with two names patches one file in place.
-			oldPath = patch.TraditionalTarget(oldPath, newPath, ov.exists)
+			// A traditional diff with two names patches one file in place,
+			// chosen by the names in the patch's order in both directions
+			// (GNU patch's rule), so a reverse undoes the forward apply.
+			if opts.Reverse {
+				oldPath = patch.TraditionalTarget(newPath, oldPath, ov.exists)
+			} else {
+				oldPath = patch.TraditionalTarget(oldPath, newPath, ov.exists)
+			}
 			newPath = oldPath
 		}
 	}
@@ -707,6 +714,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	}
 
 	t := newText(content)
+	lf.hunks = joinStraySplits(t, lf.hunks)
 	newBytes, reports, err := placeHunks(t, lf.hunks, width, name)
 	fr.Hunks = reports
 	if err != nil {

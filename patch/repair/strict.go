@@ -49,6 +49,11 @@ func applyStrict(text string, opts Options, res *Result) bool {
 			}
 		}
 	}
+	if !strictOnce(p, opts.FS, opts.Reverse) {
+		// A hunk applied already at its own place, which git would apply
+		// again where its context repeats: the pipeline judges it.
+		return false
+	}
 	rec := &recordFS{fsys: opts.FS}
 	results, err := patch.Apply(p, rec, patch.ApplyOptions{Reverse: opts.Reverse, Git: true})
 	if err != nil {
@@ -76,7 +81,7 @@ func Retarget(fp *patch.FilePatch, target string) {
 // decide whether a CR in a body line is content. (A diff of a CRLF file
 // has CRs only in its body lines.)
 func crlfHeaders(text string) bool {
-	for _, l := range strings.SplitAfter(text, "\n") {
+	for l := range strings.Lines(text) { // no slice of every line: the patch may be large
 		if strings.HasPrefix(l, "@@") || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "diff --git ") {
 			if strings.HasSuffix(l, "\r\n") {
 				return true
@@ -89,16 +94,18 @@ func crlfHeaders(text string) bool {
 // prefixedNames reports whether every ---/+++ header pair of a unified
 // diff names a/ and b/ paths (or /dev/null).
 func prefixedNames(text string) bool {
-	lines := strings.Split(text, "\n")
-	for i := 0; i+1 < len(lines); i++ {
-		if !strings.HasPrefix(lines[i], "--- ") || !strings.HasPrefix(lines[i+1], "+++ ") {
-			continue
+	// Line by line, keeping the one before, with no slice of every line:
+	// the patch may be large.
+	prev := ""
+	for l := range strings.Lines(text) {
+		l = strings.TrimSuffix(l, "\n")
+		if strings.HasPrefix(prev, "--- ") && strings.HasPrefix(l, "+++ ") {
+			o, n := headerName(prev[4:]), headerName(l[4:])
+			if !(strings.HasPrefix(o, "a/") || o == "/dev/null") || !(strings.HasPrefix(n, "b/") || n == "/dev/null") {
+				return false
+			}
 		}
-		o, n := headerName(lines[i][4:]), headerName(lines[i+1][4:])
-		if !(strings.HasPrefix(o, "a/") || o == "/dev/null") || !(strings.HasPrefix(n, "b/") || n == "/dev/null") {
-			return false
-		}
-		i++
+		prev = l
 	}
 	return true
 }

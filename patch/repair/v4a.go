@@ -15,6 +15,9 @@ var levelTiers = []string{TierExact, TierWhitespace, TierIndentation, TierPunctu
 // every hunk applied, at the tier its Placement's Level says.
 func ResultReport(r patch.FileResult) FileReport {
 	fr := FileReport{Path: r.Path, OldPath: r.OldPath, Op: r.Op.String(), Status: StatusApplied, Binary: r.Binary, Replaced: r.Replaced}
+	if len(r.Placements) > 0 {
+		fr.Hunks = make([]HunkReport, 0, len(r.Placements))
+	}
 	for i, pl := range r.Placements {
 		tier := TierExact
 		if pl.Level > 0 && pl.Level < len(levelTiers) {
@@ -31,6 +34,9 @@ func ResultReport(r patch.FileResult) FileReport {
 // not parse, a path leaves the directory, or a hunk does not apply: the
 // repair pipeline then takes over.
 func applyV4A(text string, opts Options, res *Result) bool {
+	if !strings.Contains(text, "*** Begin Patch") {
+		return false // not an envelope: no need to split a large diff into lines
+	}
 	p, err := patch.ParseV4A(text)
 	if err != nil {
 		return false

@@ -173,6 +173,7 @@ func TestBrowserPageLoads(t *testing.T) {
 					t.Errorf("chart %d drew no mark: %q", i, m)
 				}
 			}
+			notCut(t, ctx)
 			screenshot(t, ctx, tc.name)
 			w.mu.Lock()
 			defer w.mu.Unlock()
@@ -188,6 +189,40 @@ func TestBrowserPageLoads(t *testing.T) {
 				t.Errorf("no request seen at all; the network watch does not work")
 			}
 		})
+	}
+}
+
+// notCut checks that no header of the case table is cut off, sorted or
+// not, nor a value of up to 40 characters ("em_toleran" and "search-r…"
+// were).
+func notCut(t *testing.T, ctx context.Context) {
+	t.Helper()
+	cut := eval[[]string](t, ctx, `(() => { const cut = [];
+		for (const h of document.querySelectorAll("#thead div")) { h.className = "desc"; if (h.scrollWidth > h.clientWidth) cut.push("header " + h.textContent); h.className = ""; }
+		for (const d of document.querySelectorAll("#tbody .tr div")) if (d.scrollWidth > d.clientWidth && d.textContent.length <= 40) cut.push(d.textContent);
+		return cut })()`)
+	if len(cut) > 0 {
+		t.Errorf("cut off: %q", cut)
+	}
+}
+
+// TestBrowserColumnsNotCut: a Diff-XYZ page with every column of the case
+// table shows every header and value whole; the table scrolls sideways
+// when the columns need more room than the window has.
+func TestBrowserColumnsNotCut(t *testing.T) {
+	rows := diffxyzRows(10, 0)
+	for i, r := range rows {
+		r["change_kind"] = []string{"modify", "add-only", "delete-only"}[i%3]
+		r["em_tolerant"], r["applied_tolerant"], r["parsed"] = r["em"], true, true
+		r["id"] = fmt.Sprintf("django__django-%05d:%s", 11000+i, r["task"])
+	}
+	ctx, w, _ := open(t, []Run{{Name: "a-run-with-a-long-name", Rows: rows}, {Name: "b", Rows: rows[:5]}})
+	notCut(t, ctx)
+	if cols := eval[int](t, ctx, `document.querySelectorAll("#thead div").length`); cols != 15 {
+		t.Errorf("%d columns, want 15 (run and every Diff-XYZ column)", cols)
+	}
+	if len(w.errors) > 0 {
+		t.Errorf("console errors: %q", w.errors)
 	}
 }
 

@@ -72,10 +72,11 @@ var diffxyzAggs = []struct {
 	{[]string{"task", "format"}, "em"},
 	{[]string{"task", "format"}, "applied"},
 	{[]string{"task", "format"}, "applied_tolerant"},
-	{[]string{"task", "prompt"}, "em"},
-	{[]string{"task", "lang"}, "em"},
-	{[]string{"task", "size_class"}, "em"},
-	{[]string{"task", "change_kind"}, "em"},
+	// Within a task, formats are kept apart, as in the paper's tables.
+	{[]string{"task", "format", "prompt"}, "em"},
+	{[]string{"task", "format", "lang"}, "em"},
+	{[]string{"task", "format", "size_class"}, "em"},
+	{[]string{"task", "format", "change_kind"}, "em"},
 }
 
 // diffxyzOrder orders the values of the Diff-XYZ dimensions in charts as
@@ -250,6 +251,12 @@ type point map[string]any
 // barSpec is a grouped bar chart: x by x, bars of each run side by side,
 // one panel per value of column ("" for one panel).
 func barSpec(data []point, x, column, yTitle string, rate bool) map[string]any {
+	return barSpecRows(data, x, column, "", yTitle, rate)
+}
+
+// barSpecRows is barSpec with a row of charts per value of row ("" for
+// one row).
+func barSpecRows(data []point, x, column, row, yTitle string, rate bool) map[string]any {
 	y := map[string]any{"field": "value", "type": "quantitative", "title": yTitle}
 	if rate {
 		y["scale"] = map[string]any{"domain": []float64{0, 1}}
@@ -269,6 +276,10 @@ func barSpec(data []point, x, column, yTitle string, rate bool) map[string]any {
 		enc["column"] = map[string]any{"field": column, "type": "nominal", "title": column, "sort": nil}
 		enc["tooltip"] = append(enc["tooltip"].([]any), map[string]any{"field": column})
 	}
+	if row != "" {
+		enc["row"] = map[string]any{"field": row, "type": "nominal", "title": row, "sort": nil}
+		enc["tooltip"] = append(enc["tooltip"].([]any), map[string]any{"field": row})
+	}
 	return map[string]any{
 		"$schema":  "https://vega.github.io/schema/vega-lite/v6.json",
 		"data":     map[string]any{"values": data},
@@ -286,11 +297,14 @@ func diffxyzCharts(runs []*runStats) ([]chart, error) {
 		if err != nil || len(pts) == 0 {
 			return err
 		}
-		x, col := dims[len(dims)-1], ""
+		x, col, row := dims[len(dims)-1], "", ""
 		if len(dims) > 1 {
 			col = dims[0]
 		}
-		charts = append(charts, chart{Title: title, Spec: barSpec(pts, x, col, metric, rate)})
+		if len(dims) > 2 {
+			row = dims[1]
+		}
+		charts = append(charts, chart{Title: title, Spec: barSpecRows(pts, x, col, row, metric, rate)})
 		return nil
 	}
 	type c struct {
@@ -305,7 +319,7 @@ func diffxyzCharts(runs []*runStats) ([]chart, error) {
 	}
 	for _, d := range diffxyzDims {
 		if distinct(runs, d) > 1 {
-			list = append(list, c{"EM by task × " + d, []string{"task", d}, "em"})
+			list = append(list, c{"EM by task × format × " + d, []string{"task", "format", d}, "em"})
 		}
 	}
 	for _, x := range list {
@@ -361,24 +375,48 @@ var (
 	numRe    = regexp.MustCompile(`[0-9]+`)
 )
 
+// sweTestStatuses are the statuses only an instance whose tests ran has.
+var sweTestStatuses = []string{"resolved", "unresolved", "test_error", "test_timeout"}
+
+// sweAppliedStatuses are those of an instance whose edit applied and whose
+// tests did not run (swe eval --no-tests).
+var sweAppliedStatuses = []string{"applied", "applied_repaired", "already_applied"}
+
 func sweCharts(runs []*runStats) []chart {
-	var statuses, resolved, families []point
+	// With no test run in any run (--no-tests), every resolved rate is 0
+	// and the chart was empty without saying why: the applied rate
+	// stands in, and the title says so.
+	rated, title, yTitle := []string{"resolved"}, "Resolved rate", "resolved"
+	testsRan := false
+	for _, r := range runs {
+		for _, s := range sweTestStatuses {
+			testsRan = testsRan || r.statuses[s] > 0
+		}
+	}
+	if !testsRan {
+		rated, title, yTitle = sweAppliedStatuses, "Applied rate (the tests did not run, as with --no-tests: no instance is resolved)", "applied"
+	}
+	var statuses, rates, families []point
 	for _, r := range runs {
 		for _, s := range slices.Sorted(maps.Keys(r.statuses)) {
 			statuses = append(statuses, point{"run": r.name, "status": s, "value": r.statuses[s], "n": r.statuses[s]})
 		}
 		rate := 0.0
 		if r.n > 0 {
-			rate = float64(r.statuses["resolved"]) / float64(r.n)
+			k := 0
+			for _, s := range rated {
+				k += r.statuses[s]
+			}
+			rate = float64(k) / float64(r.n)
 		}
-		resolved = append(resolved, point{"run": r.name, "value": rate, "n": r.n})
+		rates = append(rates, point{"run": r.name, "value": rate, "n": r.n})
 		for _, f := range slices.Sorted(maps.Keys(r.families)) {
 			families = append(families, point{"run": r.name, "family": f, "value": r.families[f], "n": r.families[f]})
 		}
 	}
 	charts := []chart{
 		{"Statuses", barSpec(statuses, "status", "", "instances", false)},
-		{"Resolved rate", barSpec(resolved, "run", "", "resolved", true)},
+		{title, barSpec(rates, "run", "", yTitle, true)},
 	}
 	if len(families) > 0 {
 		charts = append(charts, chart{"Error families", barSpec(families, "family", "", "instances", false)})

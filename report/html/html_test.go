@@ -263,10 +263,53 @@ func TestDiffXYZChartOrder(t *testing.T) {
 		t.Fatalf("no chart %q", title)
 		return nil
 	}
-	if got, want := order("EM by task × size_class", "size_class"), []string{"apply/small", "apply/large", "diffgen/small", "diffgen/medium", "diffgen/large"}; !slices.Equal(got, want) {
+	if got, want := order("EM by task × format × size_class", "size_class"), []string{"apply/small", "apply/large", "diffgen/small", "diffgen/medium", "diffgen/large"}; !slices.Equal(got, want) {
 		t.Errorf("size classes %v, want %v", got, want)
 	}
-	if got, want := order("EM by task × change_kind", "change_kind"), []string{"apply/add+delete", "apply/delete-only", "diffgen/add+delete", "diffgen/add-only", "diffgen/delete-only"}; !slices.Equal(got, want) {
+	if got, want := order("EM by task × format × change_kind", "change_kind"), []string{"apply/add+delete", "apply/delete-only", "diffgen/add+delete", "diffgen/add-only", "diffgen/delete-only"}; !slices.Equal(got, want) {
 		t.Errorf("change kinds %v, want %v", got, want)
+	}
+	// Formats are kept apart within a task: a row of charts each.
+	for _, c := range charts {
+		if c.Title == "EM by task × format × size_class" {
+			if row, _ := c.Spec["encoding"].(map[string]any)["row"].(map[string]any); row["field"] != "format" {
+				t.Errorf("%s: row facet %v, want format", c.Title, row)
+			}
+		}
+	}
+}
+
+// TestSWERateChart: the SWE page's rate chart is the resolved rate when
+// tests ran; under --no-tests, where no instance can be resolved (the
+// chart was all zeros without saying why), it is the applied rate and its
+// title says the tests did not run.
+func TestSWERateChart(t *testing.T) {
+	noTests := []map[string]any{
+		{"instance_id": "a", "status": "applied"}, {"instance_id": "b", "status": "applied_repaired"},
+		{"instance_id": "c", "status": "malformed", "reason": "corrupt patch at line 3"}, {"instance_id": "d", "status": "empty_patch"},
+	}
+	for _, c := range []struct {
+		name  string
+		rows  []map[string]any
+		title string
+		rate  float64
+	}{
+		{"tests ran", sweRows(), "Resolved rate", 1.0 / float64(len(sweRows()))},
+		{"no tests", noTests, "Applied rate (the tests did not run, as with --no-tests: no instance is resolved)", 0.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := newRunStats("r", KindSWE)
+			for _, r := range c.rows {
+				st.add(r)
+			}
+			charts := sweCharts([]*runStats{st})
+			if len(charts) < 2 || charts[1].Title != c.title {
+				t.Fatalf("charts %v; want the second titled %q", charts, c.title)
+			}
+			pts := charts[1].Spec["data"].(map[string]any)["values"].([]point)
+			if len(pts) != 1 || pts[0]["value"] != c.rate {
+				t.Errorf("rate points %v; want one of value %v", pts, c.rate)
+			}
+		})
 	}
 }

@@ -79,8 +79,6 @@
 
   // Header and sorting.
   const thead = $("thead");
-  const widths = shown.map((c) => (c === "id" || c === "instance_id" || c === "reason" ? "minmax(12em,3fr)" : "minmax(5em,1fr)"));
-  $("table").style.setProperty("--cols", widths.join(" "));
   let sortCol = -1, sortDir = 1;
   for (const c of shown) {
     const h = el("div", "", c);
@@ -93,6 +91,35 @@
       update();
     });
     thead.appendChild(h);
+  }
+  sizeColumns();
+
+  // sizeColumns makes each column as wide as its header (with room for the
+  // sort mark) and its widest value, up to CAP pixels; only a longer value
+  // is cut, with an ellipsis and the whole value in its tooltip. Columns
+  // share what room is left; when they need more than the page has, the
+  // table scrolls sideways. (Fixed shares cut "em_tolerant" and
+  // "search-replace" short.)
+  function sizeColumns() {
+    const CAP = 360, PAD = 14, SAMPLE = 5000;
+    const g = document.createElement("canvas").getContext("2d");
+    const width = (font, text) => { g.font = font; return g.measureText(text).width; };
+    const headFont = getComputedStyle(thead).font;
+    const probe = el("div", "tr");
+    probe.appendChild(el("div", "", "x"));
+    $("tbody").appendChild(probe);
+    const cellFont = getComputedStyle(probe.firstChild).font;
+    probe.remove();
+    const mark = width(headFont, " ▲");
+    const step = Math.max(1, Math.floor(rows.length / SAMPLE));
+    const px = shown.map((c) => {
+      const ci = colIdx(c);
+      let w = width(headFont, c) + mark;
+      for (let i = 0; i < rows.length; i += step) w = Math.max(w, Math.min(CAP, width(cellFont, fmt(value(rows[i], ci)))));
+      return Math.ceil(w + PAD);
+    });
+    $("table").style.setProperty("--cols", px.map((w) => "minmax(" + w + "px," + w + "fr)").join(" "));
+    $("table").style.setProperty("--table-width", px.reduce((a, b) => a + b, 0) + "px");
   }
 
   let view = rows.map((_, i) => i);

@@ -1,7 +1,8 @@
 // Command testsum runs go test with its arguments (go test -json ARGS) and
 // prints what go test prints, one ok/FAIL line per package and the output of
 // each failed test, then every skipped test with the reason it gave, so that
-// a test that did not run is seen. Its exit status is go test's.
+// a test that did not run is seen, and last the counts of tests and
+// subtests, "N passed, N failed, N skipped". Its exit status is go test's.
 //
 //	go run ./scripts/testsum ./...
 package main
@@ -39,9 +40,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testsum:", err)
 		os.Exit(2)
 	}
-	skips := summarize(out, os.Stdout)
+	sum := summarize(out, os.Stdout)
 	err = cmd.Wait()
-	printSkips(os.Stdout, skips)
+	printSkips(os.Stdout, sum.skips)
+	fmt.Fprintln(os.Stdout, sum.counts())
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		os.Exit(ee.ExitCode())
@@ -52,11 +54,24 @@ func main() {
 	}
 }
 
+// summary is what a go test run did: the skipped tests with their
+// reasons ("pkg TestX: reason") and the tests (subtests included) that
+// passed, failed and were skipped.
+type summary struct {
+	skips                   []string
+	passed, failed, skipped int
+}
+
+// counts is the line CI reads.
+func (s summary) counts() string {
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", s.passed, s.failed, s.skipped)
+}
+
 // summarize copies go test's package lines and failed tests' output to w
-// and returns the skipped tests with their reasons ("pkg TestX: reason").
-func summarize(r io.Reader, w io.Writer) []string {
+// and counts the tests.
+func summarize(r io.Reader, w io.Writer) summary {
 	outputs := map[string][]string{} // package/test -> its output lines
-	var skips []string
+	var sum summary
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
@@ -81,18 +96,23 @@ func summarize(r io.Reader, w io.Writer) []string {
 		case "fail":
 			if e.Test != "" {
 				fmt.Fprint(w, strings.Join(outputs[key], ""))
+				sum.failed++
 			}
 			delete(outputs, key)
 		case "skip":
 			if e.Test != "" {
-				skips = append(skips, fmt.Sprintf("%s %s: %s", e.Package, e.Test, reason(outputs[key])))
+				sum.skips = append(sum.skips, fmt.Sprintf("%s %s: %s", e.Package, e.Test, reason(outputs[key])))
+				sum.skipped++
 			}
 			delete(outputs, key)
 		case "pass":
+			if e.Test != "" {
+				sum.passed++
+			}
 			delete(outputs, key)
 		}
 	}
-	return skips
+	return sum
 }
 
 // reason is what t.Skip said: the output lines after "--- SKIP", trimmed.

@@ -23,12 +23,16 @@ func TestSummarize(t *testing.T) {
 not json: a build error
 `
 	var out strings.Builder
-	skips := summarize(strings.NewReader(in), &out)
+	sum := summarize(strings.NewReader(in), &out)
 	want := "    b_test.go:3: want 1, got 2\nFAIL\tp\t0.1s\nnot json: a build error\n"
 	if out.String() != want {
 		t.Errorf("printed %q, want %q", out.String(), want)
 	}
-	if len(skips) != 1 || skips[0] != "p TestC: c_test.go:5: corpus.gz not found" {
-		t.Errorf("skips %q", skips)
+	if len(sum.skips) != 1 || sum.skips[0] != "p TestC: c_test.go:5: corpus.gz not found" {
+		t.Errorf("skips %q", sum.skips)
+	}
+	// TestA passed, TestB failed, TestC skipped; package lines are no test.
+	if got, want := sum.counts(), "1 passed, 1 failed, 1 skipped"; got != want {
+		t.Errorf("counts %q, want %q", got, want)
 	}
 }

@@ -122,36 +122,23 @@ const PathRules = "Paths are relative to the root (the directory the server serv
 	".git/config, vendor/lib/.git/HEAD, .GIT/hooks), paths through or at a symbolic link, and files that are not regular " +
 	"files (named pipes, devices, sockets)."
 
-// formatGrammar is the short grammar of each edit format, for the model
-// writing one.
-const formatGrammar = `Formats (detected; the patch may also be a whole answer with prose and fences around one of them):
-udiff (git diff / diff -u):
-  --- a/PATH            (/dev/null for a new file)
-  +++ b/PATH            (/dev/null for a deleted file)
-  @@ -OLD_START,OLD_COUNT +NEW_START,NEW_COUNT @@
-   context line         (one space, then the line)
-  -removed line
-  +added line
-udiff-h: as udiff, but hunk headers are a bare "@@ @@" (no line numbers); each hunk is placed by its context.
-udiff-l: as udiff, with "CON ", "DEL ", "ADD " instead of ' ', '-', '+' at the start of body lines.
-search-replace (one block per change; the line before the first block names the file):
-  PATH
-  <<<<<<< SEARCH
-  exact old lines
-  =======
-  new lines
-  >>>>>>> REPLACE
-  (an empty SEARCH section appends to the file, or creates it)
-v4a (as codex's apply_patch):
-  *** Begin Patch
-  *** Add File: PATH        then every line of the new file, each starting with '+'
-  *** Delete File: PATH
-  *** Update File: PATH
-  *** Move to: NEW_PATH     (optional, renames)
-  @@ ANCHOR                 (optional: a line before the change, e.g. a function header)
-   context line  /  -removed line  /  +added line   (3 lines of context above and below)
-  *** End of File           (optional: the chunk ends at the end of the file)
-  *** End Patch`
+// formatGrammar describes the edit formats for the model writing one:
+// for each, the description every prompt of patchbench gives
+// (patch.FormatDescription), then what an edit of one existing file does
+// not show: several files, new, deleted and renamed ones.
+func formatGrammar() string {
+	var b strings.Builder
+	b.WriteString("Formats (detected; the patch may also be a whole answer with prose and fences around one of them):\n")
+	for _, f := range patch.Formats {
+		fmt.Fprintf(&b, "\n%s: %s.\n%s\n", f, patch.FormatName(f), patch.FormatDescription(f))
+	}
+	b.WriteString(`
+Beyond changing one existing file:
+- udiff, udiff-h, udiff-l: a file's section after another's edits several files; "--- /dev/null" makes a new file (every line added), "+++ /dev/null" deletes one.
+- search-replace: a path line before each file's blocks; an empty SEARCH section appends to the file, or creates it.
+- v4a: "*** Add File: PATH" then every line of the new file, each starting with '+'; "*** Delete File: PATH"; "*** Move to: NEW_PATH" right after "*** Update File: PATH" renames the file; "*** End of File" ends a chunk at the end of the file.`)
+	return b.String()
+}
 
 func (s *engineTools) tools() []AgentTool {
 	patchProp := fmt.Sprintf(`"patch":{"type":"string","maxLength":%d,"description":"the edit: a unified diff (git or plain), a diff without line numbers, SEARCH/REPLACE blocks, a V4A patch (*** Begin Patch), or a whole model answer holding one of them"}`, MaxToolPatchBytes)
@@ -165,7 +152,7 @@ func (s *engineTools) tools() []AgentTool {
 			"not in the file, is refused and NOTHING is written: the report gives per file and hunk the status, the reason " +
 			"and the candidate lines, so you can add context and try again. On success the report gives each hunk's tier (exact, " +
 			"whitespace, indentation, fuzzy), line, offset and repairs. strict applies only a well-formed patch whose context matches " +
-			"exactly (as git apply); dry_run checks and reports without writing. " + PathRules + "\n\n" + formatGrammar,
+			"exactly (as git apply); dry_run checks and reports without writing. " + PathRules + "\n\n" + formatGrammar(),
 		Schema: json.RawMessage(`{"type":"object","properties":{` + patchProp + `,` +
 			`"strict":{"type":"boolean","description":"apply only a well-formed patch whose context matches exactly (default false)"},` +
 			`"dry_run":{"type":"boolean","description":"check and report, write nothing (default false)"},` +

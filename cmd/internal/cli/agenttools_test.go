@@ -229,3 +229,35 @@ func TestBoundedLongLine(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyPatchTwice: apply_patch called again with the same patch (an
+// agent's retry) changes nothing and answers already_applied, never
+// applied (issue 33): a blank line added by a -U3 hunk was added again at
+// every call, and git's diff of a test added before a file's last "}"
+// applied again at the next "}".
+func TestApplyPatchTwice(t *testing.T) {
+	tests := []struct{ name, file, want, patch string }{
+		{"blank line", "def f():\n    a = 1\n    b = 2\n    c = 3\n\ndef g():\n    return 1\n",
+			"def f():\n    a = 1\n    b = 2\n\n    c = 3\n\ndef g():\n    return 1\n",
+			"--- a/a.py\n+++ b/a.py\n@@ -1,6 +1,7 @@\n def f():\n     a = 1\n     b = 2\n+\n     c = 3\n \n def g():\n"},
+		{"before the last brace", "mod t {\n    fn a() {\n    }\n}\n", "mod t {\n    fn a() {\n    }\n\n    fn b() {\n    }\n}\n",
+			"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -3,2 +3,5 @@\n     }\n+\n+    fn b() {\n+    }\n }\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "a.py")
+			os.WriteFile(file, []byte(tc.file), 0o644)
+			s := &engineTools{dir: dir, writeLock: make(chan struct{}, 1)}
+			edit := json.RawMessage(`{"patch":` + strconv.Quote(tc.patch) + `}`)
+			for i, want := range []string{"applied", "already_applied"} {
+				ans := s.applyPatch(context.Background(), edit)
+				a, _ := ans.Structured.(ApplyAnswer)
+				b, _ := os.ReadFile(file)
+				if ans.Failed || a.Status != want || a.Written != (i == 0) || string(b) != tc.want {
+					t.Errorf("call %d: status %q, written %v, failed %v, a.py %q; want %s", i+1, a.Status, a.Written, ans.Failed, b, want)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/patch"
@@ -26,6 +27,7 @@ type applyOptions struct {
 	json     bool
 	strict   bool
 	stripSet bool
+	recover  bool
 	// guard, when set, is called after the new contents are computed and
 	// before the first write; its error stops the apply with nothing
 	// written, and the function it returns is called when the writes are
@@ -58,13 +60,25 @@ nothing is written. Paths that are absolute, leave DIR with "..", run
 through a symbolic link or are one are refused: links are never followed,
 edited or created.
 
+A write that was killed midway (its journal, .patchbench-journal-N in
+DIR, is left) is undone, or completed if every file was in, by the next
+apply that writes to DIR, or by --recover alone; see docs/confinement.md.
+
 Exit status: 0 applied or already applied; 1 refused (nothing written);
 2 usage or input error (including text that holds no edit, and a --strip
 larger than the file names have leading components for).`,
-		Args: cmdline.ExactArgs(1, "PATCH or -"),
+		Args: func(args []string) error {
+			if o.recover {
+				return cmdline.NoArgs(args)
+			}
+			return cmdline.ExactArgs(1, "PATCH or -")(args)
+		},
 		Run: func(ctx context.Context, args []string) error {
 			o.stripSet = cmd.Flags.Changed("strip")
 			o.guard = holdSignals
+			if o.recover {
+				return runRecover(o.dir, sio)
+			}
 			return runApply(o, args[0], sio)
 		},
 	}
@@ -77,6 +91,7 @@ larger than the file names have leading components for).`,
 	f.Int(&o.strip, "strip", 'p', 1, "remove `N` leading path components from file names")
 	f.Bool(&o.json, "json", 0, false, "print what was applied where, as JSON (see docs/apply-json.md)")
 	f.Bool(&o.strict, "strict", 0, false, "apply only a well-formed patch whose context matches exactly")
+	f.Bool(&o.recover, "recover", 0, false, "only undo (or complete) a write to DIR that was killed midway, and remove what it left")
 	f.AtLeast("strip", 0)
 	return cmd
 }
@@ -136,6 +151,7 @@ type applyReport struct {
 	Format    patch.Format        `json:"format,omitempty"`
 	Extracted string              `json:"extracted,omitempty"`
 	Repairs   []string            `json:"repairs,omitempty"`
+	Recovered []string            `json:"recovered,omitempty"`
 	Files     []repair.FileReport `json:"files"`
 	Error     string              `json:"error,omitempty"`
 }
@@ -159,6 +175,11 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 			return Failed(fmt.Errorf("lock %s: %w", o.dir, err))
 		}
 		defer unlock()
+		// A write killed midway is finished before anything is read.
+		if rep.Recovered, err = root.Recover(); err != nil {
+			return Failed(err)
+		}
+		pauseWrites(root, sio)
 	}
 	results, status, err := applyPatch(o, root, name, sio, &rep)
 	if err == nil && !o.check {
@@ -186,6 +207,48 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 		}
 	}
 	return err
+}
+
+// runRecover undoes, or completes, a write to dir that was killed midway
+// and lists what it did.
+func runRecover(dir string, sio Stdio) error {
+	root, err := openRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	unlock, err := root.Lock()
+	if err != nil {
+		return Failed(fmt.Errorf("lock %s: %w", dir, err))
+	}
+	defer unlock()
+	did, err := root.Recover()
+	for _, d := range did {
+		fmt.Fprintln(sio.Out, d)
+	}
+	if err != nil {
+		return Failed(err)
+	}
+	if len(did) == 0 {
+		fmt.Fprintln(sio.Out, "nothing to recover")
+	}
+	return nil
+}
+
+// pauseWrites stops the writes, for tests that kill them midway, at the
+// point (see patch.Root.OnWrite) named by PATCHBENCH_TEST_PAUSE_WRITE:
+// the command says so on standard error and waits to be killed.
+func pauseWrites(root *patch.Root, sio Stdio) {
+	point := os.Getenv("PATCHBENCH_TEST_PAUSE_WRITE")
+	if point == "" {
+		return
+	}
+	root.OnWrite(func(p string) {
+		if p == point {
+			fmt.Fprintf(sio.Err, "patchbench: paused at %s\n", p)
+			time.Sleep(time.Hour) // until killed
+		}
+	})
 }
 
 // writeGuarded writes the results, inside guard's window when there is one.

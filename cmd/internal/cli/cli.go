@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 )
@@ -285,7 +286,9 @@ func ReadInput(sio Stdio, name string) (string, error) {
 	if err != nil {
 		return "", Usage(fmt.Errorf("read %s: %w", name, err))
 	}
-	return string(b), nil
+	// Nothing writes b: the text shares it rather than copying a patch
+	// that may be as large as the files it edits.
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // FullBinary is the binary that has every command: patchbench hands the
@@ -342,5 +345,7 @@ func findFull() (string, error) {
 	if p, err := exec.LookPath(FullBinary); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("this command is in %s, which is neither next to this binary nor in PATH: go install github.com/patchbench/patchbench/cmd/%s@latest (or go run ./cmd/%s from a checkout)", FullBinary, FullBinary, FullBinary)
+	// The module is not published, so only an install from a clone works
+	// (go install MODULE/cmd/...@latest does not resolve).
+	return "", fmt.Errorf("this command is in %s, which is neither next to this binary nor in PATH: install it from a clone of the repository with go install ./cmd/%s (or run go run ./cmd/%s there)", FullBinary, FullBinary, FullBinary)
 }

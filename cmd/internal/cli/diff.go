@@ -152,12 +152,26 @@ func readSide(name string) (string, func(), error) {
 	if name == os.DevNull {
 		return "", none, nil
 	}
-	f, err := os.Open(name)
+	// Regular files only, as git diff --no-index ("unsupported file
+	// type"): a device never ends a read, and a named pipe blocks it (the
+	// open too, without O_NONBLOCK). Checked again on the open file, in
+	// case the name was swapped in between.
+	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
+		return "", none, unsupported(name, st.Mode())
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", none, Usage(fmt.Errorf("read %s: %w", name, err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= 1<<20 && st.Size() < 1<<40 {
+	st, err := f.Stat()
+	if err != nil {
+		return "", none, Usage(fmt.Errorf("read %s: %w", name, err))
+	}
+	if !st.Mode().IsRegular() {
+		return "", none, unsupported(name, st.Mode())
+	}
+	if st.Size() >= 1<<20 && st.Size() < 1<<40 {
 		if b, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE); err == nil {
 			return unsafe.String(&b[0], len(b)), func() { syscall.Munmap(b) }, nil
 		}
@@ -170,4 +184,9 @@ func readSide(name string) (string, func(), error) {
 		return "", none, nil
 	}
 	return unsafe.String(&b[0], len(b)), none, nil
+}
+
+// unsupported refuses a file that is not a regular one, in git's words.
+func unsupported(name string, mode os.FileMode) error {
+	return Usage(fmt.Errorf("diff: %s: unsupported file type (a %s); only regular files are compared", name, patch.FileKind(mode)))
 }

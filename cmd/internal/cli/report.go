@@ -16,9 +16,9 @@ import (
 )
 
 type reportOptions struct {
-	markdown bool
-	html     string
-	best     string
+	markdown, paper bool
+	html            string
+	best            string
 }
 
 func newReportCommand(sio Stdio) *cmdline.Command {
@@ -33,7 +33,8 @@ Runs are named by their directory.
 
 A report.json is either one report (groups of one set of dimensions) or a set
 of them ({"title", "reports": [...]}, as diffxyz run writes: by task, format
-and prompt; by task and language; by task and size class). Sets are compared
+and prompt; by task, format, prompt and language; by task, format, prompt
+and size class; by task, format, prompt and change kind). Sets are compared
 report by report.
 
 With --html OUT.html, write one page instead, from each run's results.jsonl:
@@ -42,6 +43,12 @@ case. The page is self-contained: it opens offline and requests nothing.
 
 With --best GRID.json (as loc grid writes it), name the configuration with
 the highest quality_score and list every configuration's key means.
+
+With --paper, Diff-XYZ runs are laid out as the paper's tables, to set beside
+them: per task (and prompt variant), a row per format and a column per run
+(named by its model): EM for apply and anti-apply; parsing rate, applying
+rate, EM and IoU after applying for diffgen. Values are fractions (0 to 1).
+Formats the paper has not (v4a) are rows of their own, marked as such.
 
 Exit status: 0 success; 2 usage or input error (such as a directory without
 report.json, or runs that group by different dimensions).`,
@@ -55,10 +62,17 @@ report.json, or runs that group by different dimensions).`,
 			if len(args) == 0 {
 				return Usage(fmt.Errorf("report: give at least one run directory"))
 			}
+			if o.paper {
+				if o.html != "" {
+					return Usage(fmt.Errorf("report: --paper and --html exclude each other"))
+				}
+				return runReportPaper(args, o.markdown, sio)
+			}
 			return runReport(o, args, sio)
 		},
 	}
 	cmd.Flags.Bool(&o.markdown, "markdown", 0, false, "print Markdown instead of plain text")
+	cmd.Flags.Bool(&o.paper, "paper", 0, false, "lay Diff-XYZ runs out as the paper's tables: per task, formats as rows, models as columns")
 	cmd.Flags.String(&o.html, "html", 0, "", "write one self-contained HTML page (charts and every case of the runs' results.jsonl) to `OUT.html` instead")
 	cmd.Flags.String(&o.best, "best", 0, "", "name the best configuration of a grid `FILE` (grid.json of loc grid)")
 	return cmd
@@ -66,7 +80,9 @@ report.json, or runs that group by different dimensions).`,
 
 // reportSet is what a run's report.json holds: one report or several.
 type reportSet struct {
-	Title   string
+	Title string
+	// Model is the run's model, when the set names it (diffxyz run).
+	Model   string
 	Reports []*report.Report
 }
 
@@ -124,6 +140,7 @@ func readReportSet(path string) (*reportSet, error) {
 	}
 	var set struct {
 		Title   string            `json:"title"`
+		Model   string            `json:"model"`
 		Reports []json.RawMessage `json:"reports"`
 		// An APE-Bench report (see apeReport).
 		Overall map[string]float64 `json:"overall"`
@@ -145,7 +162,7 @@ func readReportSet(path string) (*reportSet, error) {
 		}
 		return &reportSet{Title: r.Title, Reports: []*report.Report{r}}, nil
 	}
-	out := &reportSet{Title: set.Title}
+	out := &reportSet{Title: set.Title, Model: set.Model}
 	for i, raw := range set.Reports {
 		var r report.Report
 		if err := json.Unmarshal(raw, &r); err != nil {

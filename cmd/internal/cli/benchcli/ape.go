@@ -17,6 +17,7 @@ import (
 	"github.com/patchbench/patchbench/bench/ape"
 	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
@@ -54,6 +55,9 @@ type apeRunRecord struct {
 	ModelSeed        *int64   `json:"model_seed,omitempty"`
 	JudgeTemperature *float64 `json:"judge_temperature,omitempty"`
 	CheckCmd         string   `json:"check_cmd,omitempty"`
+	// JudgeThinkingBudget is the judge's extended thinking in tokens (0:
+	// none); it changes the votes as the temperature does.
+	JudgeThinkingBudget int `json:"judge_thinking_budget,omitempty"`
 }
 
 // setSampling records the candidates' sampling parameters s (a nil
@@ -72,6 +76,28 @@ func (r *apeRunRecord) setJudgeTemperature(t float64) {
 	if t != 0 {
 		r.JudgeTemperature = &t
 	}
+}
+
+// minThinkingBudget is the smallest thinking budget the Messages API takes.
+const minThinkingBudget = 1024
+
+// judgeThinking checks --judge-thinking-budget against the judge and its
+// temperature, and returns the temperature the votes are asked at: with
+// thinking, the only one the API takes (1).
+func judgeThinking(cmd, judge string, budget int, temp float64, tempGiven bool) (float64, error) {
+	if budget == 0 {
+		return temp, nil
+	}
+	if p, _ := llm.SplitModel(judge); p != llm.ProviderAnthropic {
+		return 0, fmt.Errorf("%s: --judge-thinking-budget is Anthropic's extended thinking: give an anthropic/ --judge-model, not %s", cmd, judge)
+	}
+	if budget < minThinkingBudget {
+		return 0, fmt.Errorf("%s: --judge-thinking-budget %d: the API's minimum is %d tokens", cmd, budget, minThinkingBudget)
+	}
+	if tempGiven && temp != 1 {
+		return 0, fmt.Errorf("%s: --judge-temperature %g: with --judge-thinking-budget the API takes only temperature 1", cmd, temp)
+	}
+	return 1, nil
 }
 
 // apeOldRunFile is where runs before run.json recorded themselves.
@@ -234,6 +260,10 @@ func (c *apeCheckFlags) options(ctx context.Context) (ape.CheckOptions, error) {
 		if err != nil {
 			return o, err
 		}
+		// Overlays a killed run left mounted.
+		if _, err := s.ReleaseStale(ctx); err != nil {
+			return o, err
+		}
 		o.Store = s
 	}
 	if c.repo == "" {
@@ -251,7 +281,8 @@ func (c *apeCheckFlags) options(ctx context.Context) (ape.CheckOptions, error) {
 
 type apeRunOptions struct {
 	dataset, format, judgeModel string
-	n, judgeN, k                int
+	config                      string
+	n, judgeN, k, judgeThinking int
 	kRatio, judgeTemperature    float64
 	check                       apeCheckFlags
 
@@ -291,10 +322,22 @@ response}; for the judge {id, sample, vote, response}) and reference (the
 gold patch; as judge, an exact match with the gold file, which the reports
 name as such: it is no model).
 
+APE-Bench's spellings are accepted: --n_responses (--n), --max_workers
+(--workers); --config FILE reads APE-Bench's config.yaml (flags win).
+
 Exit status: 0 every candidate evaluated; 1 some failed or the run was
 interrupted (continue with --resume); 2 usage or input error.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.config != "" {
+				c, err := readApeConfig(o.config)
+				if err == nil {
+					err = c.applyRun(configSetter{cmd.Flags(), o.config}, o.model.model)
+				}
+				if err != nil {
+					return cli.Usage(fmt.Errorf("ape run: %w", err))
+				}
+			}
 			return runApeRun(cmd.Context(), o, sio)
 		},
 	}
@@ -303,13 +346,16 @@ interrupted (continue with --resume); 2 usage or input error.`,
 	o.check.register(f, true)
 	f.StringVar(&o.format, "format", "udiff", "edit format asked for: udiff, udiff-h, udiff-l, search-replace or v4a")
 	f.IntVar(&o.n, "n", 20, "candidates per task")
-	f.StringVar(&o.judgeModel, "judge-model", "reference", "judge `MODEL` (same forms as --model; reference: exact match with the gold file)")
+	f.StringVar(&o.judgeModel, "judge-model", "", "judge `MODEL` (same forms as --model; reference: exact match with the gold file, the default only for --model reference)")
 	f.Float64Var(&o.judgeTemperature, "judge-temperature", 0, "the judge's sampling temperature")
 	f.IntVar(&o.judgeN, "judge-n", 4, "judge votes per compiled candidate")
+	f.IntVar(&o.judgeThinking, "judge-thinking-budget", 0, "the judge's extended thinking in `TOKENS` (anthropic/ judges; at least 1024; votes at temperature 1, as the API requires)")
 	f.IntVar(&o.k, "k", 0, "k of pass@k (default: --k-ratio of n)")
 	f.Float64Var(&o.kRatio, "k-ratio", 0.8, "k as a fraction of n when --k is not given")
 	o.model.register(f, "openai/NAME, anthropic/NAME, replay/FILE or reference")
 	o.run.register(f, ape.ResultsFile)
+	f.StringVar(&o.config, "config", "", "APE-Bench config `FILE` (YAML): its generation model, temperature, n_responses and max_workers, its judgement model_name, temperature and n_responses, and evaluation.k_ratio, where no flag gives them")
+	acceptSpellings(f, map[string]string{"n_responses": "n", "max_workers": "workers"})
 	return cmd
 }
 
@@ -342,8 +388,21 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
+	if o.judgeModel == "" {
+		// APE-Bench grades with a model; an exact match with the gold
+		// file is no stand-in for it unless asked for.
+		if mopts.Model != llm.ProviderReference {
+			return cli.Usage(fmt.Errorf("ape run: --model %s needs --judge-model: APE-Bench grades candidates with a model judge "+
+				"(its paper: Claude 3.7 Sonnet with thinking, 4 votes at temperature 0); give --judge-model MODEL, "+
+				"or --judge-model reference for an exact match with the gold file", mopts.Model))
+		}
+		o.judgeModel = llm.ProviderReference
+	}
 	jopts, err := judgeOptions(mopts, o.judgeModel, o.run.out, o.model.given("cache"))
 	if err != nil {
+		return cli.Usage(err)
+	}
+	if o.judgeTemperature, err = judgeThinking("ape run", o.judgeModel, o.judgeThinking, o.judgeTemperature, o.model.given("judge-temperature")); err != nil {
 		return cli.Usage(err)
 	}
 	ropts, err := o.run.options("ape run", ape.ResultsFile, sio)
@@ -387,13 +446,14 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 		}
 		rec.setSampling(samp)
 		rec.setJudgeTemperature(o.judgeTemperature)
+		rec.JudgeThinkingBudget = o.judgeThinking
 		if err := rec.write(o.run.out, o.run.resume); err != nil {
 			return err
 		}
 	}
 	sum, rep, err := ape.Run(ctx, tasks, ape.RunOptions{
 		Runner: ropts, Model: mopts, Judge: jopts, N: o.n, JudgeN: o.judgeN, Check: copts,
-		Format: format, K: o.k, KRatio: o.kRatio, JudgeTemperature: &o.judgeTemperature,
+		Format: format, K: o.k, KRatio: o.kRatio, JudgeTemperature: &o.judgeTemperature, JudgeThinkingBudget: o.judgeThinking,
 		Sampling: ape.Sampling{Temperature: samp.Temperature, MaxTokens: samp.MaxTokens, Seed: samp.Seed},
 	})
 	return apeExit("ape run", o.run.out, o.run.dryRun, sum, rep, err, sio)
@@ -445,7 +505,8 @@ func ctx0(err error) bool {
 
 type apeJudgeOptions struct {
 	from, dataset, judgeModel string
-	judgeN, k                 int
+	config                    string
+	judgeN, k, judgeThinking  int
 	kRatio, judgeTemperature  float64
 
 	run   runFlags
@@ -466,6 +527,15 @@ Exit status: 0 judged; 1 some rows failed or the run was interrupted; 2 usage
 or input error.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.config != "" {
+				c, err := readApeConfig(o.config)
+				if err == nil {
+					err = c.applyJudge(configSetter{cmd.Flags(), o.config}, true)
+				}
+				if err != nil {
+					return cli.Usage(fmt.Errorf("ape judge: %w", err))
+				}
+			}
 			return runApeJudge(cmd.Context(), o, sio)
 		},
 	}
@@ -475,11 +545,14 @@ or input error.`,
 	f.StringVar(&o.judgeModel, "judge-model", "", "judge `MODEL`")
 	f.IntVar(&o.judgeN, "judge-n", 4, "judge votes per compiled candidate")
 	f.Float64Var(&o.judgeTemperature, "judge-temperature", 0, "the judge's sampling temperature")
+	f.IntVar(&o.judgeThinking, "judge-thinking-budget", 0, "the judge's extended thinking in `TOKENS` (anthropic/ judges; at least 1024; votes at temperature 1, as the API requires)")
 	f.IntVar(&o.k, "k", 0, "k of pass@k (default: that of the run, else --k-ratio of n)")
 	f.Float64Var(&o.kRatio, "k-ratio", 0, "k as a fraction of n (default: that of the run)")
 	o.model.register(f, "unused by judge: give --judge-model")
 	f.Lookup("model").Hidden = true
 	o.run.register(f, ape.ResultsFile)
+	f.StringVar(&o.config, "config", "", "APE-Bench config `FILE` (YAML): its judgement model_name, temperature, n_responses and max_workers, where no flag gives them")
+	acceptSpellings(f, map[string]string{"n_responses": "judge-n", "max_workers": "workers"})
 	return cmd
 }
 
@@ -516,6 +589,9 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
+	if o.judgeTemperature, err = judgeThinking("ape judge", o.judgeModel, o.judgeThinking, o.judgeTemperature, o.model.given("judge-temperature")); err != nil {
+		return cli.Usage(err)
+	}
 	ropts, err := o.run.options("ape judge", ape.ResultsFile, sio)
 	if err != nil {
 		return cli.Usage(err)
@@ -541,6 +617,7 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 		rec.Benchmark, rec.K, rec.KRatio = "ape", k, ratio
 		rec.Judge, rec.JudgeN, rec.Shard = mopts.Model, o.judgeN, ropts.Shard.String()
 		rec.setJudgeTemperature(o.judgeTemperature)
+		rec.JudgeThinkingBudget = o.judgeThinking
 		rec.Limit, rec.Shuffle, rec.ShuffleSeed = ropts.Limit, ropts.Shuffle, 0
 		if ropts.Shuffle {
 			rec.ShuffleSeed = ropts.Seed
@@ -550,7 +627,8 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 		}
 	}
 	sum, rep, err := ape.Rejudge(ctx, tasks, ape.RejudgeOptions{
-		From: o.from, Runner: ropts, Judge: mopts, JudgeN: o.judgeN, JudgeTemperature: &o.judgeTemperature, N: rec.N, K: k, KRatio: ratio,
+		From: o.from, Runner: ropts, Judge: mopts, JudgeN: o.judgeN, JudgeTemperature: &o.judgeTemperature, JudgeThinkingBudget: o.judgeThinking,
+		N: rec.N, K: k, KRatio: ratio,
 	})
 	return apeExit("ape judge", o.run.out, o.run.dryRun, sum, rep, err, sio)
 }
@@ -558,7 +636,7 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 type apeCheckOptions struct {
 	dataset                            string
 	codeKey, commitKey, pathKey, idKey string
-	defaultPath                        string
+	defaultPath, tempExt               string
 	check                              apeCheckFlags
 	run                                runFlags
 }
@@ -585,13 +663,17 @@ func newApeCheckCommand(sio cli.Stdio) *cobra.Command {
 		Short: "Check whole-file code rows, each in its commit's environment",
 		Long: `Check each row of the dataset (JSONL or Parquet) as APE-Bench's Eleanstic
 verifies its gathered patches: the row's code (--code-key) written as the file
-at --path-key (else --default-path) in the environment of its commit
+at --path-key (else --default-path, else a temporary file of extension
+--temp-ext at the tree's root, as Eleanstic checks each row) in the
+environment of its commit
 (--commit-key; restored from --env-store, else a git archive of --repo), then
 the file's check (built-in for .go, .py, .java, .rs, .lean, else
 --check-cmd) in the sandbox. One row per code row goes to DIR/results.jsonl:
 pass, errors, error kind, time. Rows with the same commit, path and code are
-checked once. A row that is not JSON, lacks a column or names a path outside
-the tree is left out, named on stderr. The run resumes like every run.
+checked once. A row that is not JSON, lacks its commit or names a path
+outside the tree is left out, named on stderr. The run resumes like every
+run. Eleanstic's spellings are accepted: --commit_id_key (--commit-key),
+--code_key (--code-key), --max_workers (--workers).
 
 Exit status: 0 every row checked (pass or not); 1 some rows could not be
 checked (environment problems, named) or the run was interrupted (continue
@@ -606,10 +688,12 @@ with --resume); 2 usage or input error.`,
 	f.StringVar(&o.codeKey, "code-key", "code", "column of the file's content")
 	f.StringVar(&o.commitKey, "commit-key", "commit_hash", "column of the commit whose environment checks it")
 	f.StringVar(&o.pathKey, "path-key", "file_path_after", "column of the file's path in the tree")
-	f.StringVar(&o.defaultPath, "default-path", "", "path of rows without --path-key (for example Check.lean)")
+	f.StringVar(&o.defaultPath, "default-path", "", "path of rows without --path-key (default: a temporary file of --temp-ext)")
 	f.StringVar(&o.idKey, "id-key", "id", "column naming a row (default: a hash of commit, path and code)")
+	f.StringVar(&o.tempExt, "temp-ext", "lean", "extension of the temporary file a row without a path is checked in, at the tree's root, as Eleanstic checks every row (APE-Bench: lean)")
 	o.check.register(f, false)
 	o.run.register(f, ape.ResultsFile)
+	acceptSpellings(f, map[string]string{"commit_id_key": "commit-key", "code_key": "code-key", "max_workers": "workers"})
 	return cmd
 }
 
@@ -625,7 +709,7 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	rows, bad, err := ape.ReadCodeRows(o.dataset, ape.CodeKeys{Code: o.codeKey, Commit: o.commitKey, Path: o.pathKey, DefaultPath: o.defaultPath, ID: o.idKey})
+	rows, bad, err := ape.ReadCodeRows(o.dataset, ape.CodeKeys{Code: o.codeKey, Commit: o.commitKey, Path: o.pathKey, DefaultPath: o.defaultPath, TempExt: o.tempExt, ID: o.idKey})
 	if err != nil {
 		return cli.Usage(err)
 	}

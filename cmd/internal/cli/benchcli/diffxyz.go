@@ -56,7 +56,8 @@ func newDiffxyzRunCommand(sio cli.Stdio) *cobra.Command {
 		Use:   "run --dataset PATH --model MODEL --out DIR [flags]",
 		Short: "Ask a model every case and score the answers into DIR",
 		Long: `Run every dataset row × task × format × prompt variant chosen (by default
-every task and format with the with-format prompt) through a model, append one
+every task in the paper's four formats, udiff, udiff-h, udiff-l and
+search-replace, with the with-format prompt) through a model, append one
 scored row per case to DIR/results.jsonl as each case finishes, and write
 DIR/report.json, DIR/report.md and DIR/report.html (one offline page: charts
 and a case browser).
@@ -86,7 +87,7 @@ error.`,
 	f := cmd.Flags()
 	f.StringVar(&o.dataset, "dataset", "", "dataset `PATH`: .jsonl, .jsonl.gz, .parquet, or a directory of them"+datasetFlagHelp)
 	f.StringVar(&o.tasks, "task", "apply,anti-apply,diffgen", "tasks, comma-separated (or all)")
-	f.StringVar(&o.formats, "format", "udiff,udiff-h,udiff-l,search-replace,v4a", "formats, comma-separated (or all)")
+	f.StringVar(&o.formats, "format", "udiff,udiff-h,udiff-l,search-replace", "formats, comma-separated, or all (the paper's four and v4a, patchbench's)")
 	f.StringVar(&o.prompts, "prompt", diffxyz.WithFormat, "prompt variants, comma-separated: with-format, without-format (or all), or a variant of --prompts")
 	f.StringVar(&o.promptDir, "prompts", "", "`DIR` of .tmpl files overriding the embedded prompt templates (see diffxyz prompts --write)")
 	o.model.register(f, "openai/NAME, anthropic/NAME, replay/FILE or reference")

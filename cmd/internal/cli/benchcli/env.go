@@ -46,10 +46,10 @@ Exit status: 0 success; 1 the operation did not succeed (a setup failed, a
 problem found by verify); 2 usage or input error.`,
 	}
 	cmd.PersistentFlags().StringVar(&o.store, "store", "", "environment store `DIR` (env build makes it if missing)")
-	cmd.MarkPersistentFlagRequired("store")
 	cmd.AddCommand(
 		newEnvBuildCommand(sio, &o),
 		newEnvRestoreCommand(sio, &o),
+		newEnvReleaseCommand(sio),
 		newEnvStatsCommand(sio, &o),
 		newEnvVerifyCommand(sio, &o),
 		newEnvGCCommand(sio, &o),
@@ -60,6 +60,11 @@ problem found by verify); 2 usage or input error.`,
 
 // open opens the store, which must exist unless create is set.
 func (o *envOptions) open(create bool) (*envstore.Store, error) {
+	// --store is required by every subcommand but release, which finds
+	// the store in the restore's record.
+	if o.store == "" {
+		return nil, cli.Usage(errors.New(`required flag(s) "store" not set`))
+	}
 	open := envstore.OpenExisting
 	if create {
 		open = envstore.Open
@@ -215,6 +220,7 @@ type envRestoreOptions struct {
 	commit              string
 	repo                string
 	copy, link, reflink bool
+	noOverlay           bool
 	envstore.RestoreOptions
 }
 
@@ -226,6 +232,13 @@ func newEnvRestoreCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 		Long: `Rebuild the tree of commit C (a full id or a unique prefix) at DEST, which
 must not exist or be an empty directory (else exit 2). A restore that fails
 leaves nothing at DEST.
+
+Where this process can mount one (root), DEST is an overlay: the commit's
+read-only tree in the store (made once, at its first such restore) below,
+a fresh upper directory beside DEST (.NAME.overlay) above, so every write
+lands there and the restore takes the same time whatever the tree's size.
+"env release DEST" unmounts it and removes what was written. --no-overlay
+(or --copy, --link, --reflink) makes files instead:
 
 Files are made so that no write through DEST reaches the store: by reflinks
 where the file system has them; else by hard links where this process
@@ -253,6 +266,7 @@ mode less its write bits. Copies and reflinks have the exact mode.`,
 	f.BoolVar(&o.copy, "copy", false, "copy every file (the tree shares nothing with the store)")
 	f.BoolVar(&o.link, "link", false, "hard links even where reflinks work (refused where this process can write read-only files)")
 	f.BoolVar(&o.reflink, "reflink", false, "reflinks, or fail where the file system has none")
+	f.BoolVar(&o.noOverlay, "no-overlay", false, "make files even where an overlay can be mounted")
 	f.BoolVar(&o.Verify, "verify", false, "re-hash every object before using it")
 	f.IntVar(&o.Workers, "workers", 0, "files made at once (0: 8)")
 	f.BoolVar(&g.json, "json", false, "print the result as JSON")
@@ -274,6 +288,7 @@ func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args 
 	if n > 1 {
 		return cli.Usage(errors.New("env restore: --copy, --link and --reflink exclude each other"))
 	}
+	o.Overlay = !o.noOverlay
 	s, err := g.open(false)
 	if err != nil {
 		return err
@@ -300,6 +315,11 @@ func runEnvRestore(cmd *cobra.Command, g *envOptions, o envRestoreOptions, args 
 	}
 	if g.json {
 		return cli.WriteJSON(sio, res)
+	}
+	if res.Method == envstore.RestoreOverlay.String() {
+		fmt.Fprintf(sio.Out, "restored %s to %s: %d files, %d directories, %d symlinks, %s, mounted in %s\nmethod %s: %s\n(env release %s unmounts it)\n",
+			res.Commit, res.Dir, res.Files, res.Dirs, res.Symlinks, sizeString(res.Bytes), time.Since(start).Round(time.Millisecond), res.Method, res.MethodReason, res.Dir)
+		return nil
 	}
 	fmt.Fprintf(sio.Out, "restored %s to %s: %d files (%d hard links, %d reflinks, %d copies), %d directories, %d symlinks, %s in %s\nmethod %s: %s\n",
 		res.Commit, res.Dir, res.Files, res.Linked, res.Reflinked, res.Copied, res.Dirs, res.Symlinks,

@@ -43,14 +43,16 @@ type locRepoFlags struct{ repos, cloneFrom string }
 
 func (r *locRepoFlags) store() *repo.Store {
 	s := repo.NewStore(r.repos)
-	s.BaseURL = r.cloneFrom
+	// Without --clone-from nothing is cloned: a missing repository is an
+	// error naming it at once, and nothing reaches the network.
+	s.BaseURL, s.NoClone = r.cloneFrom, r.cloneFrom == ""
 	return s
 }
 
 func (r *locRepoFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&r.repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME (bare or not), cloned once when missing")
-	f.StringVar(&r.cloneFrom, "clone-from", "", "clone missing repositories from `URL`/OWNER/NAME (default https://github.com)")
+	f.StringVar(&r.repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME (bare or not; also OWNER/NAME.git, OWNER__NAME)")
+	f.StringVar(&r.cloneFrom, "clone-from", "", "clone missing repositories once from `URL`/OWNER/NAME (https://github.com for GitHub); without it a missing repository is an error")
 }
 
 // reportProblems prints one line per problem and returns the exit error.
@@ -65,7 +67,8 @@ func reportProblems(sio cli.Stdio, what string, problems []loc.Problem, of int) 
 }
 
 type locBuildOptions struct {
-	dataset, out              string
+	dataset, out, format      string
+	output                    string
 	repoDir, commits, name    string
 	maxFiles, maxLines, minLn int
 	kinds                     string
@@ -104,13 +107,24 @@ reported with its id); 2 usage or input error.`,
 	f.IntVar(&o.minLn, "min-lines", 1, "with --repo: skip commits changing fewer than `N` lines")
 	f.StringVar(&o.kinds, "kind", "", "with --repo: keep only these commit kinds, comma-separated (fix, feature, refactor, docs, test, other)")
 	f.StringVar(&o.out, "out", "", "cases `FILE` to write (JSONL)")
+	f.StringVar(&o.output, "output", "", "another name of --out (relace-mcp)")
+	f.StringVar(&o.format, "format", "cases", "schema of --out: cases (patchbench's) or relace (relace-mcp's hard_gt entries; cases without a function left out)")
 	o.repos.register(cmd)
 	return cmd
 }
 
 func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
+	if o.output != "" {
+		if o.out != "" && o.out != o.output {
+			return cli.Usage(fmt.Errorf("loc build: --out %s and --output %s differ", o.out, o.output))
+		}
+		o.out = o.output
+	}
 	if o.out == "" {
 		return cli.Usage(errors.New("loc build: --out is required"))
+	}
+	if o.format != "cases" && o.format != "relace" {
+		return cli.Usage(fmt.Errorf("loc build: --format %q: want cases or relace", o.format))
 	}
 	if (o.dataset == "") == (o.repoDir == "") {
 		return cli.Usage(errors.New("loc build: give either --dataset or --repo"))
@@ -132,7 +146,12 @@ func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
 		if err != nil {
 			return cli.Usage(err)
 		}
-		rows = len(cases) + len(problems)
+		rows = len(cases) + loc.RowsOf(problems)
+		if len(cases) == 0 && len(problems) > 0 {
+			// Nothing to write: a refusal leaves no file.
+			fmt.Fprintf(sio.Err, "%s: no case made of %d rows; nothing written to %s\n", cli.ProgramName, rows, o.out)
+			return buildProblems(sio, problems, rows)
+		}
 	} else {
 		if o.commits == "" {
 			return cli.Usage(errors.New("loc build: --repo needs --commits"))
@@ -158,17 +177,34 @@ func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
 		}
 		rows = len(cases) + len(problems) + skipped
 	}
-	if err := loc.WriteCases(o.out, cases); err != nil {
+	written := len(cases)
+	schema := ""
+	if o.format == "relace" {
+		n, left, err := loc.WriteRelaceCases(o.out, cases)
+		if err != nil {
+			return err
+		}
+		written, problems, schema = n, append(problems, left...), " in relace-mcp's schema"
+	} else if err := loc.WriteCases(o.out, cases); err != nil {
 		return err
 	}
-	fmt.Fprintf(sio.Err, "%s: %d cases written to %s (%d rows or commits, %d skipped by the filters, %d with problems)\n",
-		cli.ProgramName, len(cases), o.out, rows, skipped, len(problems))
-	return reportProblems(sio, "loc build", problems, rows)
+	fmt.Fprintf(sio.Err, "%s: %d cases written to %s%s (%d rows or commits, %d skipped by the filters, %d with problems)\n",
+		cli.ProgramName, written, o.out, schema, rows, skipped, len(problems))
+	return buildProblems(sio, problems, rows)
+}
+
+// buildProblems prints loc build's problems and returns the exit error:
+// a problem may leave out several rows (a missing repository).
+func buildProblems(sio cli.Stdio, problems []loc.Problem, rows int) error {
+	if err := reportProblems(sio, "loc build", problems, rows); err != nil {
+		return cli.Failed(fmt.Errorf("loc build: %d problems leave out %d of %d rows", len(problems), loc.RowsOf(problems), rows))
+	}
+	return nil
 }
 
 type locValidateOptions struct {
-	dataset string
-	repos   locRepoFlags
+	dataset, input string
+	repos          locRepoFlags
 }
 
 func newLocValidateCommand(sio cli.Stdio) *cobra.Command {
@@ -184,6 +220,12 @@ problem is printed with the case id.
 Exit status: 0 every case is valid; 1 some are not; 2 usage or input error.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.input != "" {
+				if o.dataset != "" && o.dataset != o.input {
+					return cli.Usage(fmt.Errorf("loc validate: --dataset %s and --input %s differ", o.dataset, o.input))
+				}
+				o.dataset = o.input
+			}
 			if o.dataset == "" || o.repos.repos == "" {
 				return cli.Usage(errors.New("loc validate: --dataset and --repos are required"))
 			}
@@ -202,7 +244,8 @@ Exit status: 0 every case is valid; 1 some are not; 2 usage or input error.`,
 			return reportProblems(sio, "loc validate", problems, len(cases))
 		},
 	}
-	cmd.Flags().StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes)")
+	cmd.Flags().StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes, or relace-mcp's schema)")
+	cmd.Flags().StringVar(&o.input, "input", "", "another name of --dataset (relace-mcp)")
 	o.repos.register(cmd)
 	return cmd
 }
@@ -214,6 +257,7 @@ type locRunOptions struct {
 	output, searchMode string
 	verbose            bool
 	modeGiven          bool
+	maxTurnsGiven      bool
 	repos              locRepoFlags
 	run                runFlags
 	model              modelFlags
@@ -226,8 +270,8 @@ type locRunOptions struct {
 
 func (o *locRunOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes)")
-	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools)")
+	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes, or relace-mcp's schema)")
+	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools); default agentic when --model is given")
 	f.StringVar(&o.signals, "signals", "all", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(loc.Signals, ", ")+"; all, none, or all,-NAME to leave one out")
 	f.StringVar(&o.indexDir, "index-cache", "", "`DIR` caching the indexed mode's indexes (default REPOS/.loc-index)")
 	o.repos.register(cmd)
@@ -243,6 +287,8 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 		case "timeout":
 			fl.Value = secondsValue{&o.run.timeout}
 			fl.Usage += "; a number is seconds"
+		case "fail-fast":
+			fl.Usage = "stop after `N` failed cases in a row (relace-mcp's rule; 0: never)"
 		}
 		f.AddFlag(fl)
 	})
@@ -250,7 +296,7 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.searchMode, "search-mode", "", "another name of --mode (relace-mcp)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each case's id, quality_score and best file after the run")
 	f.StringSliceVar(&o.tools, "enabled-tools", nil, "agentic: the search tools offered (comma-separated `LIST`; default view_file,view_directory,grep_search,find_symbol; report_back always is)")
-	f.StringVar(&o.promptFile, "prompt-file", "", "agentic: YAML `FILE` with the system prompt, the user message ({query}) and tool descriptions")
+	f.StringVar(&o.promptFile, "prompt-file", "", "agentic: YAML `FILE` with the system prompt, the user message ({query}) and tool descriptions (default $SEARCH_PROMPT_FILE)")
 	f.StringVar(&o.lsp, "lsp-tools", loc.LSPOff, "agentic: offer a language server's definition and references tools: true, false or auto (where the server for the repository's language is on PATH)")
 }
 
@@ -270,8 +316,14 @@ identifiers resolved to the files defining them; words naming files; test
 files last unless the title is about tests (--signals turns each on or off;
 see docs/loc.md). The index of a repository commit is built once and cached
 in --index-cache; indexes past 128 MB in memory are dropped and read again.
--o/--output PREFIX, --search-mode, -q, -v and --timeout SECONDS are
-relace-mcp's spellings. --model reference answers
+Scores: relace-mcp's metrics as relace-mcp defines them (file_recall,
+line_precision_matched, function_hit_rate: a function hit when an answer
+overlaps its definition; quality_score) and LocAgent's Acc@k; report.json
+holds relace-mcp's avg_ fields. --dataset may be in relace-mcp's schema
+(hard_gt). -o/--output PREFIX, --search-mode, -q, -v, --timeout SECONDS,
+--fail-fast N (failures in a row) and SEARCH_MAX_TURNS, SEARCH_TEMPERATURE,
+SEARCH_PROMPT_FILE (environment or .env; flags win) are relace-mcp's.
+The mode is agentic when --model is given, else indexed. --model reference answers
 with the ground truth (a pipeline check); --model replay/FILE scores recorded
 answers (LocAgent's loc_outputs.jsonl, or {"id", "files": {path: [[s, e]]}}).
 
@@ -290,11 +342,12 @@ error.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.modeGiven = cmd.Flags().Changed("mode")
+			o.maxTurnsGiven = cmd.Flags().Changed("max-turns")
 			return runLocRun(cmd.Context(), o, sio)
 		},
 	}
 	o.register(cmd)
-	cmd.Flags().IntVar(&o.maxTurns, "max-turns", loc.DefaultMaxTurns, "agentic: bound on the model's answers per case")
+	cmd.Flags().IntVar(&o.maxTurns, "max-turns", loc.DefaultMaxTurns, "agentic: bound on the model's answers per case (default $SEARCH_MAX_TURNS, else 8)")
 	return cmd
 }
 
@@ -312,6 +365,10 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 			return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --mode %s and --search-mode %s differ", cmd, o.mode, o.searchMode))
 		}
 		o.mode = o.searchMode
+	} else if !o.modeGiven && o.model.model != "" {
+		// relace-mcp searches with its model by default; with no model
+		// there is only the index.
+		o.mode = loc.ModeAgentic
 	}
 	if o.dataset == "" || o.repos.repos == "" {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --dataset and --repos are required", cmd))
@@ -320,6 +377,7 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
 	}
+	ropts.FailFastConsecutive = true
 	if _, err := os.Stat(o.dataset); err != nil && hfhub.LooksLikeRef(o.dataset) {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --dataset %s: no such file; %s reads a cases file: make one from the Hub's dataset first: patchbench loc build --dataset %s --repos DIR --out cases.jsonl", cmd, o.dataset, cmd, o.dataset))
 	}
@@ -349,6 +407,11 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 		}
 		ro.ModelOptions, ro.Temperature = mopts, samp.Temperature
 		ro.MaxTurns = o.maxTurns
+		// relace-mcp's settings from the environment (or the .env file
+		// model.options has read); the flags win.
+		if err := o.searchEnv(cmd, &ro); err != nil {
+			return loc.RunOptions{}, cli.Usage(err)
+		}
 		agent := loc.AgentOptions{MaxTokens: samp.MaxTokens, Tools: o.tools, LSP: o.lsp}
 		if o.promptFile != "" {
 			if agent.Prompt, err = loc.LoadAgentPrompt(o.promptFile); err != nil {
@@ -376,6 +439,29 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --enabled-tools, --prompt-file and --lsp-tools are for --mode agentic", cmd))
 	}
 	return ro, nil
+}
+
+// searchEnv applies SEARCH_MAX_TURNS, SEARCH_TEMPERATURE and
+// SEARCH_PROMPT_FILE, relace-mcp's settings, where no flag gives them.
+func (o *locRunOptions) searchEnv(cmd string, ro *loc.RunOptions) error {
+	if v := os.Getenv("SEARCH_MAX_TURNS"); v != "" && !o.maxTurnsGiven {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s: SEARCH_MAX_TURNS=%q: want a whole number of turns, 1 or more", cmd, v)
+		}
+		o.maxTurns, ro.MaxTurns = n, n
+	}
+	if v := os.Getenv("SEARCH_TEMPERATURE"); v != "" && !o.model.given("temperature") {
+		t, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || t < 0 {
+			return fmt.Errorf("%s: SEARCH_TEMPERATURE=%q: want a number, 0 or more", cmd, v)
+		}
+		ro.Temperature = &t
+	}
+	if v := os.Getenv("SEARCH_PROMPT_FILE"); v != "" && o.promptFile == "" {
+		o.promptFile = v
+	}
+	return nil
 }
 
 // agentWith is the agent of a run: the flags' options with the run's model,
@@ -439,16 +525,19 @@ func printCases(sio cli.Stdio, dir string) error {
 
 // copyReport writes dir's report.json to path too, where relace-mcp's
 // readers look for PREFIX.report.json.
-func copyReport(dir, path string) error {
-	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+func copyReport(dir, path string) error { return copyFile(filepath.Join(dir, "report.json"), path) }
+
+// copyFile copies src to dst, atomically.
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, data, 0o644)
+	return atomicfile.Write(dst, data, 0o644)
 }
 
 // secondsValue is a duration flag that also takes a number of seconds,
-// as relace-mcp's --timeout does.
+// as relace-mcp's and the official SWE-bench harness's --timeout do.
 type secondsValue struct{ d *time.Duration }
 
 func (v secondsValue) String() string {
@@ -498,6 +587,9 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 			}
 		}
 		fmt.Fprintln(sio.Out)
+		for _, u := range sum.Report.Unscored {
+			fmt.Fprintf(sio.Err, "%s: warning: left out of the means: %s\n", cli.ProgramName, u)
+		}
 		fmt.Fprintf(sio.Err, "%s: %d cases run (%d failed, %d skipped as done); report in %s\n",
 			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, filepath.Join(r.out, "report.md"))
 		if sum.Index != nil {

@@ -15,8 +15,9 @@ import (
 
 type locGridOptions struct {
 	locRunOptions
-	turns []int
-	temps []string
+	turns    []int
+	oldTurns []int
+	temps    []string
 }
 
 func newLocGridCommand(sio cli.Stdio) *cobra.Command {
@@ -27,7 +28,12 @@ func newLocGridCommand(sio cli.Stdio) *cobra.Command {
 		Long: `Run loc run once per pair of --max-turns and --temperature (both
 repeatable) into DIR/turns=N,temp=T, all sharing DIR/cache.db, and write
 DIR/grid.json with every configuration's overall means and the best by
-quality_score (patchbench report --best DIR/grid.json names it).
+quality_score (patchbench report --best DIR/grid.json names it); with
+relace-mcp's --output NAME (as --out), NAME.grid.json too. Each run entry
+carries relace-mcp's config (search_max_turns, search_temperature) and its
+avg_ metrics beside ours. Turns and temperature are the agentic search's:
+in indexed mode, or with --model reference or replay/FILE, the grid is
+refused, every configuration being the same run.
 
 Exit status: 0 every run succeeded; 1 some cases or runs failed; 2 usage or
 input error.`,
@@ -39,6 +45,12 @@ input error.`,
 			ro, err := o.options("loc grid", "", sio)
 			if err != nil {
 				return err
+			}
+			if ro.Mode != loc.ModeAgentic || ro.Model == "reference" || strings.HasPrefix(ro.Model, "replay/") {
+				// No model is asked: every configuration would be the same
+				// run.
+				return cli.Usage(fmt.Errorf("loc grid: --max-turns and --temperature change nothing in %s (no model is asked, every configuration would be the same run); use loc run, or give --model PROVIDER/NAME for the agentic search",
+					noModelWhat(ro)))
 			}
 			var temps []*float64
 			for _, s := range o.temps {
@@ -53,13 +65,19 @@ input error.`,
 			if len(o.turns) == 0 && len(temps) == 0 {
 				return cli.Usage(errors.New("loc grid: give --max-turns or --temperature values"))
 			}
-			grid, err := loc.RunGrid(cmd.Context(), ro, o.run.out, o.turns, temps)
+			grid, err := loc.RunGrid(cmd.Context(), ro, o.run.out, append(o.turns, o.oldTurns...), temps)
 			if grid != nil {
 				for _, r := range grid.Runs {
 					fmt.Fprintf(sio.Out, "%-24s cases %d failed %d quality_score %s file_acc@5 %s\n",
 						r.Name, r.Cases, r.Failed, gridMetric(r, "quality_score"), gridMetric(r, "file_acc@5"))
 				}
 				fmt.Fprintf(sio.Out, "best: %s (%s)\n", grid.Best, filepath.Join(o.run.out, loc.GridFile))
+				if o.output != "" {
+					// relace-mcp's name for the grid's summary: NAME.grid.json.
+					if cerr := copyFile(filepath.Join(o.run.out, loc.GridFile), o.output+".grid.json"); cerr != nil {
+						err = errors.Join(err, cerr)
+					}
+				}
 			}
 			if err != nil {
 				return cli.Failed(err)
@@ -77,12 +95,21 @@ input error.`,
 	o.register(cmd)
 	f := cmd.Flags()
 	f.IntSliceVar(&o.turns, "max-turns", nil, "agent turn bounds to try (repeatable or comma-separated)")
+	f.IntSliceVar(&o.oldTurns, "turns", nil, "another name of --max-turns (relace-mcp)")
 	f.Lookup("temperature").Usage = "sampling temperatures to try (repeatable or comma-separated)"
 	// The grid's --temperature is a list; the run's single value is
 	// replaced.
 	f.Lookup("temperature").Value = newStringsValue(&o.temps)
 	f.Var(newStringsValue(&o.temps), "temperatures", "another name of --temperature (relace-mcp)")
 	return cmd
+}
+
+// noModelWhat says which run asks no model, for loc grid's refusal.
+func noModelWhat(ro loc.RunOptions) string {
+	if ro.Model != "" {
+		return "a run with --model " + ro.Model
+	}
+	return "indexed mode"
 }
 
 // stringsValue is a repeatable string flag.

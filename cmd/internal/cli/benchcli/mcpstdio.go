@@ -196,9 +196,30 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok {
 			err := <-c.readErr
 			c.readErr <- err // for a later Read
+			c.landAll(ctx)
 			return nil, err
 		}
 		return m, nil
+	}
+}
+
+// landAll waits until every request read has been answered, or the
+// connection closes, or ctx ends. The end of the input is reported only
+// then: the SDK cancels the requests in flight and refuses those queued
+// once Read fails, so a client that writes its requests and closes its
+// end at once (printf ... | patchbench mcp) lost answers. Each tool call
+// has a deadline (--call-timeout), so the wait is bounded.
+func (c *lineConn) landAll(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		c.flightMu.Lock()
+		c.flightCond.Broadcast()
+		c.flightMu.Unlock()
+	})
+	defer stop()
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	for !c.closed && len(c.flight) > 0 && ctx.Err() == nil {
+		c.flightCond.Wait()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -29,6 +30,11 @@ func drain(t testing.TB, input string, max int) (msgs []jsonrpc.Message, answers
 			t.Fatalf("read: %v", err)
 		}
 		msgs = append(msgs, m)
+		// The server answers each request; the transport reports the end
+		// of the input only once it has.
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			c.(*lineConn).land(&jsonrpc.Response{ID: req.ID})
+		}
 	}
 	// The reader writes its answers before it reports the end.
 	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
@@ -101,4 +107,57 @@ func FuzzLineTransport(f *testing.F) {
 			t.Errorf("%d non-blank lines gave %d messages and %d answers", lines, len(msgs), len(answers))
 		}
 	})
+}
+
+// TestLineTransportEndWaitsForAnswers: at the end of the input, Read
+// reports it only once every request read has been answered (the SDK
+// cancels what is in flight when Read fails, and answers went missing),
+// or the connection is closed, or Read's context ends.
+func TestLineTransportEndWaitsForAnswers(t *testing.T) {
+	for _, end := range []string{"answer", "close", "cancel"} {
+		t.Run(end, func(t *testing.T) {
+			var out bytes.Buffer
+			c, err := (&lineTransport{in: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"), out: &out, max: 1 << 20}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := c.Read(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Read(ctx)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("Read returned %v with request 1 unanswered", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			switch end {
+			case "answer":
+				if err := c.Write(context.Background(), &jsonrpc.Response{ID: m.(*jsonrpc.Request).ID, Result: json.RawMessage(`{}`)}); err != nil {
+					t.Fatal(err)
+				}
+			case "close":
+				c.Close()
+			case "cancel":
+				cancel()
+			}
+			select {
+			case err := <-done:
+				if end == "answer" && err != io.EOF {
+					t.Errorf("Read after the answer: %v, want io.EOF", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("Read did not return after %s", end)
+			}
+			if end == "answer" && !strings.Contains(out.String(), `"id":1`) {
+				t.Errorf("answer not written: %q", out.String())
+			}
+		})
+	}
 }

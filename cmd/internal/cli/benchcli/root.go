@@ -41,7 +41,7 @@ func Run(args []string, sio cli.Stdio) int {
 		cmd.SetContext(ctx)
 		return nil
 	}
-	root.SetArgs(args)
+	root.SetArgs(ExpandNargs(args))
 	return cli.Exit(root.ExecuteContext(context.Background()), sio)
 }
 

@@ -261,3 +261,16 @@ func usable(sio cli.Stdio, cmd, dataset, what string, n int, bad []error) error 
 	}
 	return nil
 }
+
+// acceptSpellings makes f accept a seed tool's flag spellings (APE-Bench's
+// and Eleanstic's --n_responses, --max_workers, ...) as aliases of its own
+// flags, as the design asks: aliases maps each spelling to the flag name.
+func acceptSpellings(f *pflag.FlagSet, aliases map[string]string) {
+	prev := f.GetNormalizeFunc()
+	f.SetNormalizeFunc(func(fs *pflag.FlagSet, name string) pflag.NormalizedName {
+		if to, ok := aliases[name]; ok {
+			name = to
+		}
+		return prev(fs, name)
+	})
+}

@@ -3,16 +3,20 @@ package benchcli
 import (
 	"errors"
 	"fmt"
-	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/patchbench/patchbench/cmd/internal/cli"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/hfhub"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -60,15 +64,72 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.spec, "spec", "", "test specs `FILE` (YAML or JSON: per repository and version, test_cmd, parser, directives, env), tried before --test-cmd and the built-in specs")
 	f.BoolVar(&t.noSpecs, "no-builtin-specs", false, "do not use the built-in specs of SWE-bench's repositories")
 	f.StringVar(&t.image, "image", "", "container image `TEMPLATE` for --sandbox docker, with the same placeholders; swebench: the official harness's image of each instance (swebench/sweb.eval.x86_64.ID), tests run at /testbed as its eval script does")
-	f.DurationVar(&t.timeout, "timeout", swe.DefaultTimeout, "time limit of each test command; its whole process tree is killed")
+	t.timeout = swe.DefaultTimeout
+	f.Var(secondsValue{&t.timeout}, "timeout", "time limit of each test command, a duration (30m) or seconds as the official harness takes it (1800); its whole process tree is killed")
 	f.StringArrayVar(&t.env, "env", nil, "`KEY=VALUE` for the test command (repeatable)")
 	f.StringArrayVar(&t.writable, "writable", nil, "another `DIR` the test command may write to (repeatable)")
 	f.StringArrayVar(&t.readOnly, "ro-bind", nil, "another host `PATH` the test command may read, such as a toolchain or module cache outside /usr (repeatable); the sandbox shows nothing else of the host but the system directories")
 	f.Uint64Var(&t.memory, "memory", 0, "address-space limit of the test command in `BYTES` (0: none)")
-	f.StringVar(&t.workDir, "work-dir", "", "`DIR` where worktrees are made (default: the system's temporary directory)")
+	f.StringVar(&t.workDir, "work-dir", "", "`DIR` where worktrees are made (default: the system's temporary directory; also --testbed)")
 	f.StringVar(&t.envStore, "env-store", "", "environment store `DIR` (patchbench env): tests run in the base commit's restored environment instead of a fresh worktree")
 	f.IntVar(&t.workers, "workers", 0, "instances evaluated at once (0: 32 with --no-tests, else the number of CPUs)")
-	f.IntVar(&t.maxWorkers, "max-workers", 0, "another name of --workers, as the official harness calls it")
+	f.IntVar(&t.maxWorkers, "max-workers", 0, "another name of --workers, as the official harness calls it (also --max_workers)")
+	f.SetNormalizeFunc(harnessNames)
+}
+
+// harnessAliases are the official harness's flag spellings (its
+// run_evaluation.py, and the old harness's --swe_bench_tasks, --log_dir
+// and --testbed) and the patchbench flags they mean. pflag reads each as
+// the flag it names; --instance_ids also takes space-separated ids (see
+// ExpandNargs).
+var harnessAliases = map[string]string{
+	"dataset_name":     "dataset",
+	"swe_bench_tasks":  "dataset",
+	"predictions_path": "predictions",
+	"max_workers":      "max-workers",
+	"run_id":           "run-id",
+	"instance_ids":     "instance-ids",
+	"report_dir":       "report-dir",
+	"log_dir":          "out",
+	"testbed":          "work-dir",
+}
+
+func harnessNames(f *pflag.FlagSet, name string) pflag.NormalizedName {
+	if n, ok := harnessAliases[name]; ok && f.Lookup(n) != nil {
+		return pflag.NormalizedName(n)
+	}
+	return pflag.NormalizedName(name)
+}
+
+// nargsFlags take every word after them up to the next flag, as the
+// official harness's argparse nargs="+" does.
+var nargsFlags = []string{"--instance_ids"}
+
+// ExpandNargs rewrites "--instance_ids A B C" as "--instance_ids=A
+// --instance_ids=B --instance_ids=C", so that the official harness's
+// space-separated ids parse; the words stop at the first that begins with
+// "-", and nothing after "--" changes.
+func ExpandNargs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if !slices.Contains(nargsFlags, a) {
+			out = append(out, a)
+			continue
+		}
+		j := i + 1
+		for ; j < len(args) && !strings.HasPrefix(args[j], "-"); j++ {
+			out = append(out, a+"="+args[j])
+		}
+		if j == i+1 {
+			out = append(out, a) // no value: pflag says so
+		}
+		i = j - 1
+	}
+	return out
 }
 
 // checkWorkers makes --max-workers the value of --workers, refusing both
@@ -137,6 +198,8 @@ type sweEvalOptions struct {
 	swe.Config
 	tests           sweTestFlags
 	instanceIDsFile string
+	split           string
+	reportDir       string
 }
 
 func newSWEEvalCommand(sio cli.Stdio) *cobra.Command {
@@ -174,6 +237,13 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 				return err
 			}
 			o.tests.apply(cmd.Flags(), &o.Config, true)
+			if o.Out == "" {
+				o.Out = filepath.Join("runs", swe.SafeID(o.RunID))
+			}
+			if o.split != "" {
+				o.Dataset = withSplit(o.Dataset, o.split)
+			}
+			o.ReportDir = o.reportDir
 			if o.instanceIDsFile != "" {
 				ids, err := readIDsFile(o.instanceIDsFile)
 				if err != nil {
@@ -185,18 +255,21 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Dataset, "dataset", "", "dataset `PATH` (.jsonl, .json or .parquet)"+datasetFlagHelp)
-	f.StringVar(&o.Predictions, "predictions", "", "predictions `PATH` (.json or .jsonl), or gold for the dataset's gold patches")
+	f.StringVar(&o.Dataset, "dataset", "", "dataset `PATH` (.jsonl, .json or .parquet)"+datasetFlagHelp+" (also --dataset_name, --swe_bench_tasks)")
+	f.StringVar(&o.split, "split", "", "the split of a Hugging Face --dataset given without one (the official harness's --split; a file has none)")
+	f.StringVar(&o.Predictions, "predictions", "", "predictions `PATH` (.json or .jsonl), or gold for the dataset's gold patches (also --predictions_path)")
+	f.StringVar(&o.Apply, "apply", swe.ApplyTolerant, "the patch stage's applier: tolerant (extract, repair, place), official (the official harness's chain on the raw model_patch: git apply --verbose, git apply --verbose --reject, patch --batch --fuzz=5 -p1 -i) or git (git apply alone)")
+	f.StringVar(&o.reportDir, "report-dir", "", "also write the official harness's summary MODEL.RUN_ID.json into `DIR` (also --report_dir)")
 	f.StringVar(&o.Repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME, cloned once when missing")
 	f.StringVar(&o.CloneFrom, "clone-from", "", "clone missing repositories from `URL`/OWNER/NAME (default https://github.com)")
-	f.StringVar(&o.RunID, "run-id", "", "`ID` naming the run in the reports")
-	f.StringVar(&o.Out, "out", "", "run `DIR` for results and reports")
+	f.StringVar(&o.RunID, "run-id", "", "`ID` naming the run in the reports (also --run_id)")
+	f.StringVar(&o.Out, "out", "", "run `DIR` for results and reports (default runs/ID; also --log_dir)")
 	f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run in --out")
-	f.StringSliceVar(&o.InstanceIDs, "instance-ids", nil, "evaluate only these instance `ID`s (comma-separated or repeated; the official harness's --instance_ids); an id not in the dataset is an error")
+	f.StringSliceVar(&o.InstanceIDs, "instance-ids", nil, "evaluate only these instance `ID`s (comma-separated or repeated; also --instance_ids A B C, space-separated as the official harness takes them); an id not in the dataset is an error")
 	f.StringVar(&o.instanceIDsFile, "instance-ids-file", "", "`FILE` of instance ids to evaluate, one a line (blank lines and # comments ignored), added to --instance-ids")
 	f.StringVar(&o.Shard, "shard", "", "evaluate part `i/n` of the instances (env/n: i from $JOB_COMPLETION_INDEX); see patchbench merge")
 	o.tests.register(f)
-	for _, name := range []string{"dataset", "predictions", "repos", "run-id", "out"} {
+	for _, name := range []string{"dataset", "predictions", "repos", "run-id"} {
 		cmd.MarkFlagRequired(name)
 	}
 	return cmd
@@ -220,6 +293,15 @@ func readIDsFile(path string) ([]string, error) {
 		return nil, fmt.Errorf("--instance-ids-file %s: no instance id", path)
 	}
 	return ids, nil
+}
+
+// withSplit gives a Hugging Face dataset id without a split the split
+// named by --split; a file, or an id with a split, is kept.
+func withSplit(dataset, split string) string {
+	if _, err := os.Stat(dataset); err == nil || !hfhub.LooksLikeRef(dataset) || strings.Contains(dataset, ":") {
+		return dataset
+	}
+	return dataset + ":" + split
 }
 
 func runSWEEval(cmd *cobra.Command, c swe.Config, sio cli.Stdio) error {
@@ -281,6 +363,8 @@ into that run: results.jsonl and every report are rewritten atomically.
 
 --type malformed selects malformed; apply-failed selects apply_failed; infra
 selects test_error, test_timeout and infra_error; all selects all of these.
+SWE4CC's names work too: apply_failed and patch_failed (apply-failed), docker
+(infra).
 --dry-run prints the selected instance ids, one a line, and changes nothing.
 Test-stage flags given here override the earlier run's.
 
@@ -292,7 +376,7 @@ Prints the status counts before and after. Exit status as for swe eval.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.from, "from", "", "run `DIR` of an earlier swe eval")
-	f.StringVar(&o.typ, "type", "", "which failures: malformed, apply-failed, infra or all")
+	f.StringVar(&o.typ, "type", "", "which failures: malformed, apply-failed, infra or all (SWE4CC's apply_failed, patch_failed, docker are aliases)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list the instances that would be re-evaluated; change nothing")
 	o.tests.register(f)
 	cmd.MarkFlagRequired("from")
