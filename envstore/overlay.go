@@ -70,6 +70,12 @@ func (s *Store) Materialize(ctx context.Context, commit string) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	return s.materialize(ctx, m)
+}
+
+// materialize is Materialize for a manifest already read (a restore has
+// it: decoding it again would double the one cost that grows with the tree).
+func (s *Store) materialize(ctx context.Context, m *Manifest) (string, error) {
 	dst := s.treePath(m.Commit)
 	if _, err := os.Lstat(dst); err == nil {
 		return dst, nil
@@ -160,7 +166,7 @@ func probeOverlay(dir string) (bool, string) {
 // restoreOverlay mounts the commit's tree at abs (an empty directory or
 // none) with a fresh upper layer beside it.
 func (s *Store) restoreOverlay(ctx context.Context, m *Manifest, abs string, opts RestoreOptions, res *RestoreResult) error {
-	tree, err := s.Materialize(ctx, m.Commit)
+	tree, err := s.materialize(ctx, m)
 	if err != nil {
 		return err
 	}
