@@ -15,6 +15,7 @@ import (
 
 	"github.com/patchbench/patchbench/bench/loc"
 	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/codesearch"
 	"github.com/patchbench/patchbench/hfhub"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/repo"
@@ -272,7 +273,7 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes, or relace-mcp's schema)")
 	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools); default agentic when --model is given")
-	f.StringVar(&o.signals, "signals", "all", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(loc.Signals, ", ")+"; all, none, or all,-NAME to leave one out")
+	f.StringVar(&o.signals, "signals", "all", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(codesearch.Signals, ", ")+"; all, none, or all,-NAME to leave one out")
 	f.StringVar(&o.indexDir, "index-cache", "", "`DIR` caching the indexed mode's indexes (default REPOS/.loc-index)")
 	o.repos.register(cmd)
 	o.model.register(f, "reference (the ground truth), replay/FILE (LocAgent loc_outputs.jsonl or relace-style answers), openai/NAME, anthropic/NAME (agentic)")
@@ -389,7 +390,7 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	if err := usable(sio, cmd, o.dataset, "case", len(cases), bad); err != nil {
 		return loc.RunOptions{}, err
 	}
-	if _, err := loc.ParseSignals(o.signals); err != nil {
+	if _, err := codesearch.ParseSignals(o.signals); err != nil {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --signals: %w", cmd, err))
 	}
 	idx := o.indexDir
