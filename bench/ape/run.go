@@ -114,6 +114,21 @@ type Result struct {
 	Faults
 }
 
+// Benchmark is APE-Bench (ape run and ape judge) as merge, report and the
+// HTML page know it.
+func Benchmark() *runner.Benchmark {
+	return &runner.Benchmark{
+		Name: "ape", ResultsFile: ResultsFile, Row: &Result{},
+		WriteReport: func(dir, _ string, info map[string]any) error {
+			n, _ := info["n"].(float64)
+			k, _ := info["k"].(float64)
+			ratio, _ := info["k_ratio"].(float64)
+			_, err := WriteReport(dir, int(n), int(k), ratio)
+			return err
+		},
+	}
+}
+
 type sample struct {
 	task *Task
 	n    int
