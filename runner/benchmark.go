@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/patchbench/patchbench/report/html"
 )
 
 // Benchmark is what a benchmark registers with the commands that read its
@@ -29,6 +31,10 @@ type Benchmark struct {
 	// merge calls it on the merged run, which will lie in out (absolute).
 	// It may edit info, which is then written as run.json.
 	WriteReport func(dir, out string, info map[string]any) error
+	// Page is how the HTML page shows its rows: the case table, the
+	// status words, the charts and each case's edit (the page knows no
+	// benchmark by name).
+	Page *html.Kind
 }
 
 // Recognises reports whether info, a run.json, is a run of b.

@@ -324,7 +324,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 // Benchmark is Diff-XYZ as merge, report and the HTML page know it.
 func Benchmark() *runner.Benchmark {
 	return &runner.Benchmark{
-		Name: "diffxyz", ResultsFile: ResultsFile, Row: &Result{},
+		Name: "diffxyz", ResultsFile: ResultsFile, Row: &Result{}, Page: Page(),
 		WriteReport: func(dir, _ string, _ map[string]any) error {
 			_, _, _, err := WriteReport(dir)
 			return err

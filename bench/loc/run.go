@@ -120,7 +120,7 @@ type RunInfo struct {
 // Benchmark is Loc-Bench as merge, report and the HTML page know it.
 func Benchmark() *runner.Benchmark {
 	return &runner.Benchmark{
-		Name: "loc", ResultsFile: ResultsFile, Row: &Result{},
+		Name: "loc", ResultsFile: ResultsFile, Row: &Result{}, Page: Page(),
 		WriteReport: func(dir, _ string, info map[string]any) error {
 			dataset, _ := info["dataset"].(string)
 			_, _, _, err := WriteReport(dir, dataset)

@@ -661,7 +661,7 @@ var resumeMayChange = []string{"dataset", "predictions", "repos", "clone_from", 
 // run.json, the run's Config, is known by its predictions.
 func Benchmark() *runner.Benchmark {
 	return &runner.Benchmark{
-		Name: "swe", ResultsFile: "results.jsonl", Row: &Result{},
+		Name: "swe", ResultsFile: "results.jsonl", Row: &Result{}, Page: Page(),
 		Is:          func(info map[string]any) bool { _, ok := info["predictions"]; return ok },
 		MergeIgnore: []string{"out", "workers"},
 		WriteReport: func(dir, out string, info map[string]any) error {
