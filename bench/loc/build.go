@@ -106,14 +106,20 @@ func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Ca
 	}
 	for _, name := range order {
 		g := missing[name]
-		msg := g.err.Error()
-		if errors.Is(g.err, repo.ErrNotInStore) {
-			msg = fmt.Sprintf("repository not in --repos %s: clone it to %s, or give --clone-from URL to clone missing repositories from URL/%s (https://github.com for GitHub)",
-				store.Dir, filepath.Join(store.Dir, name), name)
-		}
+		msg := repoError(store, name, g.err).Error()
 		problems = append(problems, Problem{ID: name, Err: fmt.Sprintf("%s; %d rows left out: %s", msg, len(g.ids), idList(g.ids)), Rows: len(g.ids)})
 	}
 	return cases, problems, nil
+}
+
+// repoError says how to provide a repository the store does not hold
+// (err wraps [repo.ErrNotInStore]); any other error is returned as it is.
+func repoError(store *repo.Store, name string, err error) error {
+	if !errors.Is(err, repo.ErrNotInStore) {
+		return err
+	}
+	return fmt.Errorf("repository not in --repos %s: clone it to %s, or give --clone-from URL to clone missing repositories from URL/%s (https://github.com for GitHub)",
+		store.Dir, filepath.Join(store.Dir, name), name)
 }
 
 // repoFailure is a repository a build could not have, and the rows it

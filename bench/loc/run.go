@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchbench/patchbench/codesearch"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 )
@@ -38,7 +39,7 @@ type RunOptions struct {
 	Model string
 	// IndexDir caches the indexed mode's indexes (see [Indexed]).
 	IndexDir string
-	// Signals are the indexed mode's signals (see [ParseSignals]); empty
+	// Signals are the indexed mode's signals (see [codesearch.ParseSignals]); empty
 	// means all.
 	Signals string
 	// MaxTurns and Temperature configure the agentic search (loc grid
@@ -60,7 +61,7 @@ type RunSummary struct {
 	Report           *Report
 	Rows, FailedRows int
 	// Index counts the indexes built and loaded (indexed mode).
-	Index *IndexStats
+	Index *codesearch.IndexStats
 }
 
 // Searcher returns the searcher the options select, and a function that
@@ -79,7 +80,7 @@ func (o RunOptions) searcher(ctx context.Context) (Searcher, func() error, error
 		}
 		ix := NewIndexed(o.IndexDir)
 		if o.Signals != "" {
-			on, err := ParseSignals(o.Signals)
+			on, err := codesearch.ParseSignals(o.Signals)
 			if err != nil {
 				return nil, nil, err
 			}
