@@ -238,25 +238,43 @@ func ownPlaces(t *text, hunks []*looseHunk) ([]ownState, []int) {
 }
 
 // ownPlacesOf is ownPlaces over n hunks that hunk(i) gives, each asked
-// for when judged (twice): a strictly parsed patch of many hunks is never
-// converted whole.
+// for once: a strictly parsed patch of many hunks is never converted
+// whole.
 func ownPlacesOf(t *text, n int, hunk func(i int) *looseHunk) ([]ownState, []int) {
 	// The offset after a hunk with both sides at its place depends on
-	// which it is: one pass reads every such hunk as not applied, one as
-	// applied.
-	pass := func(bothApplied bool) ([]ownState, []int) {
-		st := make([]ownState, n)
-		ats := make([]int, n)
-		off := 0
-		for i := range n {
-			h := hunk(i)
-			at := ownStart(h, off)
-			st[i], ats[i] = ownPlace(t, h, at), at
-			if st[i] == ownNew || st[i] == ownBoth && bothApplied {
-				off += delta(h)
+	// which it is: reading A takes every such hunk as not applied,
+	// reading B as applied. Both are made in one pass.
+	stA, atsA := make([]ownState, n), make([]int, n)
+	stB, atsB := make([]ownState, n), make([]int, n)
+	longer := make([]ownState, n) // what the longer side says of a hunk with both sides
+	offA, offB := 0, 0
+	for i := range n {
+		h := hunk(i)
+		atsA[i] = ownStart(h, offA)
+		stA[i] = ownPlace(t, h, atsA[i])
+		atsB[i], stB[i] = atsA[i], stA[i]
+		if offB != offA {
+			atsB[i] = ownStart(h, offB)
+			stB[i] = ownPlace(t, h, atsB[i])
+		}
+		d := delta(h)
+		if stA[i] == ownNew {
+			offA += d
+		}
+		if stB[i] == ownNew || stB[i] == ownBoth {
+			offB += d
+		}
+		if stA[i] == ownBoth {
+			// An empty old side (a hunk without context that only adds)
+			// says nothing: it stays ownBoth.
+			longer[i] = ownBoth
+			if nOld, nNew, ok := sideLens(h); ok && nOld > 0 {
+				longer[i] = ownOld
+				if nNew > nOld {
+					longer[i] = ownNew
+				}
 			}
 		}
-		return st, ats
 	}
 	// fits reports whether no hunk contradicts the reading that every
 	// hunk is at side s (or both), and whether one says it alone.
@@ -275,8 +293,6 @@ func ownPlacesOf(t *text, n int, hunk func(i int) *looseHunk) ([]ownState, []int
 			}
 		}
 	}
-	stA, atsA := pass(false)
-	stB, atsB := pass(true)
 	cA, dA := fits(stA, ownOld)
 	cB, dB := fits(stB, ownNew)
 	switch {
@@ -294,16 +310,8 @@ func ownPlacesOf(t *text, n int, hunk func(i int) *looseHunk) ([]ownState, []int
 	// with the very lines the longer side adds. A hunk without context
 	// that only adds has an empty old side, which says nothing: refused.
 	for i, x := range stA {
-		if x != ownBoth {
-			continue
-		}
-		old, neu, _ := sides(hunk(i))
-		switch {
-		case len(old) == 0:
-		case len(neu) > len(old):
-			stA[i] = ownNew
-		default:
-			stA[i] = ownOld
+		if x == ownBoth {
+			stA[i] = longer[i]
 		}
 	}
 	return stA, atsA
@@ -386,16 +394,21 @@ func strictOnce(p *patch.Patch, fsys patch.FileSystem, reverse bool) bool {
 			return false
 		}
 		// Each hunk is converted when judged, not the patch whole.
+		noCtx := false
 		hunk := func(i int) *looseHunk {
 			h := looseOf(fp.Hunks[i])
 			if reverse {
 				h.reverse()
 			}
+			noCtx = noCtx || noContext(h)
 			return h
 		}
 		st, _ := ownPlacesOf(newText(c), len(fp.Hunks), hunk)
-		for i, s := range st {
-			if s == ownNew || s == ownBoth || s == ownElsewhere || noContext(hunk(i)) {
+		if noCtx {
+			return false
+		}
+		for _, s := range st {
+			if s == ownNew || s == ownBoth || s == ownElsewhere {
 				return false
 			}
 		}
