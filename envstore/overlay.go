@@ -28,7 +28,11 @@ import (
 // the destination (.<name>.overlay/), so every write (root's included: an
 // append, a truncate, a chmod, a rename, a delete) lands in the upper layer
 // and the store's files are never opened for writing. Mounting costs the
-// same whatever the tree's size.
+// same whatever the tree's size, and so does the check that the tree is
+// complete and made from the manifest the store holds (a marker beside the
+// tree, checked by a stat of the manifest, which is not decoded). Without
+// the privilege to mount the kernel's overlay, fuse-overlayfs mounts one
+// where it works.
 //
 // Each mount is recorded twice: in the layer directory beside the
 // destination (record.json, which Release reads) and in the store
