@@ -1,4 +1,4 @@
-package loc
+package codesearch
 
 import (
 	"fmt"
@@ -216,14 +216,15 @@ func isTestPath(p string) bool {
 		strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec") || stem == "conftest"
 }
 
-// ranking is the fused answer of the indexed search.
-type ranking struct {
-	files     []string
-	functions []Chunk
+// Ranking is the fused answer of the indexed search: files and function
+// chunks, best first.
+type Ranking struct {
+	Files     []string
+	Functions []Chunk
 }
 
 // rank fuses BM25 over the chunks with the signals that are on.
-func (ix *Index) rank(query string, on map[string]bool) ranking {
+func (ix *Index) rank(query string, on map[string]bool) Ranking {
 	is := parseIssue(query, on[SignalClean])
 	t := ix.tables()
 
@@ -313,13 +314,13 @@ func (ix *Index) rank(query string, on map[string]bool) ranking {
 		p, _, _ := strings.Cut(id, ":")
 		funcScore[id] += fileScore[p]
 	}
-	r := ranking{files: ranked(fileScore).order()}
+	r := Ranking{Files: ranked(fileScore).order()}
 	for _, id := range ranked(funcScore).order() {
-		r.functions = append(r.functions, chunkOf[id])
+		r.Functions = append(r.Functions, chunkOf[id])
 	}
 	if on[SignalTests] && !is.aboutTests {
-		r.files = demote(r.files, func(p string) bool { return isTestPath(p) })
-		r.functions = demote(r.functions, func(c Chunk) bool { return isTestPath(c.Path) })
+		r.Files = demote(r.Files, func(p string) bool { return isTestPath(p) })
+		r.Functions = demote(r.Functions, func(c Chunk) bool { return isTestPath(c.Path) })
 	}
 	return r
 }
