@@ -461,7 +461,7 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	if err := o.repos.resolve(); err != nil {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: %w", cmd, err))
 	}
-	ropts, err := o.run.options(cmd, resultsFile, sio)
+	ropts, sess, err := o.run.options(cmd, resultsFile, sio)
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
 	}
@@ -486,7 +486,7 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	}
 	ro := loc.RunOptions{
 		Cases: cases, Dataset: o.dataset, Repos: o.repos.repos, CloneFrom: o.repos.cloneFrom,
-		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force,
+		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force, Session: sess,
 	}
 	if o.mode == loc.ModeAgentic && o.model.model != "reference" && !strings.HasPrefix(o.model.model, "replay/") {
 		mopts, samp, err := o.model.options(cmd, o.run.out)
@@ -564,11 +564,10 @@ func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {
 	if err != nil {
 		return err
 	}
-	dir, err := o.run.openDir("loc run", loc.ResultsFile, &ro.Runner)
-	if err != nil {
+	if err := openDir(ro.Session, &ro.Runner); err != nil {
 		return err
 	}
-	defer dir.Release()
+	defer ro.Session.Close()
 	sum, err := loc.Run(ctx, ro)
 	if sum.Report != nil {
 		if o.verbose {
@@ -656,7 +655,7 @@ func (v secondsValue) Type() string { return "duration" }
 func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSummary, err error) error {
 	if r.dryRun {
 		if err != nil {
-			return cli.Usage(err)
+			return exit(ctx, runner.Ending{Err: err, DryRun: true})
 		}
 		for _, c := range sum.Pending {
 			fmt.Fprintln(sio.Out, c.ID)
@@ -687,13 +686,6 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 				ix.Queries, ix.QueryTime.Round(time.Microsecond))
 		}
 	}
-	switch {
-	case err != nil && sum.Report == nil && sum.Done == 0 && ctx.Err() == nil && !errors.Is(err, runner.ErrFailFast):
-		return cli.Usage(err)
-	case err != nil:
-		return cli.Failed(err)
-	case sum.FailedRows > 0:
-		return cli.Failed(fmt.Errorf("%d of %d cases failed (see the error field of %s)", sum.FailedRows, sum.Rows, loc.ResultsFile))
-	}
-	return nil
+	return exit(ctx, runner.Ending{Err: err, Started: sum.Report != nil || sum.Done > 0,
+		Failures: []error{runner.FailedRows(sum.FailedRows, sum.Rows, "cases")}})
 }
