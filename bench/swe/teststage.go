@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -201,7 +200,7 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		if err := resetFiles(ctx, r, commit, tree, inst.TestPatch); err != nil {
 			return testOutcome{status: StatusTestError, reason: err.Error()}
 		}
-		if err := gitApply(ctx, tree, inst.TestPatch); err != nil {
+		if err := repo.ApplyInDir(ctx, tree, inst.TestPatch); err != nil {
 			return testOutcome{status: StatusTestError, reason: "the test patch does not apply: " + err.Error()}
 		}
 	}
@@ -366,21 +365,6 @@ func resetFiles(ctx context.Context, r *repo.Repo, commit, dir, testPatch string
 	}
 	if err := root.WriteResults(results); err != nil {
 		return fmt.Errorf("reset: %w", err)
-	}
-	return nil
-}
-
-// gitApply applies a patch in dir with git apply.
-func gitApply(ctx context.Context, dir, text string) error {
-	cmd := exec.CommandContext(ctx, "git", "apply", "--whitespace=nowarn", "-")
-	cmd.Dir = dir
-	// A restored environment has no .git: stop git from taking a
-	// repository above it for the tree's.
-	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
-	cmd.Stdin = strings.NewReader(text)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("git apply: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
