@@ -817,7 +817,7 @@ func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.M
 	s.clock(&s.querying, true)
 	on := s.Signals
 	if on == nil {
-		on, _ = ParseSignals("all")
+		on, _ = ParseSignals(DefaultSignals)
 	}
 	r := ix.rank(c.Query, on)
 	s.clock(&s.querying, false)

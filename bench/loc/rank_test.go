@@ -264,6 +264,8 @@ func TestIndexedMemoryBudget(t *testing.T) {
 	ctx := context.Background()
 	s := NewIndexed(t.TempDir())
 	s.MaxMemory = 1
+	// stems (off by default) puts youtube.py first.
+	s.Signals, _ = ParseSignals("all")
 	c := Case{ID: "a", BaseCommit: commit, Query: "[youtube] formats missing"}
 	for i := 0; i < 2; i++ {
 		ans, err := s.Search(ctx, c, r, nil)
@@ -360,5 +362,27 @@ func TestBlobCacheMovedBlob(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(posting{}), cmpopts.IgnoreUnexported(Index{})); diff != "" {
 		t.Fatalf("index from a moved cached blob (-scratch +cached):\n%s", diff)
+	}
+}
+
+// TestParseSignalsDefault: "default" is DefaultSignals (names and stems
+// off), and a list can start from it.
+func TestParseSignalsDefault(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want map[string]bool
+	}{
+		{"default", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: true}},
+		{"default,names", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: true, SignalNames: true}},
+		{"default,-tests", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: false}},
+		{"all", map[string]bool{SignalClean: true, SignalPaths: true, SignalNames: true, SignalStems: true, SignalTests: true}},
+	} {
+		got, err := ParseSignals(tc.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParseSignals(%q) (-want +got):\n%s", tc.in, diff)
+		}
 	}
 }

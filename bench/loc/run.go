@@ -39,7 +39,7 @@ type RunOptions struct {
 	// IndexDir caches the indexed mode's indexes (see [Indexed]).
 	IndexDir string
 	// Signals are the indexed mode's signals (see [ParseSignals]); empty
-	// means all.
+	// means [DefaultSignals].
 	Signals string
 	// MaxTurns and Temperature configure the agentic search (loc grid
 	// varies them); ModelOptions is its model-call path.
