@@ -36,10 +36,13 @@ const (
 	// SignalStubs ranks type stubs (.pyi) and test fixtures after the
 	// code they describe unless the title names them.
 	SignalStubs = "stubs"
+	// SignalFiles adds file-level evidence: files ranked by their chunks'
+	// BM25 scores added up, beside the ranking by their best chunk.
+	SignalFiles = "files"
 )
 
 // Signals are every signal, in ablation order.
-var Signals = []string{SignalClean, SignalPaths, SignalNames, SignalStems, SignalTests, SignalExamples, SignalStubs}
+var Signals = []string{SignalClean, SignalPaths, SignalNames, SignalStems, SignalTests, SignalExamples, SignalStubs, SignalFiles}
 
 // DefaultSignals are the signals on when none are chosen ("default"):
 // those that do not lower file Acc@5 on the held-out part of the split in
@@ -296,6 +299,13 @@ func (ix *Index) rank(query string, on map[string]bool) ranking {
 	funcScore := map[string]float64{}
 	fuse(fileScore, bmFiles)
 	fuse(funcScore, bmFuncs)
+	if on[SignalFiles] {
+		sums := ranked{}
+		for _, h := range hits {
+			sums[h.Chunk.Path] += h.Score
+		}
+		fuse(fileScore, sums)
+	}
 
 	if on[SignalPaths] {
 		// Frames nearest the error first, then paths and modules in the

@@ -376,7 +376,7 @@ func TestParseSignalsDefault(t *testing.T) {
 		{"default,names", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: true, SignalStubs: true, SignalNames: true}},
 		{"default,-tests", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: false, SignalStubs: true}},
 		{"all", map[string]bool{SignalClean: true, SignalPaths: true, SignalNames: true, SignalStems: true, SignalTests: true,
-			SignalExamples: true, SignalStubs: true}},
+			SignalExamples: true, SignalStubs: true, SignalFiles: true}},
 	} {
 		got, err := ParseSignals(tc.in)
 		if err != nil {
