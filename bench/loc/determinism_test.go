@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,20 +24,35 @@ import (
 // case's ranks 4-10 depend on the case run before it) and changes
 // another file.
 func TestRunDeterministic(t *testing.T) {
-	_, dir, _ := rankRepo(t)
-	ctx := context.Background()
-	if _, err := gittest.Run(t, dir, "", "tag", "one"); err != nil {
-		t.Fatal(err)
+	gittest.Need(t)
+	repos := filepath.Join(t.TempDir(), "repos")
+	dir := filepath.Join(repos, "acme", "proj")
+	files := map[string]string{
+		"pkg/extractor/youtube.py": "class YoutubeIE:\n    def _real_extract(self, url):\n        return self._download_json(url)\n",
+		"pkg/extractor/common.py": "class InfoExtractor:\n    def _download_json(self, url):\n" +
+			strings.Repeat("        # formats missing when the video download fails, formats again\n", 20) + "        return url\n",
+		"pkg/array/overlap.py":  "def map_overlap(x, depth):\n    return x\n\n\ndef trim(x):\n    return x\n",
+		"pkg/array/core.py":     "def compute(x):\n    y = x + 1\n    return y\n\n\ndef persist(x):\n    return x\n",
+		"pkg/array/chunks.py":   "def normalize(chunks):\n    # chunk smaller than overlap depth fails, chunk chunk\n    return chunks\n",
+		"tests/test_overlap.py": "from pkg.array.overlap import map_overlap\n\n\ndef test_map_overlap():\n    map_overlap(1, 2)\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "one"}, {"tag", "one"}} {
+		if _, err := gittest.Run(t, dir, "", args...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	os.WriteFile(filepath.Join(dir, "pkg/array/core.py"), []byte("def compute(x):\n    # overlap depth chunk\n    return x * 2\n"), 0o644)
 	for _, args := range [][]string{{"mv", "pkg/array/overlap.py", "pkg/array/ghost.py"}, {"add", "."}, {"commit", "-q", "-m", "two"}, {"tag", "two"}} {
 		if _, err := gittest.Run(t, dir, "", args...); err != nil {
 			t.Fatal(err)
 		}
-	}
-	repos := filepath.Join(t.TempDir(), "repos")
-	if _, err := gittest.Run(t, ".", "", "clone", "-q", "--bare", dir, filepath.Join(repos, "acme", "proj")); err != nil {
-		t.Fatal(err)
 	}
 	queries := []string{
 		"map_overlap fails when a chunk is smaller than the overlap depth",
@@ -70,7 +86,7 @@ func TestRunDeterministic(t *testing.T) {
 			cs = append(cs, cases[j])
 		}
 		out, idx := t.TempDir(), t.TempDir()
-		if _, err := Run(ctx, RunOptions{Cases: cs, Repos: repos, Out: out, Mode: ModeIndexed, IndexDir: idx,
+		if _, err := Run(context.Background(), RunOptions{Cases: cs, Repos: repos, Out: out, Mode: ModeIndexed, IndexDir: idx,
 			Runner: runner.Options{Workers: r.workers}}); err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}

@@ -260,7 +260,7 @@ func WriteReport(dir, dataset string) (*Report, int, int, error) {
 	if err := rep.WriteFiles(dir); err != nil {
 		return nil, 0, 0, err
 	}
-	if err := html.WriteRunDir(dir, title, html.KindLoc, nil); err != nil {
+	if err := html.WriteRunDir(dir, title, Page(), nil); err != nil {
 		return nil, 0, 0, fmt.Errorf("loc: %w", err)
 	}
 	return rep, len(rows), failed, nil

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/patchbench/patchbench/codesearch"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/runner"
 )
@@ -38,8 +38,8 @@ type RunOptions struct {
 	Model string
 	// IndexDir caches the indexed mode's indexes (see [Indexed]).
 	IndexDir string
-	// Signals are the indexed mode's signals (see [ParseSignals]); empty
-	// means [DefaultSignals].
+	// Signals are the indexed mode's signals (see [codesearch.ParseSignals]);
+	// empty means [codesearch.DefaultSignals].
 	Signals string
 	// MaxTurns and Temperature configure the agentic search (loc grid
 	// varies them); ModelOptions is its model-call path.
@@ -52,6 +52,10 @@ type RunOptions struct {
 	Runner  runner.Options
 	// Force discards an existing results file first.
 	Force bool
+	// Session, when set, is the run's hold on Out that the caller took
+	// (see runner.Session); without it Run makes one from Out, Force and
+	// Runner, and the runner locks Out for the length of the run.
+	Session *runner.Session
 }
 
 // RunSummary is what [Run] did.
@@ -60,7 +64,7 @@ type RunSummary struct {
 	Report           *Report
 	Rows, FailedRows int
 	// Index counts the indexes built and loaded (indexed mode).
-	Index *IndexStats
+	Index *codesearch.IndexStats
 }
 
 // Searcher returns the searcher the options select, and a function that
@@ -79,7 +83,7 @@ func (o RunOptions) searcher(ctx context.Context) (Searcher, func() error, error
 		}
 		ix := NewIndexed(o.IndexDir)
 		if o.Signals != "" {
-			on, err := ParseSignals(o.Signals)
+			on, err := codesearch.ParseSignals(o.Signals)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -111,6 +115,18 @@ type RunInfo struct {
 	Shuffle       bool     `json:"shuffle,omitempty"`
 	ShuffleSeed   int64    `json:"shuffle_seed,omitempty"`
 	Shard         string   `json:"shard,omitempty"`
+}
+
+// Benchmark is Loc-Bench as merge, report and the HTML page know it.
+func Benchmark() *runner.Benchmark {
+	return &runner.Benchmark{
+		Name: "loc", ResultsFile: ResultsFile, Row: &Result{}, Page: Page(),
+		WriteReport: func(dir, _ string, info map[string]any) error {
+			dataset, _ := info["dataset"].(string)
+			_, _, _, err := WriteReport(dir, dataset)
+			return err
+		},
+	}
 }
 
 // Run searches every selected case, appends one scored row per case to
@@ -163,13 +179,13 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 	}
 	// A resume must be of the same run; the dataset is compared by its
 	// bytes, not its path.
-	if err := runner.RecordRun(o.Out, info, ropts.Resume, "dataset"); err != nil {
-		return RunSummary{}, fmt.Errorf("loc run: %w", err)
+	sess := o.Session
+	if sess == nil {
+		sess = runner.NewSession(runner.SessionOptions{Out: o.Out, ResultsFile: ResultsFile, Resume: ropts.Resume, Force: o.Force})
 	}
-	if o.Force {
-		if err := os.Remove(ropts.Out); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return RunSummary{}, fmt.Errorf("loc run: %w", err)
-		}
+	sess.MayChange = []string{"dataset"}
+	if err := sess.Record(info); err != nil {
+		return RunSummary{}, fmt.Errorf("loc run: %w", err)
 	}
 	store := repo.NewStore(o.Repos)
 	store.BaseURL, store.NoClone = o.CloneFrom, o.CloneFrom == ""

@@ -16,6 +16,7 @@ import (
 
 	"github.com/patchbench/patchbench/bench/loc"
 	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/codesearch"
 	"github.com/patchbench/patchbench/hfhub"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/repo"
@@ -356,7 +357,7 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes, or relace-mcp's schema)")
 	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools); default agentic when --model is given")
-	f.StringVar(&o.signals, "signals", "default", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(loc.Signals, ", ")+"; default ("+loc.DefaultSignals+"), all, none, or all,-NAME to leave one out")
+	f.StringVar(&o.signals, "signals", "default", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(codesearch.Signals, ", ")+"; default ("+codesearch.DefaultSignals+"), all, none, or all,-NAME to leave one out")
 	f.StringVar(&o.indexDir, "index-cache", "", "`DIR` caching the indexed mode's indexes (default REPOS/.loc-index)")
 	o.repos.register(cmd)
 	o.model.register(f, "reference (the ground truth), replay/FILE (LocAgent loc_outputs.jsonl or relace-style answers), openai/NAME, anthropic/NAME (agentic)")
@@ -460,7 +461,7 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	if err := o.repos.resolve(); err != nil {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: %w", cmd, err))
 	}
-	ropts, err := o.run.options(cmd, resultsFile, sio)
+	ropts, sess, err := o.run.options(cmd, resultsFile, sio)
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
 	}
@@ -476,7 +477,7 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	if err := usable(sio, cmd, o.dataset, "case", len(cases), bad); err != nil {
 		return loc.RunOptions{}, err
 	}
-	if _, err := loc.ParseSignals(o.signals); err != nil {
+	if _, err := codesearch.ParseSignals(o.signals); err != nil {
 		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --signals: %w", cmd, err))
 	}
 	idx := o.indexDir
@@ -485,7 +486,7 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	}
 	ro := loc.RunOptions{
 		Cases: cases, Dataset: o.dataset, Repos: o.repos.repos, CloneFrom: o.repos.cloneFrom,
-		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force,
+		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force, Session: sess,
 	}
 	if o.mode == loc.ModeAgentic && o.model.model != "reference" && !strings.HasPrefix(o.model.model, "replay/") {
 		mopts, samp, err := o.model.options(cmd, o.run.out)
@@ -563,11 +564,10 @@ func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {
 	if err != nil {
 		return err
 	}
-	dir, err := o.run.openDir("loc run", loc.ResultsFile, &ro.Runner)
-	if err != nil {
+	if err := openDir(ro.Session, &ro.Runner); err != nil {
 		return err
 	}
-	defer dir.Release()
+	defer ro.Session.Close()
 	sum, err := loc.Run(ctx, ro)
 	if sum.Report != nil {
 		if o.verbose {
@@ -655,7 +655,7 @@ func (v secondsValue) Type() string { return "duration" }
 func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSummary, err error) error {
 	if r.dryRun {
 		if err != nil {
-			return cli.Usage(err)
+			return exit(ctx, runner.Ending{Err: err, DryRun: true})
 		}
 		for _, c := range sum.Pending {
 			fmt.Fprintln(sio.Out, c.ID)
@@ -686,13 +686,6 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 				ix.Queries, ix.QueryTime.Round(time.Microsecond))
 		}
 	}
-	switch {
-	case err != nil && sum.Report == nil && sum.Done == 0 && ctx.Err() == nil && !errors.Is(err, runner.ErrFailFast):
-		return cli.Usage(err)
-	case err != nil:
-		return cli.Failed(err)
-	case sum.FailedRows > 0:
-		return cli.Failed(fmt.Errorf("%d of %d cases failed (see the error field of %s)", sum.FailedRows, sum.Rows, loc.ResultsFile))
-	}
-	return nil
+	return exit(ctx, runner.Ending{Err: err, Started: sum.Report != nil || sum.Done > 0,
+		Failures: []error{runner.FailedRows(sum.FailedRows, sum.Rows, "cases")}})
 }

@@ -1,4 +1,4 @@
-package loc
+package codesearch
 
 import (
 	"context"
@@ -168,14 +168,14 @@ func TestRankSignals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ix.rank(tc.query, all)
-			if got.files[0] != tc.file {
-				t.Errorf("files = %q, want %s first", got.files, tc.file)
+			if got.Files[0] != tc.file {
+				t.Errorf("files = %q, want %s first", got.Files, tc.file)
 			}
-			if tc.function != "" && (len(got.functions) == 0 || got.functions[0].Path+":"+got.functions[0].Name != tc.function) {
-				t.Errorf("functions = %+v, want %s first", got.functions, tc.function)
+			if tc.function != "" && (len(got.Functions) == 0 || got.Functions[0].Path+":"+got.Functions[0].Name != tc.function) {
+				t.Errorf("functions = %+v, want %s first", got.Functions, tc.function)
 			}
 			off, _ := ParseSignals("all,-" + tc.signal)
-			if without := ix.rank(tc.query, off); len(without.files) > 0 && without.files[0] == tc.file {
+			if without := ix.rank(tc.query, off); len(without.Files) > 0 && without.Files[0] == tc.file {
 				t.Errorf("without %s the file is first too: the test does not test the signal", tc.signal)
 			}
 		})
@@ -184,7 +184,7 @@ func TestRankSignals(t *testing.T) {
 	// them.
 	q := "test_map_overlap fails\nfound by test_map_overlap in CI, when a chunk is smaller than overlap"
 	noTests, _ := ParseSignals("all,-tests")
-	if got, want := ix.rank(q, all).files, ix.rank(q, noTests).files; !cmp.Equal(got, want) || want[0] != "tests/test_overlap.py" {
+	if got, want := ix.rank(q, all).Files, ix.rank(q, noTests).Files; !cmp.Equal(got, want) || want[0] != "tests/test_overlap.py" {
 		t.Errorf("an issue about tests: files = %q, want %q with the test file first", got, want)
 	}
 }
@@ -266,14 +266,14 @@ func TestIndexedMemoryBudget(t *testing.T) {
 	s.MaxMemory = 1
 	// stems (off by default) puts youtube.py first.
 	s.Signals, _ = ParseSignals("all")
-	c := Case{ID: "a", BaseCommit: commit, Query: "[youtube] formats missing"}
+	const query = "[youtube] formats missing"
 	for i := 0; i < 2; i++ {
-		ans, err := s.Search(ctx, c, r, nil)
+		got, err := s.Rank(ctx, r, commit, query)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ans.Found.Files) == 0 || ans.Found.Files[0] != "pkg/extractor/youtube.py" {
-			t.Fatalf("search %d: files %q", i, ans.Found.Files)
+		if len(got.Files) == 0 || got.Files[0] != "pkg/extractor/youtube.py" {
+			t.Fatalf("search %d: files %q", i, got.Files)
 		}
 	}
 	st := s.Stats()
@@ -284,7 +284,7 @@ func TestIndexedMemoryBudget(t *testing.T) {
 	s = NewIndexed(t.TempDir())
 	s.MaxMemory = 0
 	for i := 0; i < 2; i++ {
-		if _, err := s.Search(ctx, c, r, nil); err != nil {
+		if _, err := s.Rank(ctx, r, commit, query); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package loc
+package codesearch
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // back equal, writes the same bytes again, and refuses every truncation
 // of the file and a trailing byte; Indexed rebuilds from a damaged file.
 func TestIndexFile(t *testing.T) {
-	r, commit := agentRepo(t)
+	r, _, commit := rankRepo(t)
 	ix, err := BuildIndex(context.Background(), r, commit)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package loc
+package codesearch
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/repo"
-	"github.com/patchbench/patchbench/runner"
 	"github.com/patchbench/patchbench/symbols"
 )
 
@@ -561,18 +560,15 @@ func (ix *Index) Search(query string, n int) []Hit {
 	return hits
 }
 
-// Indexed is the indexed mode's searcher: BM25 over function-level
-// chunks, no model. Indexes are built once per repository commit, kept in
+// Indexed ranks with BM25 over function-level chunks, no model (loc's
+// indexed mode). Indexes are built once per repository commit, kept in
 // memory for the run and cached on disk under Dir.
 type Indexed struct {
 	// Dir caches the indexes, one file per repository commit; empty
 	// means no disk cache.
 	Dir string
-	// TopFiles, TopFunctions and TopRanges bound the answer: ranked
-	// files and functions, and the chunks whose lines make the ranges.
-	TopFiles, TopFunctions, TopRanges int
 	// Signals are the signals fused with BM25 (see [Signals]); nil
-	// means all.
+	// means [DefaultSignals].
 	Signals map[string]bool
 
 	// MaxMemory bounds the memory of the indexes kept between searches
@@ -629,7 +625,7 @@ const DefaultIndexMemory = 128 << 20
 
 // NewIndexed returns an indexed searcher caching under dir.
 func NewIndexed(dir string) *Indexed {
-	return &Indexed{Dir: dir, TopFiles: 10, TopFunctions: 10, TopRanges: 5, MaxMemory: DefaultIndexMemory,
+	return &Indexed{Dir: dir, MaxMemory: DefaultIndexMemory,
 		indexes: map[string]*indexEntry{}, builds: make(chan struct{}, runtime.GOMAXPROCS(0)),
 		blobs: newBlobCache(DefaultIndexMemory)}
 }
@@ -805,34 +801,24 @@ func (s *Indexed) clock(b *busyClock, start bool) {
 	s.stats.BuildTime, s.stats.LoadTime, s.stats.QueryTime = s.building.total, s.loading.total, s.querying.total
 }
 
-// Search implements [Searcher]: the best chunks for the case's query
-// give the ranked files and functions, and the top chunks' lines the
-// ranges.
-func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.ModelCalls) (Answer, error) {
-	ix, release, err := s.acquire(ctx, rp, c.BaseCommit)
+// Rank ranks the files and function chunks of rp at commit for query
+// with BM25 fused with the signals that are on, and counts the query in
+// the stats.
+func (s *Indexed) Rank(ctx context.Context, rp *repo.Repo, commit, query string) (Ranking, error) {
+	ix, release, err := s.acquire(ctx, rp, commit)
 	defer release()
 	if err != nil {
-		return Answer{}, err
+		return Ranking{}, err
 	}
 	s.clock(&s.querying, true)
 	on := s.Signals
 	if on == nil {
 		on, _ = ParseSignals(DefaultSignals)
 	}
-	r := ix.rank(c.Query, on)
+	r := ix.rank(query, on)
 	s.clock(&s.querying, false)
 	s.mu.Lock()
 	s.stats.Queries++
 	s.mu.Unlock()
-	f := Found{Files: r.files[:min(len(r.files), s.TopFiles)], Ranges: map[string][]Range{}}
-	for i, ch := range r.functions {
-		if i >= s.TopFunctions {
-			break
-		}
-		f.Functions = append(f.Functions, ch.Path+":"+ch.Name)
-		if i < s.TopRanges {
-			f.Ranges[ch.Path] = append(f.Ranges[ch.Path], Range{ch.Start, ch.End})
-		}
-	}
-	return Answer{Found: f}, nil
+	return r, nil
 }

@@ -1,4 +1,4 @@
-package loc
+package codesearch
 
 import (
 	"fmt"
@@ -268,14 +268,15 @@ func isStubPath(p string) bool {
 	return false
 }
 
-// ranking is the fused answer of the indexed search.
-type ranking struct {
-	files     []string
-	functions []Chunk
+// Ranking is the fused answer of the indexed search: files and function
+// chunks, best first.
+type Ranking struct {
+	Files     []string
+	Functions []Chunk
 }
 
 // rank fuses BM25 over the chunks with the signals that are on.
-func (ix *Index) rank(query string, on map[string]bool) ranking {
+func (ix *Index) rank(query string, on map[string]bool) Ranking {
 	is := parseIssue(query, on[SignalClean])
 	t := ix.tables()
 
@@ -372,21 +373,21 @@ func (ix *Index) rank(query string, on map[string]bool) ranking {
 		p, _, _ := strings.Cut(id, ":")
 		funcScore[id] += fileScore[p]
 	}
-	r := ranking{files: ranked(fileScore).order()}
+	r := Ranking{Files: ranked(fileScore).order()}
 	for _, id := range ranked(funcScore).order() {
-		r.functions = append(r.functions, chunkOf[id])
+		r.Functions = append(r.Functions, chunkOf[id])
 	}
 	if on[SignalExamples] && !is.aboutExamples {
-		r.files = demote(r.files, isExamplePath)
-		r.functions = demote(r.functions, func(c Chunk) bool { return isExamplePath(c.Path) })
+		r.Files = demote(r.Files, isExamplePath)
+		r.Functions = demote(r.Functions, func(c Chunk) bool { return isExamplePath(c.Path) })
 	}
 	if on[SignalStubs] && !is.aboutStubs {
-		r.files = demote(r.files, isStubPath)
-		r.functions = demote(r.functions, func(c Chunk) bool { return isStubPath(c.Path) })
+		r.Files = demote(r.Files, isStubPath)
+		r.Functions = demote(r.Functions, func(c Chunk) bool { return isStubPath(c.Path) })
 	}
 	if on[SignalTests] && !is.aboutTests {
-		r.files = demote(r.files, func(p string) bool { return isTestPath(p) })
-		r.functions = demote(r.functions, func(c Chunk) bool { return isTestPath(c.Path) })
+		r.Files = demote(r.Files, func(p string) bool { return isTestPath(p) })
+		r.Functions = demote(r.Functions, func(c Chunk) bool { return isTestPath(c.Path) })
 	}
 	return r
 }

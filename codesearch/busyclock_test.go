@@ -1,4 +1,4 @@
-package loc
+package codesearch
 
 import (
 	"fmt"
