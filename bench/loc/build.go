@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/dataset"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/symbols"
 )
@@ -44,7 +44,7 @@ func (p Problem) String() string { return p.ID + ": " + p.Err }
 // repository that cannot be had (missing, its clone failed) is one Problem
 // naming it and the rows it leaves out.
 func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Case, []Problem, error) {
-	rows, err := swe.ReadRows(path)
+	rows, bad, err := dataset.Read[map[string]any](path, dataset.Options{KeyField: "instance_id"})
 	if err != nil {
 		return nil, nil, fmt.Errorf("loc build: %w", err)
 	}
@@ -52,6 +52,9 @@ func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Ca
 	defer p.Close()
 	var cases []Case
 	var problems []Problem
+	for _, e := range bad {
+		problems = append(problems, Problem{ID: e.Pos.String(), Err: e.Err.Error()})
+	}
 	seen := map[string]bool{}
 	missing := map[string]*repoFailure{}
 	var order []string
