@@ -235,7 +235,7 @@ type ApplyAnswer struct {
 	// HunksOmitted counts the hunk reports left out to keep the answer
 	// within maxReportHunks; the refused ones are kept first.
 	HunksOmitted int `json:"hunks_omitted,omitempty"`
-	applyReport
+	repair.Report
 }
 
 // maxReportHunks bounds the hunk reports of one apply_patch answer (a
@@ -396,16 +396,22 @@ func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolA
 	}
 	type result struct {
 		err error
-		out *bytes.Buffer
+		rep *repair.Report
 	}
 	var once sync.Once
 	unlock := func() { once.Do(func() { <-s.writeLock }) }
 	done := make(chan result, 1)
 	go func() {
 		defer unlock()
-		sio, out := memStdio(*a.Patch)
-		err := runApply(applyOptions{dir: s.dir, target: a.Target, reverse: a.Reverse, check: a.DryRun, strip: 1, json: true, strict: a.Strict, guard: guard}, "-", sio)
-		done <- result{err, out}
+		root, err := openRoot(s.dir)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer root.Close()
+		rep, err := repair.Apply(root, *a.Patch, repair.ApplyOptions{Name: "-", Strict: a.Strict, Target: a.Target,
+			Reverse: a.Reverse, Check: a.DryRun, Strip: 1, Guard: guard})
+		done <- result{err, rep}
 	}()
 	var r result
 	select {
@@ -421,10 +427,10 @@ func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolA
 		mu.Unlock()
 		r = <-done
 	}
-	var ans ApplyAnswer
-	if jerr := json.Unmarshal(r.out.Bytes(), &ans.applyReport); jerr != nil {
-		return failure(fmt.Errorf("apply_patch: %v: %s", r.err, r.out.String()))
+	if r.rep == nil {
+		return failure(fmt.Errorf("apply_patch: %w", r.err))
 	}
+	ans := ApplyAnswer{Report: *r.rep}
 	ans.clip()
 	switch {
 	case r.err != nil:
@@ -479,7 +485,7 @@ func (a *ApplyAnswer) clip() {
 			}
 		}
 	}
-	c := func(s *string) { *s = Clip(*s, MaxReportString) }
+	c := func(s *string) { *s = Clip(jsonText(*s), MaxReportString) }
 	c(&a.Error)
 	c(&a.Extracted)
 	for i := range a.Files {
@@ -495,6 +501,26 @@ func (a *ApplyAnswer) clip() {
 			}
 		}
 	}
+}
+
+// jsonText is s as JSON decodes it once encoded: each byte that is not
+// part of a UTF-8 character replaced by U+FFFD, so that the bound holds
+// for the text the model reads.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // candidates lists the candidate lines of refused hunks.
