@@ -675,16 +675,20 @@ func (s *Store) learnBlobs(lines []string) error {
 // comma-separated revisions.
 //
 // A revision that begins with '-' is refused in every form, so that none
-// reaches git as an option (see repo.RevListArgs).
+// reaches git as an option (see repo.RevListArgs). Each named revision is
+// resolved to its commit here, so that one naming none (the error wraps
+// repo.ErrUnknownRevision and names it) is found before anything is built
+// or made.
 func Revisions(ctx context.Context, r *repo.Repo, spec string) ([]string, error) {
 	if b, err := os.ReadFile(spec); err == nil {
 		var out []string
 		for i, line := range strings.Split(string(b), "\n") {
 			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-				if err := repo.CheckRevision(line); err != nil {
+				c, err := resolveRevision(ctx, r, line)
+				if err != nil {
 					return nil, fmt.Errorf("envstore: --commits %s line %d: %w", spec, i+1, err)
 				}
-				out = append(out, line)
+				out = append(out, c)
 			}
 		}
 		return out, nil
@@ -706,11 +710,26 @@ func Revisions(ctx context.Context, r *repo.Repo, spec string) ([]string, error)
 	var out []string
 	for _, rev := range strings.Split(spec, ",") {
 		if rev = strings.TrimSpace(rev); rev != "" {
-			if err := repo.CheckRevision(rev); err != nil {
+			c, err := resolveRevision(ctx, r, rev)
+			if err != nil {
 				return nil, fmt.Errorf("envstore: --commits: %w", err)
 			}
-			out = append(out, rev)
+			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+// resolveRevision checks rev and returns the commit it names.
+func resolveRevision(ctx context.Context, r *repo.Repo, rev string) (string, error) {
+	if err := repo.CheckRevision(rev); err != nil {
+		return "", err
+	}
+	c, err := r.ResolveCommit(ctx, rev)
+	if errors.Is(err, repo.ErrUnknownRevision) {
+		return "", fmt.Errorf("revision %q: %w", rev, repo.ErrUnknownRevision)
+	} else if err != nil {
+		return "", err
+	}
+	return c, nil
 }

@@ -13,6 +13,9 @@
 //	DIR/gitmap                   what git told us: blob id -> SHA-256 of the checked-out content
 //	DIR/tmp/                     build trees and temporary files; only gc removes what a killed build left
 //	DIR/locks/                   one lock file per commit being built, and gc.lock
+//	DIR/trees/<commit>/root/     a commit's tree for overlay restores: hard links to its objects, made once
+//	DIR/trees/<commit>/tree.json its completion marker: the manifest it was made from (hash, stat), its counts
+//	DIR/mounts/<key>.json        one per overlay restore mounted: destination, layers, owning process
 //
 // An object is linked into the store from the build tree (no copy), made
 // read-only and then renamed into place with link(2), which fails rather than
@@ -119,6 +122,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -141,6 +145,13 @@ type Store struct {
 	overlayOnce sync.Once
 	overlayOK   bool
 	overlayWhy  string
+	// overlayFuse: mount with fuse-overlayfs (no privilege to mount the
+	// kernel's overlayfs).
+	overlayFuse bool
+
+	// manifestReads counts manifests decoded, for the tests that check
+	// an overlay restore of a materialized tree decodes none.
+	manifestReads atomic.Int64
 }
 
 // Open opens the store in dir, making it if dir does not exist or is empty.

@@ -3,9 +3,12 @@ package envstore
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
 )
@@ -188,27 +193,70 @@ func (s *Store) Manifest(commit string) (*Manifest, error) {
 }
 
 func (s *Store) readManifest(commit string) (*Manifest, error) {
+	m, _, err := s.readManifestID(commit)
+	return m, err
+}
+
+// manifestID identifies one manifest file: the SHA-256 of its bytes, and
+// the stat fields that change whenever the file is replaced or written,
+// so that a tree made from it can be matched to it by a stat(2).
+type manifestID struct {
+	SHA256  string `json:"sha256"`
+	Size    int64  `json:"size"`
+	Dev     uint64 `json:"dev"`
+	Ino     uint64 `json:"ino"`
+	MtimeNS int64  `json:"mtime_ns"`
+	CtimeNS int64  `json:"ctime_ns"`
+}
+
+func (id *manifestID) setStat(st *unix.Stat_t) {
+	id.Size, id.Dev, id.Ino = st.Size, st.Dev, st.Ino
+	id.MtimeNS, id.CtimeNS = st.Mtim.Nano(), st.Ctim.Nano()
+}
+
+// sameFile reports whether st is the file id was taken from, unchanged.
+func (id *manifestID) sameFile(st *unix.Stat_t) bool {
+	return id.Size == st.Size && id.Dev == st.Dev && id.Ino == st.Ino &&
+		id.MtimeNS == st.Mtim.Nano() && id.CtimeNS == st.Ctim.Nano()
+}
+
+// readManifestID reads and checks the manifest of commit (a full id) and
+// says which file it read.
+func (s *Store) readManifestID(commit string) (*Manifest, manifestID, error) {
+	var id manifestID
+	s.manifestReads.Add(1)
 	p := s.manifestPath(commit)
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("envstore: manifest of %s: %w", commit, err)
+		return nil, id, fmt.Errorf("envstore: manifest of %s: %w", commit, err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, id, fmt.Errorf("envstore: manifest %s: %w", p, err)
+	}
+	id.setStat(&st)
+	h := sha256.New()
+	zr, err := gzip.NewReader(io.TeeReader(f, h))
 	if err != nil {
-		return nil, fmt.Errorf("envstore: manifest %s: %w", p, err)
+		return nil, id, fmt.Errorf("envstore: manifest %s: %w", p, err)
 	}
 	var m Manifest
 	if err := json.NewDecoder(zr).Decode(&m); err != nil {
-		return nil, fmt.Errorf("envstore: manifest %s: %w", p, err)
+		return nil, id, fmt.Errorf("envstore: manifest %s: %w", p, err)
 	}
+	// The rest (gzip's trailer) belongs to the hash too.
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, id, fmt.Errorf("envstore: manifest %s: %w", p, err)
+	}
+	id.SHA256 = hex.EncodeToString(h.Sum(nil))
 	if m.Commit != commit {
-		return nil, fmt.Errorf("envstore: manifest %s: names commit %q", p, m.Commit)
+		return nil, id, fmt.Errorf("envstore: manifest %s: names commit %q", p, m.Commit)
 	}
 	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("envstore: manifest %s: %w", p, err)
+		return nil, id, fmt.Errorf("envstore: manifest %s: %w", p, err)
 	}
-	return &m, nil
+	return &m, id, nil
 }
 
 // resolve finds the stored commit that commit names in full or by a

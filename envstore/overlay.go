@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -53,8 +54,31 @@ type mountRecord struct {
 	Start uint64 `json:"start,omitempty"`
 }
 
-func (s *Store) treePath(commit string) string {
+// treeDir holds commit's materialized tree (root/) and its completion
+// marker (tree.json); both appear at once, by one rename.
+func (s *Store) treeDir(commit string) string {
 	return filepath.Join(s.dir, "trees", commit)
+}
+
+// treePath is commit's materialized tree: an overlay's lower layer.
+func (s *Store) treePath(commit string) string {
+	return filepath.Join(s.treeDir(commit), "root")
+}
+
+const treeMarkerName = "tree.json"
+
+// treeMarker is written beside a materialized tree once the tree is
+// complete. It names the manifest the tree was made from, so that a
+// restore can trust the tree after a stat(2) of the manifest instead of
+// decoding it (the one cost that grows with the tree), and carries the
+// counts a restore reports.
+type treeMarker struct {
+	Commit   string     `json:"commit"`
+	Manifest manifestID `json:"manifest"`
+	Files    int        `json:"files"`
+	Dirs     int        `json:"dirs"`
+	Symlinks int        `json:"symlinks"`
+	Bytes    int64      `json:"bytes"`
 }
 
 func (s *Store) mountRecordPath(dest string) string {
@@ -62,60 +86,129 @@ func (s *Store) mountRecordPath(dest string) string {
 	return filepath.Join(s.dir, "mounts", hex.EncodeToString(h[:8])+".json")
 }
 
+// completeTree returns the marker of commit's materialized tree when the
+// tree is there, complete, and made from the manifest the store holds now.
+// Its cost does not depend on the tree's size: the marker is read and the
+// manifest stat'ed, not decoded. Only a manifest file that is another
+// inode than the marker names (a store copied elsewhere) is hashed, and
+// the marker then learns its new identity.
+func (s *Store) completeTree(commit string) (*treeMarker, bool) {
+	mp := filepath.Join(s.treeDir(commit), treeMarkerName)
+	b, err := os.ReadFile(mp)
+	if err != nil {
+		return nil, false
+	}
+	var mk treeMarker
+	if json.Unmarshal(b, &mk) != nil || mk.Commit != commit || !isHash(mk.Manifest.SHA256) {
+		return nil, false
+	}
+	if fi, err := os.Lstat(s.treePath(commit)); err != nil || !fi.IsDir() {
+		return nil, false
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(s.manifestPath(commit), &st); err != nil {
+		return nil, false
+	}
+	if mk.Manifest.sameFile(&st) {
+		return &mk, true
+	}
+	h, _, err := hashObject(s.manifestPath(commit), make([]byte, 64<<10))
+	if err != nil || h != mk.Manifest.SHA256 {
+		return nil, false
+	}
+	mk.Manifest.setStat(&st)
+	if b, err := json.Marshal(mk); err == nil {
+		atomicfile.Write(mp, b, 0o444) // best effort: the hash decides anyway
+	}
+	return &mk, true
+}
+
 // Materialize makes the commit's read-only tree inside the store, once,
 // and returns its path. Concurrent calls for one commit share one tree:
-// each builds in the store's tmp and the first rename wins.
+// one builds it under the commit's tree lock, the others wait and find it.
 func (s *Store) Materialize(ctx context.Context, commit string) (string, error) {
-	m, err := s.Manifest(commit)
+	full, err := s.resolve(commit)
 	if err != nil {
 		return "", err
 	}
-	return s.materialize(ctx, m)
+	if _, ok := s.completeTree(full); ok {
+		return s.treePath(full), nil
+	}
+	m, id, err := s.readManifestID(full)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.materialize(ctx, m, id); err != nil {
+		return "", err
+	}
+	return s.treePath(full), nil
 }
 
-// materialize is Materialize for a manifest already read (a restore has
-// it: decoding it again would double the one cost that grows with the tree).
-func (s *Store) materialize(ctx context.Context, m *Manifest) (string, error) {
-	dst := s.treePath(m.Commit)
-	if _, err := os.Lstat(dst); err == nil {
-		return dst, nil
+// materialize makes m's tree from the manifest file id (already read)
+// unless a complete one is there, and returns its marker. A tree that is
+// there but incomplete or made from another manifest (or by an older
+// layout) is moved aside to trees/.old-<commit>-*, which GC removes once
+// no mount of the commit is left, and a new one is made.
+func (s *Store) materialize(ctx context.Context, m *Manifest, id manifestID) (*treeMarker, error) {
+	if mk, ok := s.completeTree(m.Commit); ok && mk.Manifest.SHA256 == id.SHA256 {
+		return mk, nil
 	}
 	// gc.lock shared, as a build holds it: GC removes what is in tmp.
 	gl, err := s.acquire(ctx, "gc.lock", true)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer gl.release()
 	l, err := s.acquire(ctx, "tree-"+m.Commit, false)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer l.release()
-	if _, err := os.Lstat(dst); err == nil {
-		return dst, nil
+	if mk, ok := s.completeTree(m.Commit); ok && mk.Manifest.SHA256 == id.SHA256 {
+		return mk, nil
 	}
+	fail := func(err error) (*treeMarker, error) {
+		return nil, fmt.Errorf("envstore: materialize %s: %w", m.Commit, err)
+	}
+	dst := s.treeDir(m.Commit)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", fmt.Errorf("envstore: materialize %s: %w", m.Commit, err)
+		return fail(err)
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		// A mount may still use it as its lower layer: it stays until
+		// GC finds none of the commit.
+		old := filepath.Join(filepath.Dir(dst), ".old-"+m.Commit+"-"+filepath.Base(s.tempName("")))
+		if err := os.Rename(dst, old); err != nil {
+			return fail(err)
+		}
 	}
 	tmp := s.tempName("tree-")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return "", fmt.Errorf("envstore: materialize %s: %w", m.Commit, err)
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return fail(err)
+	}
+	root := filepath.Join(tmp, "root")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		removeAll(tmp)
+		return fail(err)
 	}
 	var res RestoreResult
 	// Hard links: the tree is the store's objects under other names, and
 	// files whose mode a link cannot give are copied into it.
-	if err := s.makeTree(ctx, m, tmp, RestoreLink, RestoreOptions{}, &res); err != nil {
+	if err := s.makeTree(ctx, m, root, RestoreLink, RestoreOptions{}, &res); err != nil {
 		removeAll(tmp)
-		return "", fmt.Errorf("envstore: materialize %s: %w", m.Commit, err)
+		return fail(err)
+	}
+	mk := &treeMarker{Commit: m.Commit, Manifest: id, Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes}
+	b, _ := json.Marshal(mk)
+	if err := atomicfile.Write(filepath.Join(tmp, treeMarkerName), b, 0o444); err != nil {
+		removeAll(tmp)
+		return fail(err)
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		removeAll(tmp)
-		if _, serr := os.Lstat(dst); serr == nil {
-			return dst, nil
-		}
-		return "", fmt.Errorf("envstore: materialize %s: %w", m.Commit, err)
+		return fail(err)
 	}
-	return dst, nil
+	return mk, nil
 }
 
 // overlaySafe reports whether p can be given in an overlay mount's options,
@@ -125,69 +218,199 @@ func overlaySafe(p string) bool {
 }
 
 // canOverlay reports whether this process can mount an overlay with layers
-// on dir's file system, by mounting one there (on the first call only).
+// on dir's file system, by mounting one there (on the first call only),
+// and why or why not.
 func (s *Store) canOverlay(dir string) (bool, string) {
 	s.overlayOnce.Do(func() {
-		s.overlayOK, s.overlayWhy = probeOverlay(dir)
+		p := probeOverlay(dir)
+		s.overlayOK, s.overlayFuse, s.overlayWhy = p.ok, p.fuse && !p.kernel, p.why
 	})
 	return s.overlayOK, s.overlayWhy
 }
 
 // OverlayAvailable reports whether this process can mount an overlay with
-// its layers on dir's file system (it mounts one there to find out), and
-// if not, why.
-func OverlayAvailable(dir string) (bool, string) { return probeOverlay(dir) }
+// its layers on dir's file system, the kernel's or fuse-overlayfs (it
+// mounts one there to find out), and why or why not.
+func OverlayAvailable(dir string) (bool, string) {
+	p := probeOverlay(dir)
+	return p.ok, p.why
+}
 
-func probeOverlay(dir string) (bool, string) {
+// overlayProbe is what probeOverlay found.
+type overlayProbe struct {
+	ok     bool
+	kernel bool // the kernel's overlayfs mounts in this mount namespace
+	fuse   bool // fuse-overlayfs mounts (probed only without kernel)
+	why    string
+}
+
+// probeOverlay finds out how this process can mount an overlay at a
+// destination on dir's file system that other processes see: the kernel's
+// overlayfs (root), else fuse-overlayfs. It also tries the kernel's in a
+// new user namespace, to say so: such a mount is seen only by the
+// processes in that namespace and ends with them, so a restore cannot
+// leave one at a destination.
+func probeOverlay(dir string) overlayProbe {
 	if !overlaySafe(dir) {
-		return false, "the path holds a comma, colon or backslash, which overlay options cannot carry"
+		return overlayProbe{why: "the path holds a comma, colon or backslash, which overlay options cannot carry"}
 	}
 	tmp, err := os.MkdirTemp(dir, ".overlay-probe-")
 	if err != nil {
-		return false, err.Error()
+		return overlayProbe{why: err.Error()}
 	}
-	defer os.RemoveAll(tmp)
-	for _, d := range []string{"l", "u", "w", "m"} {
-		if err := os.Mkdir(filepath.Join(tmp, d), 0o700); err != nil {
-			return false, err.Error()
+	defer removeAll(tmp)
+	// layers makes a fresh lower (with a read-only file), upper, work
+	// and mount point under tmp/name and returns the mount point and
+	// options.
+	layers := func(name string) (string, string, error) {
+		d := filepath.Join(tmp, name)
+		for _, sub := range []string{"", "l", "u", "w", "m"} {
+			if err := os.Mkdir(filepath.Join(d, sub), 0o700); err != nil {
+				return "", "", err
+			}
 		}
+		if err := os.WriteFile(filepath.Join(d, "l", "f"), []byte("x\n"), 0o444); err != nil {
+			return "", "", err
+		}
+		return filepath.Join(d, "m"), fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", filepath.Join(d, "l"), filepath.Join(d, "u"), filepath.Join(d, "w")), nil
 	}
-	m := filepath.Join(tmp, "m")
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", filepath.Join(tmp, "l"), filepath.Join(tmp, "u"), filepath.Join(tmp, "w"))
-	if err := unix.Mount("overlay", m, "overlay", 0, opts); err != nil {
-		return false, fmt.Sprintf("mounting an overlay failed (%v)", err)
+	m, opts, err := layers("kernel")
+	if err != nil {
+		return overlayProbe{why: err.Error()}
 	}
-	if err := unix.Unmount(m, 0); err != nil {
-		unix.Unmount(m, unix.MNT_DETACH)
+	if err := unix.Mount("overlay", m, "overlay", 0, opts); err == nil {
+		if err := unix.Unmount(m, 0); err != nil {
+			unix.Unmount(m, unix.MNT_DETACH)
+		}
+		return overlayProbe{ok: true, kernel: true, why: "this process can mount an overlay: the store's read-only tree below, writes in a fresh upper layer beside the destination"}
+	} else {
+		kernelWhy := fmt.Sprintf("mounting an overlay failed (mount: %v)", err)
+		var p overlayProbe
+		fm, fopts, err := layers("fuse")
+		if err == nil {
+			err = fuseMount(fm, fopts)
+		}
+		fuseWhy := ""
+		if err == nil {
+			fuseUnmount(fm)
+			p.ok, p.fuse = true, true
+			fuseWhy = "fuse-overlayfs mounts one: the store's read-only tree below, writes in a fresh upper layer beside the destination"
+		} else {
+			fuseWhy = err.Error()
+		}
+		nsWhy := "an overlay in a user namespace would be seen only inside it"
+		if um, uopts, err := layers("userns"); err == nil {
+			if err := userNSOverlay(um, uopts); err != nil {
+				nsWhy = fmt.Sprintf("nor in a user namespace (%v)", err)
+			} else {
+				nsWhy = "in a user namespace one mounts here, but only the processes in that namespace see it and it ends with them, so it cannot be left at a destination"
+			}
+		}
+		if p.ok {
+			p.why = kernelWhy + "; " + fuseWhy + " (" + nsWhy + ")"
+		} else {
+			p.why = kernelWhy + "; " + nsWhy + "; " + fuseWhy
+		}
+		return p
 	}
-	return true, ""
 }
 
-// restoreOverlay mounts the commit's tree at abs (an empty directory or
-// none) with a fresh upper layer beside it.
-func (s *Store) restoreOverlay(ctx context.Context, m *Manifest, abs string, opts RestoreOptions, res *RestoreResult) error {
-	tree, err := s.materialize(ctx, m)
+// fuseMount mounts an overlay at m with fuse-overlayfs, which needs no
+// privilege where the user may mount FUSE file systems (it goes through
+// the set-user-id fusermount3). The daemon outlives this process; it ends
+// when the mount is unmounted.
+func fuseMount(m, opts string) error {
+	path, err := exec.LookPath("fuse-overlayfs")
 	if err != nil {
-		return err
+		return errors.New("fuse-overlayfs is not installed (Debian package fuse-overlayfs)")
 	}
-	if opts.Verify {
-		// The tree's files are the objects (hard links): re-hash them.
-		buf := make([]byte, 256<<10)
-		for i := range m.Entries {
-			e := &m.Entries[i]
-			if e.Type != TypeFile {
+	out, err := exec.Command(path, "-o", opts, m).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("fuse-overlayfs fails here: %s", outputLines(out, err))
+	}
+	return nil
+}
+
+// outputLines joins a command's output lines with "; ", or gives err when
+// it printed nothing.
+func outputLines(out []byte, err error) string {
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return err.Error()
+	}
+	return strings.Join(lines, "; ")
+}
+
+// fuseUnmount unmounts the FUSE mount at m: by fusermount3 (or fusermount)
+// -u, which a user may run on a mount of theirs, else lazily, else by
+// umount(2) (root).
+func fuseUnmount(m string) error {
+	var msgs []string
+	for _, args := range [][]string{{"-u"}, {"-uz"}} {
+		for _, tool := range []string{"fusermount3", "fusermount"} {
+			path, err := exec.LookPath(tool)
+			if err != nil {
 				continue
 			}
-			p := filepath.Join(tree, filepath.FromSlash(e.Path))
-			h, n, err := hashObject(p, buf)
-			if err != nil {
-				return fmt.Errorf("%w %s: %w", ErrCorrupt, p, err)
+			out, err := exec.Command(path, append(args, m)...).CombinedOutput()
+			if err == nil {
+				return nil
 			}
-			if err := checkContent(p, e, h, n); err != nil {
+			msgs = append(msgs, strings.TrimSpace(string(out)))
+			break
+		}
+	}
+	if err := unix.Unmount(m, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmount %s: %s: %w", m, strings.Join(msgs, "; "), err)
+	}
+	return nil
+}
+
+// userNSOverlay mounts an overlay with opts at m in a new user and mount
+// namespace, as root of that namespace (this user mapped to it), and
+// writes through it to a read-only lower file (a copy-up): whether the
+// kernel lets an unprivileged user have overlays at all. The mount ends
+// with the namespace.
+func userNSOverlay(m, opts string) error {
+	cmd := exec.Command("/bin/sh", "-c", `mount -t overlay overlay -o "$1" "$2" && echo y >> "$2/f"`, "sh", opts, m)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return errors.New(outputLines(out, err))
+	}
+	return nil
+}
+
+// restoreOverlay mounts commit's tree at abs (an empty directory or none)
+// with a fresh upper layer beside it. When the tree is materialized and
+// complete, its cost does not depend on the tree's size: the manifest is
+// not decoded (unless opts.Verify, which re-hashes the whole tree).
+func (s *Store) restoreOverlay(ctx context.Context, commit, abs string, opts RestoreOptions, res *RestoreResult) error {
+	mk, ok := s.completeTree(commit)
+	if !ok || opts.Verify {
+		m, id, err := s.readManifestID(commit)
+		if err != nil {
+			return err
+		}
+		if mk, err = s.materialize(ctx, m, id); err != nil {
+			return err
+		}
+		if opts.Verify {
+			if err := s.verifyTree(m); err != nil {
 				return err
 			}
 		}
 	}
+	tree := s.treePath(commit)
 	// mounts.lock shared from the record to the mount: ReleaseStale holds
 	// it exclusively, so it never takes a restore being made for a stale one.
 	ml, err := s.acquire(ctx, "mounts.lock", true)
@@ -211,7 +434,7 @@ func (s *Store) restoreOverlay(ctx context.Context, m *Manifest, abs string, opt
 	if err := os.Mkdir(layers, 0o700); err != nil {
 		return err
 	}
-	rec := mountRecord{Store: s.dir, Commit: m.Commit, Dest: abs, Layers: layers}
+	rec := mountRecord{Store: s.dir, Commit: commit, Dest: abs, Layers: layers}
 	if opts.Temporary {
 		rec.PID = os.Getpid()
 		rec.Start = processStart(rec.PID)
@@ -242,18 +465,34 @@ func (s *Store) restoreOverlay(ctx context.Context, m *Manifest, abs string, opt
 		return fail(err)
 	}
 	mopts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", tree, filepath.Join(layers, "upper"), filepath.Join(layers, "work"))
-	if err := unix.Mount("overlay", abs, "overlay", 0, mopts); err != nil {
+	if s.overlayFuse {
+		if err := fuseMount(abs, mopts); err != nil {
+			return fail(fmt.Errorf("mount overlay at %s: %w", abs, err))
+		}
+	} else if err := unix.Mount("overlay", abs, "overlay", 0, mopts); err != nil {
 		return fail(fmt.Errorf("mount overlay at %s: %w", abs, err))
 	}
-	for _, e := range m.Entries {
-		switch e.Type {
-		case TypeDir:
-			res.Dirs++
-		case TypeSymlink:
-			res.Symlinks++
-		case TypeFile:
-			res.Files++
-			res.Bytes += e.Size
+	res.Files, res.Dirs, res.Symlinks, res.Bytes = mk.Files, mk.Dirs, mk.Symlinks, mk.Bytes
+	return nil
+}
+
+// verifyTree re-hashes the files of m's materialized tree (hard links to
+// the objects, or copies) against the manifest.
+func (s *Store) verifyTree(m *Manifest) error {
+	tree := s.treePath(m.Commit)
+	buf := make([]byte, 256<<10)
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		if e.Type != TypeFile {
+			continue
+		}
+		p := filepath.Join(tree, filepath.FromSlash(e.Path))
+		h, n, err := hashObject(p, buf)
+		if err != nil {
+			return fmt.Errorf("%w %s: %w", ErrCorrupt, p, err)
+		}
+		if err := checkContent(p, e, h, n); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -294,11 +533,16 @@ func Release(dir string) error {
 // release unmounts rec's destination if it is mounted, then removes its
 // layers, its mount point when empty, and the store's record.
 func release(rec mountRecord) error {
-	mounted, err := isOverlayMount(rec.Dest)
+	fstype, err := overlayMountType(rec.Dest)
 	if err != nil {
 		return err
 	}
-	if mounted {
+	switch fstype {
+	case fuseOverlayType:
+		if err := fuseUnmount(rec.Dest); err != nil {
+			return err
+		}
+	case "overlay":
 		if err := unix.Unmount(rec.Dest, 0); err != nil {
 			// Busy (a process still has a file open there): detach it,
 			// so it goes when the last user does.
@@ -318,12 +562,23 @@ func release(rec mountRecord) error {
 	return nil
 }
 
+// fuseOverlayType is fuse-overlayfs's file system type in mountinfo.
+const fuseOverlayType = "fuse.fuse-overlayfs"
+
 // isOverlayMount reports whether dir is the mount point of an overlay
-// file system in this process's mount namespace.
+// file system (the kernel's or fuse-overlayfs) in this process's mount
+// namespace.
 func isOverlayMount(dir string) (bool, error) {
+	t, err := overlayMountType(dir)
+	return t != "", err
+}
+
+// overlayMountType returns the type of the overlay mounted at dir
+// ("overlay" or fuseOverlayType), or "" when there is none.
+func overlayMountType(dir string) (string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -344,11 +599,11 @@ func isOverlayMount(dir string) (bool, error) {
 		if sep < 0 || sep+1 >= len(fields) {
 			continue
 		}
-		if unescapeMount(fields[4]) == dir && fields[sep+1] == "overlay" {
-			return true, nil
+		if t := fields[sep+1]; unescapeMount(fields[4]) == dir && (t == "overlay" || t == fuseOverlayType) {
+			return t, nil
 		}
 	}
-	return false, sc.Err()
+	return "", sc.Err()
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).

@@ -15,7 +15,7 @@ import (
 // the kernel's overlayfs).
 func needOverlay(t *testing.T) {
 	t.Helper()
-	if ok, why := probeOverlay(t.TempDir()); !ok {
+	if ok, why := OverlayAvailable(t.TempDir()); !ok {
 		t.Skipf("cannot mount an overlay here: %s", why)
 	}
 }
@@ -289,5 +289,261 @@ func TestMountinfoEscapes(t *testing.T) {
 		if got := unescapeMount(in); got != want {
 			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestOverlayRestoreDecodesNoManifest: once a commit's tree is
+// materialized, an overlay restore of it decodes no manifest (its cost does
+// not grow with the tree), reports the tree's counts from the completion
+// marker, and serves the tree; --verify still reads the manifest and
+// re-hashes the tree.
+func TestOverlayRestoreDecodesNoManifest(t *testing.T) {
+	needOverlay(t)
+	ctx := context.Background()
+	s, commits := builtStore(t, filepath.Join(t.TempDir(), "store"), 2)
+	c := commits[1]
+	base := t.TempDir()
+	first, err := s.Restore(ctx, c, filepath.Join(base, "a"), RestoreOptions{Overlay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Release(filepath.Join(base, "a")) })
+	if n := s.manifestReads.Load(); n == 0 {
+		t.Fatal("the first restore made the tree without reading the manifest")
+	}
+	m, err := s.Manifest(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, bytes := m.totals()
+	for _, tc := range []struct {
+		name      string
+		opts      RestoreOptions
+		wantReads bool
+	}{
+		{"default", RestoreOptions{Overlay: true}, false},
+		{"overlay asked for", RestoreOptions{Method: RestoreOverlay}, false},
+		{"temporary", RestoreOptions{Overlay: true, Temporary: true}, false},
+		{"verify", RestoreOptions{Overlay: true, Verify: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s.manifestReads.Store(0)
+			dest := filepath.Join(base, strings.ReplaceAll(tc.name, " ", "-"))
+			res, err := s.Restore(ctx, c, dest, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer Release(dest)
+			if got := s.manifestReads.Load(); (got > 0) != tc.wantReads {
+				t.Errorf("%d manifests decoded, want reads %v", got, tc.wantReads)
+			}
+			if res.Method != "overlay" || res.Files != files || res.Bytes != bytes || res.Dirs != first.Dirs || res.Symlinks != first.Symlinks {
+				t.Errorf("result %+v, want overlay, %d files, %d bytes, as the first %+v", res, files, bytes, first)
+			}
+			compareTrees(t, readTree(t, filepath.Join(base, "a")), readTree(t, dest), false)
+		})
+	}
+}
+
+// TestOverlayStaleTree: a materialized tree is served only while its
+// completion marker names the manifest the store holds. A store copied
+// elsewhere (every inode new) is matched by the manifest's hash, without
+// decoding it, and the marker learns the new file; a tree made from
+// another manifest, one without a marker (an interrupted or older layout)
+// or with a marker for another commit is moved aside and made again, and
+// GC removes the old one once no mount of the commit is left.
+func TestOverlayStaleTree(t *testing.T) {
+	needOverlay(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// spoil changes the store after the tree is made; it returns the
+		// store to restore from.
+		spoil func(t *testing.T, s *Store, c string) *Store
+		// remade: the tree is made again (the manifest decoded).
+		remade bool
+	}{
+		{"copied store", func(t *testing.T, s *Store, c string) *Store {
+			dst := filepath.Join(t.TempDir(), "copy")
+			if out, err := exec.Command("cp", "-a", s.Dir(), dst).CombinedOutput(); err != nil {
+				t.Fatalf("cp -a: %v %s", err, out)
+			}
+			return openStore(t, dst)
+		}, false},
+		{"manifest rewritten", func(t *testing.T, s *Store, c string) *Store {
+			m, err := s.Manifest(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Log += "rewritten\n"
+			if err := s.writeManifest(m); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}, true},
+		{"no marker", func(t *testing.T, s *Store, c string) *Store {
+			os.Chmod(s.treeDir(c), 0o755)
+			if err := os.Remove(filepath.Join(s.treeDir(c), treeMarkerName)); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}, true},
+		{"older layout", func(t *testing.T, s *Store, c string) *Store {
+			// The tree itself at trees/<commit>, as before markers.
+			tmp := filepath.Join(s.Dir(), "trees", ".x")
+			if err := os.Rename(s.treePath(c), tmp); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(s.treeDir(c)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, s.treeDir(c)); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}, true},
+		{"marker of another commit", func(t *testing.T, s *Store, c string) *Store {
+			p := filepath.Join(s.treeDir(c), treeMarkerName)
+			b, _ := os.ReadFile(p)
+			os.Remove(p)
+			os.WriteFile(p, []byte(strings.Replace(string(b), c, strings.Repeat("0", len(c)), 1)), 0o444)
+			return s
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, commits := builtStore(t, filepath.Join(t.TempDir(), "store"), 2)
+			c := commits[1]
+			base := t.TempDir()
+			held := filepath.Join(base, "held")
+			if _, err := s.Restore(ctx, c, held, RestoreOptions{Overlay: true}); err != nil {
+				t.Fatal(err)
+			}
+			want := readTree(t, held)
+			s2 := tc.spoil(t, s, c)
+			s2.manifestReads.Store(0)
+			dest := filepath.Join(base, "r")
+			if _, err := s2.Restore(ctx, c, dest, RestoreOptions{Overlay: true}); err != nil {
+				t.Fatal(err)
+			}
+			if got := s2.manifestReads.Load(); (got > 0) != tc.remade {
+				t.Errorf("%d manifests decoded, want the tree made again: %v", got, tc.remade)
+			}
+			compareTrees(t, want, readTree(t, dest), false)
+			// The held mount still sees its tree (moved aside, not removed).
+			compareTrees(t, want, readTree(t, held), false)
+			mustVerify(t, s2)
+			// A second restore trusts the tree as it is now.
+			s2.manifestReads.Store(0)
+			again := filepath.Join(base, "again")
+			if _, err := s2.Restore(ctx, c, again, RestoreOptions{Overlay: true}); err != nil {
+				t.Fatal(err)
+			}
+			if n := s2.manifestReads.Load(); n != 0 {
+				t.Errorf("the next restore decoded %d manifests", n)
+			}
+			for _, d := range []string{held, dest, again} {
+				if err := Release(d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g, err := s2.GC(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ents, _ := os.ReadDir(filepath.Join(s2.Dir(), "trees"))
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			if len(names) != 1 || names[0] != c {
+				t.Errorf("trees after gc: %q (gc removed %d), want only %s", names, g.Trees, c)
+			}
+		})
+	}
+}
+
+// TestOverlayFuse: where fuse-overlayfs mounts (it is what a process
+// without the privilege to mount the kernel's overlayfs uses), a restore
+// through it takes writes in the upper layer and never in the store,
+// Release unmounts it, and a temporary one whose process has ended is
+// released by ReleaseStale (the daemon outlives a killed run).
+func TestOverlayFuse(t *testing.T) {
+	if _, err := exec.LookPath("fuse-overlayfs"); err != nil {
+		t.Skip("fuse-overlayfs is not installed")
+	}
+	probe := t.TempDir()
+	m := filepath.Join(probe, "m")
+	for _, d := range []string{"l", "u", "w", "m"} {
+		os.Mkdir(filepath.Join(probe, d), 0o755)
+	}
+	if err := fuseMount(m, "lowerdir="+filepath.Join(probe, "l")+",upperdir="+filepath.Join(probe, "u")+",workdir="+filepath.Join(probe, "w")); err != nil {
+		t.Skipf("fuse-overlayfs does not mount here: %v", err)
+	}
+	fuseUnmount(m)
+	ctx := context.Background()
+	s, commits := builtStore(t, filepath.Join(t.TempDir(), "store"), 2)
+	c := commits[1]
+	// As a process that cannot mount the kernel's overlayfs would.
+	s.overlayOnce.Do(func() { s.overlayOK, s.overlayFuse, s.overlayWhy = true, true, "fuse-overlayfs (test)" })
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	for _, d := range []string{a, b} {
+		res, err := s.Restore(ctx, c, d, RestoreOptions{Overlay: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { Release(d) })
+		if typ, _ := overlayMountType(d); res.Method != "overlay" || typ != fuseOverlayType {
+			t.Fatalf("method %q, mount type %q; want overlay by %s", res.Method, typ, fuseOverlayType)
+		}
+	}
+	want := readTree(t, b)
+	before := storeHash(t, s)
+	f, err := os.OpenFile(filepath.Join(a, "README"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("appended\n")
+	f.Close()
+	if err := os.Truncate(filepath.Join(a, "pkg", "core.py"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(a, "pkg", "__pycache__")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(a, "README")); !strings.HasSuffix(string(got), "appended\n") {
+		t.Fatalf("the append is not seen through the overlay: %q", got)
+	}
+	after := storeHash(t, s)
+	for p, e := range before {
+		if after[p] != e {
+			t.Errorf("store file %s changed through the overlay", p)
+		}
+	}
+	compareTrees(t, want, readTree(t, b), false)
+	if err := Release(a); err != nil {
+		t.Fatal(err)
+	}
+	if mounted, _ := isOverlayMount(a); mounted {
+		t.Error("still mounted after Release")
+	}
+	// A temporary restore whose process ended: its record names a process
+	// that exited.
+	tmp := filepath.Join(base, "tmp")
+	if _, err := s.Restore(ctx, c, tmp, RestoreOptions{Overlay: true, Temporary: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Release(tmp) })
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	rec := mountRecord{Store: s.Dir(), Commit: c, Dest: tmp, Layers: overlayDirName(tmp), PID: dead.Process.Pid, Start: 1}
+	writeFile(t, filepath.Dir(s.mountRecordPath(tmp)), filepath.Base(s.mountRecordPath(tmp)), jsonLine(rec), 0o644)
+	if n, err := s.ReleaseStale(ctx); err != nil || n != 1 {
+		t.Fatalf("ReleaseStale: %d %v, want 1", n, err)
+	}
+	if mounted, _ := isOverlayMount(tmp); mounted {
+		t.Error("ReleaseStale left the ended run's fuse-overlayfs mounted")
 	}
 }

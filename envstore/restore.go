@@ -177,20 +177,32 @@ var ErrUnsafeLinks = errors.New("hard links would let this process's writes reac
 // wraps ErrDestination). The tree is made in a temporary directory beside
 // dest and renamed to it at the end, so a restore that fails (a missing or
 // damaged object, ctx ended) leaves nothing.
+//
+// An overlay restore (RestoreOverlay, or RestoreOptions.Overlay where this
+// process can mount one) of a commit whose tree is materialized costs the
+// same whatever the tree's size: the manifest is not decoded.
 func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{Commit: commit}
-	m, err := s.Manifest(commit)
+	full, err := s.resolve(commit)
 	if err != nil {
 		return res, err
 	}
-	res.Commit = m.Commit
+	res.Commit = full
+	// A manifest that does not read fails a restore before anything is
+	// made; an overlay restore reads it only to make the tree.
+	var m *Manifest
+	if opts.Method != RestoreOverlay && !(opts.Method == RestoreAuto && opts.Overlay) {
+		if m, err = s.readManifest(full); err != nil {
+			return res, err
+		}
+	}
 	abs, err := filepath.Abs(dest)
 	if err != nil {
-		return res, fmt.Errorf("envstore: restore %s: %w", m.Commit, err)
+		return res, fmt.Errorf("envstore: restore %s: %w", full, err)
 	}
 	res.Dir = abs
 	fail := func(err error) (RestoreResult, error) {
-		return res, fmt.Errorf("envstore: restore %s to %s: %w", m.Commit, abs, err)
+		return res, fmt.Errorf("envstore: restore %s to %s: %w", full, abs, err)
 	}
 	if inside, err := s.holds(abs); err != nil {
 		return fail(err)
@@ -217,10 +229,15 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 		return fail(err)
 	} else if overlay {
 		res.Method, res.MethodReason = RestoreOverlay.String(), overlayWhy
-		if err := s.restoreOverlay(ctx, m, abs, opts, &res); err != nil {
+		if err := s.restoreOverlay(ctx, full, abs, opts, &res); err != nil {
 			return fail(err)
 		}
 		return res, nil
+	}
+	if m == nil {
+		if m, err = s.readManifest(full); err != nil {
+			return res, err
+		}
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".restore-")
 	if err != nil {
@@ -345,7 +362,7 @@ func (s *Store) chooseOverlay(opts RestoreOptions, dir string) (bool, string, er
 	}
 	ok, why := s.canOverlay(dir)
 	if ok {
-		return true, "this process can mount an overlay: the store's read-only tree below, writes in a fresh upper layer beside the destination", nil
+		return true, why, nil
 	}
 	return false, "no overlay: " + why, nil
 }

@@ -173,6 +173,29 @@ func TestUnprivilegedRestore(t *testing.T) {
 		if res.Method != "hardlink" && res.Method != "reflink" {
 			t.Errorf("an ordinary user restored by %s (%s), want hard links or reflinks", res.Method, res.MethodReason)
 		}
+		// An overlay asked for by default: fuse-overlayfs where it mounts,
+		// else files, and the reason says what each way of mounting one
+		// found (the kernel's, a user namespace, fuse-overlayfs).
+		dest := filepath.Join(base, "restores", "overlay")
+		res, err = s.Restore(context.Background(), os.Getenv("ENVSTORE_TEST_COMMIT"), dest, RestoreOptions{Overlay: true, Temporary: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("method %s: %s", res.Method, res.MethodReason)
+		if res.Method == "overlay" {
+			if typ, _ := overlayMountType(dest); typ != fuseOverlayType {
+				t.Errorf("an ordinary user's overlay is mounted as %q, want %s", typ, fuseOverlayType)
+			}
+			if err := Release(dest); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		for _, want := range []string{"mounting an overlay failed (mount: operation not permitted)", "user namespace", "fuse-overlayfs"} {
+			if !strings.Contains(res.MethodReason, want) {
+				t.Errorf("method %s, reason %q does not say %q", res.Method, res.MethodReason, want)
+			}
+		}
 		return
 	}
 	base, err := os.MkdirTemp("", "envstore-unprivileged-")

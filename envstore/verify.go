@@ -2,6 +2,7 @@ package envstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -143,16 +144,27 @@ func (s *Store) brokenTrees(problem func(string, ...any), damaged map[string]boo
 	buf := make([]byte, 256<<10)
 	for _, t := range trees {
 		c := t.Name()
-		dir := filepath.Join(s.dir, "trees", c)
-		m, err := s.readManifest(c)
+		if strings.HasPrefix(c, ".") {
+			continue // a tree moved aside, which GC removes once unused
+		}
+		dir := s.treePath(c)
+		m, id, err := s.readManifestID(c)
 		if err != nil {
-			report("tree %s: no manifest reads for it: %v", dir, err)
+			report("tree %s: no manifest reads for it: %v", s.treeDir(c), err)
 			broken = append(broken, c)
 			continue
 		}
 		bad := func(format string, args ...any) {
 			report("tree %s: "+format, append([]any{dir}, args...)...)
 			broken = append(broken, c)
+		}
+		var mk treeMarker
+		if b, err := os.ReadFile(filepath.Join(s.treeDir(c), treeMarkerName)); err != nil {
+			bad("no completion marker (%v)", err)
+			continue
+		} else if json.Unmarshal(b, &mk) != nil || mk.Commit != c || mk.Manifest.SHA256 != id.SHA256 {
+			bad("its completion marker does not name the manifest %s", s.manifestPath(c))
+			continue
 		}
 		want := map[string]bool{}
 		for _, e := range m.Entries {
@@ -405,7 +417,13 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 		broken[c] = true
 	}
 	for _, t := range trees {
-		if inUse[t.Name()] || stored[t.Name()] && !broken[t.Name()] {
+		// A tree moved aside (.old-<commit>-<random>) is kept while a
+		// mount of its commit may use it.
+		c, old := strings.CutPrefix(t.Name(), ".old-")
+		if old {
+			c = c[:max(strings.LastIndexByte(c, '-'), 0)]
+		}
+		if inUse[c] || !old && stored[c] && !broken[c] {
 			continue
 		}
 		if err := removeAll(filepath.Join(s.dir, "trees", t.Name())); err != nil {

@@ -49,6 +49,15 @@ type Result interface {
 	Usage() Usage
 }
 
+// Incomplete is implemented by a Result that may report a case which ran
+// without error but did not complete (an agent that ended without its
+// answer). With FailFastConsecutive such a case counts as a failure in a
+// row, as relace-mcp's --fail-fast counts its partial cases; it is not a
+// failed row and not counted by FailFast alone.
+type Incomplete interface {
+	Incomplete() bool
+}
+
 // Func does the work of one case. It should return promptly once ctx is
 // done, with an error.
 //
@@ -88,7 +97,8 @@ type Options struct {
 	FailFast int
 	// FailFastConsecutive counts for FailFast only failures in a row, in
 	// the order the cases are recorded: a case that succeeds starts the
-	// count again (relace-mcp's --fail-fast).
+	// count again, an [Incomplete] one adds to it (relace-mcp's
+	// --fail-fast).
 	FailFastConsecutive bool
 	// DryRun selects the cases, writes their list to Progress.Writer (one
 	// "id<TAB>key" line each) and runs none. Out is read when Resume is set
@@ -553,6 +563,8 @@ func (e *engine) writeBatch(batch []outcome, buf *[]byte) {
 		s.Done++
 		if o.err != nil {
 			s.Failed++
+			e.inARow++
+		} else if inc, ok := o.res.(Incomplete); ok && inc.Incomplete() {
 			e.inARow++
 		} else {
 			e.inARow = 0

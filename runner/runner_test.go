@@ -371,6 +371,39 @@ func TestFailFastConsecutive(t *testing.T) {
 	}
 }
 
+// incompleteRow is a result that did not complete (relace-mcp's partial
+// case: the model ended without its answer).
+type incompleteRow struct{ row }
+
+func (incompleteRow) Incomplete() bool { return true }
+
+// TestFailFastIncomplete: with FailFastConsecutive an incomplete result
+// counts in the failures in a row, as relace-mcp's --fail-fast counts a
+// case that did not complete, without being a failed row; counted in all
+// (FailFast alone) it is not a failure.
+func TestFailFastIncomplete(t *testing.T) {
+	// cases 0 fails, 1-2 are incomplete, 3 succeeds ...
+	fn := func(_ context.Context, c Case) (Result, error) {
+		switch c.Data.(int) {
+		case 0:
+			return nil, errors.New("boom")
+		case 1, 2:
+			return incompleteRow{}, nil
+		}
+		return row{}, nil
+	}
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	s, err := Run(t.Context(), makeCases(10), fn, Options{Out: out, FailFast: 3, FailFastConsecutive: true})
+	if !errors.Is(err, ErrFailFast) || s.Done != 3 || s.Failed != 1 {
+		t.Errorf("in a row: done %d, failed %d, err %v; want 3, 1 and ErrFailFast", s.Done, s.Failed, err)
+	}
+	out2 := filepath.Join(t.TempDir(), "results.jsonl")
+	s, err = Run(t.Context(), makeCases(10), fn, Options{Out: out2, FailFast: 2})
+	if err != nil || s.Done != 10 || s.Failed != 1 {
+		t.Errorf("in all: done %d, failed %d, err %v; want 10, 1 and no error", s.Done, s.Failed, err)
+	}
+}
+
 func TestFailFastWorkers(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.jsonl")
 	const workers, limit = 4, 3

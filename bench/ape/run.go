@@ -114,6 +114,21 @@ type Result struct {
 	Faults
 }
 
+// Benchmark is APE-Bench (ape run and ape judge) as merge, report and the
+// HTML page know it.
+func Benchmark() *runner.Benchmark {
+	return &runner.Benchmark{
+		Name: "ape", ResultsFile: ResultsFile, Row: &Result{}, Page: Page(),
+		WriteReport: func(dir, _ string, info map[string]any) error {
+			n, _ := info["n"].(float64)
+			k, _ := info["k"].(float64)
+			ratio, _ := info["k_ratio"].(float64)
+			_, err := WriteReport(dir, int(n), int(k), ratio)
+			return err
+		},
+	}
+}
+
 type sample struct {
 	task *Task
 	n    int
@@ -701,7 +716,7 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	if rep.Judge != "" {
 		title += " (judge: " + rep.Judge + ")"
 	}
-	if err := html.WriteRunDir(dir, title, html.KindAPE, nil); err != nil {
+	if err := html.WriteRunDir(dir, title, Page(), nil); err != nil {
 		return nil, fmt.Errorf("ape: %w", err)
 	}
 	return rep, nil

@@ -9,20 +9,17 @@
 package ape
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/dataset"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/repo"
@@ -72,77 +69,37 @@ func ReadTasks(path string) ([]Task, error) {
 // it returns in bad, each naming the file, the line and the id; the other
 // tasks run.
 func ReadTasksLenient(path string) (tasks []Task, bad []error, err error) {
-	var data []byte
-	if st, serr := os.Stat(path); serr == nil && st.IsDir() {
-		// A split's Parquet shards, as a Hugging Face dataset id resolves.
-		data = []byte("PAR1")
-	} else if data, err = os.ReadFile(path); err != nil {
-		return nil, nil, fmt.Errorf("ape: %w", err)
-	}
-	if bytes.HasPrefix(data, []byte("PAR1")) {
-		// The published data is Parquet: its rows, one JSON line each,
-		// read as JSONL (the columns are the same).
-		if data, err = parquetLines(path); err != nil {
-			return nil, nil, fmt.Errorf("ape: %w", err)
-		}
-	}
 	seen := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 256<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var t Task
-		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
-			bad = append(bad, fmt.Errorf("ape: %s:%d: %w", path, line, err))
-			continue
+	err = dataset.Each(path, dataset.Options{}, func(t Task, at dataset.Pos, rerr error) error {
+		file, line := at.File, at.N()
+		if rerr != nil {
+			bad = append(bad, fmt.Errorf("ape: %s:%d: %w", file, line, errors.Unwrap(rerr)))
+			return nil
 		}
 		if t.Path() == "" {
-			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): no file path", path, line, t.ID))
-			continue
+			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): no file path", file, line, t.ID))
+			return nil
 		}
 		// Its check would write there: refused as a patch's path is.
 		if err := checkPaths(&t); err != nil {
-			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): %w", path, line, t.ID, err))
-			continue
+			bad = append(bad, fmt.Errorf("ape: %s:%d (id %q): %w", file, line, t.ID, err))
+			return nil
 		}
 		if t.ID == "" {
 			t.ID = fmt.Sprintf("%.12s:%s", t.CommitHash, t.Path())
 		}
 		if first, dup := seen[t.ID]; dup {
-			bad = append(bad, fmt.Errorf("ape: %s:%d: task %q is also on line %d", path, line, t.ID, first))
-			continue
+			bad = append(bad, fmt.Errorf("ape: %s:%d: task %q is also on line %d", file, line, t.ID, first))
+			return nil
 		}
 		seen[t.ID] = line
 		tasks = append(tasks, t)
-	}
-	return tasks, bad, sc.Err()
-}
-
-// parquetLines reads a Parquet file's rows as JSON lines.
-func parquetLines(path string) ([]byte, error) {
-	rows, err := swe.ReadRows(path) // rows of any columns, uninterpreted
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("ape: %w", err)
 	}
-	var b bytes.Buffer
-	for _, r := range rows {
-		// swe.ReadRows gives integers as text; the task's counts are numbers.
-		for _, k := range []string{"added_lines", "total_changes"} {
-			if s, ok := r[k].(string); ok {
-				if n, err := strconv.Atoi(s); err == nil {
-					r[k] = n
-				}
-			}
-		}
-		line, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(append(line, '\n'))
-	}
-	return b.Bytes(), nil
+	return tasks, bad, nil
 }
 
 // instructPrompt asks for the instruction of a task from its gold diff.

@@ -1,18 +1,15 @@
 package ape
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/patchbench/patchbench/dataset"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/runner"
 )
@@ -48,26 +45,11 @@ type CodeKeys struct {
 // patch.CheckPath) are returned in bad, each naming the file, the line
 // and the reason; a row repeating an earlier one is left out.
 func ReadCodeRows(file string, keys CodeKeys) (rows []CodeRow, bad []error, err error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, fmt.Errorf("ape check: %w", err)
-	}
-	if bytes.HasPrefix(data, []byte("PAR1")) {
-		if data, err = parquetLines(file); err != nil {
-			return nil, nil, fmt.Errorf("ape check: %w", err)
-		}
-	}
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 256<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			bad = append(bad, fmt.Errorf("ape check: %s:%d: %w", file, line, err))
-			continue
+	err = dataset.Each(file, dataset.Options{}, func(m map[string]any, at dataset.Pos, rerr error) error {
+		if rerr != nil {
+			bad = append(bad, fmt.Errorf("ape check: %s:%d: %w", at.File, at.N(), errors.Unwrap(rerr)))
+			return nil
 		}
 		str := func(k string) string { s, _ := m[k].(string); return s }
 		r := CodeRow{Commit: str(keys.Commit), Path: str(keys.Path), Code: str(keys.Code), ID: str(keys.ID)}
@@ -77,6 +59,7 @@ func ReadCodeRows(file string, keys CodeKeys) (rows []CodeRow, bad []error, err 
 		if r.Path == "" {
 			r.Path = tempPath(r, keys.TempExt)
 		}
+		var err error
 		switch {
 		case r.Commit == "":
 			err = fmt.Errorf("no %s", keys.Commit)
@@ -84,20 +67,24 @@ func ReadCodeRows(file string, keys CodeKeys) (rows []CodeRow, bad []error, err 
 			err = patch.CheckPath(r.Path)
 		}
 		if err != nil {
-			bad = append(bad, fmt.Errorf("ape check: %s:%d: %w", file, line, err))
-			continue
+			bad = append(bad, fmt.Errorf("ape check: %s:%d: %w", at.File, at.N(), err))
+			return nil
 		}
 		if r.ID == "" {
 			sum := sha256.Sum256([]byte(r.Commit + "\x00" + r.Path + "\x00" + r.Code))
 			r.ID = hex.EncodeToString(sum[:8])
 		}
 		if seen[r.ID] {
-			continue
+			return nil
 		}
 		seen[r.ID] = true
 		rows = append(rows, r)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ape check: %w", err)
 	}
-	return rows, bad, sc.Err()
+	return rows, bad, nil
 }
 
 // tempPath is the file a row without a path is checked in: at the tree's

@@ -3,12 +3,8 @@ package diffxyz
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/patch/repair"
@@ -156,8 +152,8 @@ func (r *Row) diffField(f patch.Format) *string {
 
 // Load reads a dataset: a JSONL file (optionally gzipped), a Parquet file,
 // or a directory of such files (read in name order, as the Hugging Face
-// layout data/test-00000-of-00001.parquet splits them). The format is known
-// by the file's first bytes, not its name. The rows are returned as read;
+// layout data/test-00000-of-00001.parquet splits them); see package
+// dataset. The format is known by the file's first bytes, not its name. The rows are returned as read;
 // see [Prepare].
 func Load(path string) ([]*Row, error) {
 	var rows []*Row
@@ -169,64 +165,6 @@ func Load(path string) ([]*Row, error) {
 		return nil
 	})
 	return rows, err
-}
-
-// readParquet reads a flat Parquet file column by column name, so that any
-// subset of the dataset's columns, required or optional, in any order, is
-// read, and other columns are ignored.
-func readParquet(r io.ReaderAt, size int64, name string) (rows []*Row, err error) {
-	pf, err := parquet.OpenFile(r, size)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %s: %w", name, err)
-	}
-	cols := pf.Schema().Columns()
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = strings.Join(c, ".")
-	}
-	defer func() {
-		// The reader panics on data it cannot decode; report it as an error.
-		if p := recover(); p != nil {
-			rows, err = nil, fmt.Errorf("dataset: %s: %v", name, p)
-		}
-	}()
-	pr := parquet.NewReader(pf)
-	defer pr.Close()
-	buf := make([]parquet.Row, 64)
-	for {
-		n, rerr := pr.ReadRows(buf)
-		for _, prow := range buf[:n] {
-			m := make(map[string]any, len(prow))
-			for _, v := range prow {
-				if v.IsNull() || v.Column() < 0 || v.Column() >= len(names) {
-					continue
-				}
-				switch v.Kind() {
-				case parquet.ByteArray, parquet.FixedLenByteArray:
-					m[names[v.Column()]] = string(v.ByteArray())
-				case parquet.Int32:
-					m[names[v.Column()]] = v.Int32()
-				case parquet.Int64:
-					m[names[v.Column()]] = v.Int64()
-				}
-			}
-			b, err := json.Marshal(m)
-			if err != nil {
-				return nil, fmt.Errorf("dataset: %s row %d: %w", name, len(rows)+1, err)
-			}
-			var row Row
-			if err := json.Unmarshal(b, &row); err != nil {
-				return nil, fmt.Errorf("dataset: %s row %d: %w", name, len(rows)+1, err)
-			}
-			rows = append(rows, &row)
-		}
-		if errors.Is(rerr, io.EOF) {
-			return rows, nil
-		}
-		if rerr != nil {
-			return nil, fmt.Errorf("dataset: %s: %w", name, rerr)
-		}
-	}
 }
 
 // RowError is a dataset row that cannot be used, with why.

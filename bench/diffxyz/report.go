@@ -171,7 +171,7 @@ func WriteReport(dir string) (*Report, int, int, error) {
 	// report.html holds every case, for people to browse. The page reads
 	// the rows once (its kind is given); the report is aggregated on the
 	// way.
-	if err := html.WriteRunDir(dir, title, html.KindDiffXYZ, observe); err != nil {
+	if err := html.WriteRunDir(dir, title, Page(), observe); err != nil {
 		return nil, 0, 0, fmt.Errorf("diffxyz: %w", err)
 	}
 	rep, err := b.report(title)

@@ -60,6 +60,10 @@ type Options struct {
 	// Force discards an existing results file, so that the run starts
 	// over (and is answered from the cache where it can).
 	Force bool
+	// Session, when set, is the run's hold on Out that the caller took
+	// (see runner.Session); without it Run makes one from Out, Force and
+	// Runner, and the runner locks Out for the length of the run.
+	Session *runner.Session
 
 	// Runner holds the runner's options: workers, per-case timeout,
 	// limit, shuffle and seed, fail-fast, dry run, resume, shard,
@@ -231,11 +235,6 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
-	if o.Force && !ropts.Resume {
-		if err := os.Remove(ropts.Out); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return sum, fmt.Errorf("diffxyz: %w", err)
-		}
-	}
 	datasetHash, err := runner.HashFiles(o.Dataset)
 	if err != nil && o.Rows == nil {
 		return sum, fmt.Errorf("diffxyz: %w: %w", ErrDataset, err)
@@ -269,7 +268,12 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	// run.json is written once the options are known to work, before the
 	// first row, so that score can always find the dataset of a results
 	// file.
-	if err := runner.RecordRun(o.Out, info, ropts.Resume, resumeMayChange...); err != nil {
+	sess := o.Session
+	if sess == nil {
+		sess = runner.NewSession(runner.SessionOptions{Out: o.Out, ResultsFile: ResultsFile, Resume: ropts.Resume, Force: o.Force})
+	}
+	sess.MayChange = resumeMayChange
+	if err := sess.Record(info); err != nil {
 		return sum, fmt.Errorf("diffxyz: %w", err)
 	}
 
@@ -315,6 +319,17 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	rep, nrows, nfailed, err := WriteReport(o.Out)
 	sum.Report, sum.Rows, sum.FailedRows = rep, nrows, nfailed
 	return sum, errors.Join(runErr, err)
+}
+
+// Benchmark is Diff-XYZ as merge, report and the HTML page know it.
+func Benchmark() *runner.Benchmark {
+	return &runner.Benchmark{
+		Name: "diffxyz", ResultsFile: ResultsFile, Row: &Result{}, Page: Page(),
+		WriteReport: func(dir, _ string, _ map[string]any) error {
+			_, _, _, err := WriteReport(dir)
+			return err
+		},
+	}
 }
 
 // caseList makes a run's cases (rows × tasks × formats × prompts, row by

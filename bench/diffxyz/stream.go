@@ -1,20 +1,16 @@
 package diffxyz
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"container/list"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/patchbench/patchbench/dataset"
 	"github.com/patchbench/patchbench/patch"
 )
 
@@ -22,103 +18,25 @@ import (
 // cannot be read, no rows); a bad row is a [RowError] instead.
 var ErrDataset = errors.New("dataset")
 
-// eachSourceRow calls fn with each row of the dataset at path, read one at a
-// time for JSONL (plain or gzipped) and a file at a time for Parquet. A line
-// that is not a row is passed as a nil row with the error: the caller
-// records it and goes on.
+// eachSourceRow calls fn with each row of the dataset at path (see
+// package dataset), read one at a time for JSON Lines (plain or gzipped)
+// and a file at a time for Parquet. A line that is not a row is passed as
+// a nil row with the error, naming its file and line: the caller records
+// it and goes on.
 func eachSourceRow(path string, fn func(r *Row, err error) error) error {
-	info, err := os.Stat(path)
-	if err != nil {
+	var callErr error
+	err := dataset.Each(path, dataset.Options{}, func(r Row, _ dataset.Pos, rerr error) error {
+		if rerr != nil {
+			callErr = fn(nil, rerr)
+		} else {
+			callErr = fn(&r, nil)
+		}
+		return callErr
+	})
+	if err != nil && err != callErr {
 		return fmt.Errorf("%w: %w", ErrDataset, err)
 	}
-	files := []string{path}
-	if info.IsDir() {
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrDataset, err)
-		}
-		files = files[:0]
-		for _, e := range entries {
-			name := e.Name()
-			if !e.IsDir() && (strings.HasSuffix(name, ".parquet") || strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.gz")) {
-				files = append(files, filepath.Join(path, name))
-			}
-		}
-		if len(files) == 0 {
-			return fmt.Errorf("%w: %s: no .parquet, .jsonl or .jsonl.gz files", ErrDataset, path)
-		}
-	}
-	for _, name := range files {
-		if err := eachFileRow(name, fn); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func eachFileRow(path string, fn func(r *Row, err error) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrDataset, err)
-	}
-	defer f.Close()
-	head := make([]byte, 4)
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("%w: %w", ErrDataset, err)
-	}
-	var r io.Reader = f
-	switch {
-	case bytes.Equal(head, []byte("PAR1")):
-		// Parquet is read by columns: the file's rows are in memory at
-		// once, and handed on one by one.
-		info, err := f.Stat()
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrDataset, err)
-		}
-		rows, err := readParquet(f, info.Size(), path)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrDataset, err)
-		}
-		for i := range rows {
-			row := rows[i]
-			rows[i] = nil
-			if err := fn(row, nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrDataset, path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
-	br := bufio.NewReaderSize(r, 1<<20)
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: %s: %w", ErrDataset, path, err)
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			var row Row
-			var ferr error
-			if jerr := json.Unmarshal(line, &row); jerr != nil {
-				ferr = fn(nil, fmt.Errorf("%s line %d: %w", path, lineNo, jerr))
-			} else {
-				ferr = fn(&row, nil)
-			}
-			if ferr != nil {
-				return ferr
-			}
-		}
-		if err != nil { // io.EOF
-			return nil
-		}
-	}
+	return err
 }
 
 // rowChecker holds what the checks of a dataset's rows need across rows:

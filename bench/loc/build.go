@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/patchbench/patchbench/bench/swe"
+	"github.com/patchbench/patchbench/dataset"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/symbols"
 )
@@ -44,7 +44,7 @@ func (p Problem) String() string { return p.ID + ": " + p.Err }
 // repository that cannot be had (missing, its clone failed) is one Problem
 // naming it and the rows it leaves out.
 func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Case, []Problem, error) {
-	rows, err := swe.ReadRows(path)
+	rows, bad, err := dataset.Read[map[string]any](path, dataset.Options{KeyField: "instance_id"})
 	if err != nil {
 		return nil, nil, fmt.Errorf("loc build: %w", err)
 	}
@@ -52,6 +52,9 @@ func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Ca
 	defer p.Close()
 	var cases []Case
 	var problems []Problem
+	for _, e := range bad {
+		problems = append(problems, Problem{ID: e.Pos.String(), Err: e.Err.Error()})
+	}
 	seen := map[string]bool{}
 	missing := map[string]*repoFailure{}
 	var order []string
@@ -103,14 +106,20 @@ func BuildFromDataset(ctx context.Context, path string, store *repo.Store) ([]Ca
 	}
 	for _, name := range order {
 		g := missing[name]
-		msg := g.err.Error()
-		if errors.Is(g.err, repo.ErrNotInStore) {
-			msg = fmt.Sprintf("repository not in --repos %s: clone it to %s, or give --clone-from URL to clone missing repositories from URL/%s (https://github.com for GitHub)",
-				store.Dir, filepath.Join(store.Dir, name), name)
-		}
+		msg := repoError(store, name, g.err).Error()
 		problems = append(problems, Problem{ID: name, Err: fmt.Sprintf("%s; %d rows left out: %s", msg, len(g.ids), idList(g.ids)), Rows: len(g.ids)})
 	}
 	return cases, problems, nil
+}
+
+// repoError says how to provide a repository the store does not hold
+// (err wraps [repo.ErrNotInStore]); any other error is returned as it is.
+func repoError(store *repo.Store, name string, err error) error {
+	if !errors.Is(err, repo.ErrNotInStore) {
+		return err
+	}
+	return fmt.Errorf("repository not in --repos %s: clone it to %s, or give --clone-from URL to clone missing repositories from URL/%s (https://github.com for GitHub)",
+		store.Dir, filepath.Join(store.Dir, name), name)
 }
 
 // repoFailure is a repository a build could not have, and the rows it

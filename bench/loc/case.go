@@ -9,9 +9,7 @@
 package loc
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/patchbench/patchbench/dataset"
 	"github.com/patchbench/patchbench/internal/atomicfile"
 )
 
@@ -172,16 +171,7 @@ func ReadCasesLenient(path string) (cases []Case, bad []error, err error) {
 		return nil, nil, fmt.Errorf("read cases: %w", err)
 	}
 	defer f.Close()
-	var r io.Reader = bufio.NewReader(f)
-	if head, _ := r.(*bufio.Reader).Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read cases %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
-	cases, bad, err = decodeCases(r)
+	cases, bad, err = decodeCases(f)
 	if errors.Is(err, errDatasetRow) {
 		return nil, nil, fmt.Errorf("read cases %s: %w; make cases from it first: patchbench loc build --dataset %s --repos DIR --out cases.jsonl", path, err, path)
 	}
@@ -204,37 +194,37 @@ func DecodeCases(r io.Reader) ([]Case, error) {
 }
 
 func decodeCases(r io.Reader) (cases []Case, bad []error, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	seen := map[string]bool{}
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
+	err = dataset.EachFrom(r, "", dataset.Options{}, func(line json.RawMessage, at dataset.Pos, rerr error) error {
+		n := at.N()
+		if rerr != nil {
+			bad = append(bad, fmt.Errorf("line %d: %w", n, errors.Unwrap(rerr)))
+			return nil
 		}
 		c, err := decodeCase(line)
 		if err != nil {
 			bad = append(bad, fmt.Errorf("line %d: %w", n, err))
-			continue
+			return nil
 		}
 		if c.ID == "" {
 			var row struct {
 				InstanceID string `json:"instance_id"`
 			}
 			if json.Unmarshal(line, &row) == nil && row.InstanceID != "" && len(cases) == 0 {
-				return nil, nil, fmt.Errorf("line %d: %w", n, errDatasetRow)
+				return fmt.Errorf("line %d: %w", n, errDatasetRow)
 			}
 			bad = append(bad, fmt.Errorf("line %d: case without an id", n))
-			continue
+			return nil
 		}
 		if seen[c.ID] {
 			bad = append(bad, fmt.Errorf("line %d: case %s appears twice", n, c.ID))
-			continue
+			return nil
 		}
 		seen[c.ID] = true
 		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	return cases, bad, nil

@@ -81,6 +81,8 @@ func RunGrid(ctx context.Context, base RunOptions, out string, turns []int, temp
 			name := GridName(t, temp)
 			o.Out = filepath.Join(out, name)
 			o.ModelOptions.Dir = o.Out
+			// Each configuration's run holds its own directory.
+			o.Session = nil
 			sum, err := Run(ctx, o)
 			if err != nil && firstErr == nil {
 				firstErr = fmt.Errorf("loc grid: %s: %w", name, err)

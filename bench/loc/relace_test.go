@@ -182,3 +182,66 @@ func TestUnscoredEmptyTruth(t *testing.T) {
 		t.Errorf("report.md does not name the unscored cases:\n%s", md)
 	}
 }
+
+// TestRelaceMatchPaths: the relace-mcp metrics match returned and
+// ground-truth paths as relace-mcp's match_paths does: both sides through
+// its normalize_path (white space trimmed, one "./" dropped, then one
+// "a/" or "b/" as a diff header writes them, "." and empty parts dropped),
+// then exactly. ".." is not resolved, a prefix is dropped once, and only
+// as a whole first part; ranges that are not [start >= 1, end >= start]
+// are dropped, the file kept.
+func TestRelaceMatchPaths(t *testing.T) {
+	gt := GroundTruth{Files: map[string]FileTruth{
+		"src/calc.py": {Ranges: []Range{{8, 8}}, Functions: []string{"Calculator.divide"},
+			Defs: []FunctionDef{{Name: "Calculator.divide", Range: Range{8, 9}}}},
+	}}
+	for _, tc := range []struct {
+		name    string
+		found   map[string][]Range
+		recall  float64
+		lpm     float64
+		fnHit   float64
+		nFilesP float64 // file_precision
+	}{
+		{"exact", map[string][]Range{"src/calc.py": {{8, 8}}}, 1, 1, 1, 1},
+		{"dot slash", map[string][]Range{"./src/calc.py": {{8, 8}}}, 1, 1, 1, 1},
+		{"spaces", map[string][]Range{" src/calc.py ": {{8, 8}}}, 1, 1, 1, 1},
+		{"diff header a/", map[string][]Range{"a/src/calc.py": {{8, 8}}}, 1, 1, 1, 1},
+		{"diff header b/ after ./", map[string][]Range{"./b/src/calc.py": {{8, 8}}}, 1, 1, 1, 1},
+		{"dot and empty parts", map[string][]Range{"src/./calc.py/": {{8, 8}}}, 1, 1, 1, 1},
+		{"testbed", map[string][]Range{"/testbed/src/calc.py": {{8, 8}}}, 1, 1, 1, 1},
+		// Refused: not the whole first part, twice, "..", elsewhere.
+		{"ab/ is not a/", map[string][]Range{"ab/src/calc.py": {{8, 8}}}, 0, 0, 0, 0},
+		{"a/ dropped once", map[string][]Range{"a/b/src/calc.py": {{8, 8}}}, 0, 0, 0, 0},
+		{"dotdot kept", map[string][]Range{"x/../src/calc.py": {{8, 8}}}, 0, 0, 0, 0},
+		{"absolute elsewhere", map[string][]Range{"/home/u/src/calc.py": {{8, 8}}}, 0, 0, 0, 0},
+		{"no completion", map[string][]Range{"calc.py": {{8, 8}}}, 0, 0, 0, 0},
+		// Bad ranges dropped, the file kept: recall 1, its lines counted
+		// from the good range only.
+		{"bad ranges", map[string][]Range{"src/calc.py": {{0, 3}, {9, 8}, {8, 8}}}, 1, 1, 1, 1},
+		// Two spellings of one file are one file, their ranges merged.
+		{"merged", map[string][]Range{"src/calc.py": {{8, 8}}, "./src/calc.py": {{9, 9}}}, 1, 0.5, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Found{Ranges: tc.found}
+			for p := range tc.found {
+				f.Files = append(f.Files, p)
+			}
+			m := Score(gt, f)
+			got := [4]float64{m["file_recall"], m["line_precision_matched"], m["function_hit_rate"], m["file_precision"]}
+			want := [4]float64{tc.recall, tc.lpm, tc.fnHit, tc.nFilesP}
+			if got != want {
+				t.Errorf("file_recall, line_precision_matched, function_hit_rate, file_precision = %v, want %v", got, want)
+			}
+		})
+	}
+	// The ground truth's side goes through the same normalization: a
+	// ground-truth path under a top-level b/ matches itself and its
+	// stripped form, as in relace-mcp.
+	gtB := GroundTruth{Files: map[string]FileTruth{"b/util.py": {Ranges: []Range{{1, 2}}}}}
+	for _, p := range []string{"b/util.py", "util.py"} {
+		if m := Score(gtB, Found{Files: []string{p}, Ranges: map[string][]Range{p: {{1, 2}}}}); m["file_recall"] != 1 {
+			t.Errorf("ground truth b/util.py, answer %s: file_recall %v, want 1 (relace-mcp drops b/ on both sides)", p, m["file_recall"])
+		}
+	}
+}

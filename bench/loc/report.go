@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -32,15 +33,24 @@ type Report struct {
 	RelaceSummary
 }
 
-// RelaceSummary holds relace-mcp's summary fields: means over the scored
-// (not failed) cases; the function hit rate over the cases whose ground
-// truth has functions. avg_latency_ms is the mean wall time of a case's
-// search (search_ms), as relace-mcp times its search; avg_turns_used (the
-// name relace-mcp's documentation gives) and avg_turns (the one its report
-// writer uses) are the same mean of the model turns.
+// RelaceSummary holds relace-mcp's summary fields, as its runner computes
+// them: means over the scored cases, those that completed (neither failed
+// nor ended without an answer: relace-mcp's partial cases are left out of
+// every avg_ mean and counted in partial_cases); the function hit rate
+// over the scored cases whose ground truth has functions. success_rate
+// (its first runner's name) and completion_rate (its later one's) are the
+// completed cases over all. avg_latency_ms is the mean wall time of a
+// case's search (search_ms), as relace-mcp times its search, and
+// avg_latency_s the mean of those times in seconds rounded to 0.1, as its
+// later runner records them; avg_turns_used (the name relace-mcp's
+// documentation gives) and avg_turns (the one its report writer uses) are
+// the same mean of the model turns.
 type RelaceSummary struct {
 	TotalCases              int     `json:"total_cases"`
 	SuccessRate             float64 `json:"success_rate"`
+	CompletionRate          float64 `json:"completion_rate"`
+	ScoredCases             int     `json:"scored_cases"`
+	PartialCases            int     `json:"partial_cases"`
 	AvgReturnedFiles        float64 `json:"avg_returned_files"`
 	AvgFileRecall           float64 `json:"avg_file_recall"`
 	AvgFilePrecision        float64 `json:"avg_file_precision"`
@@ -52,6 +62,7 @@ type RelaceSummary struct {
 	AvgTurnsUsed            float64 `json:"avg_turns_used"`
 	AvgTurns                float64 `json:"avg_turns"`
 	AvgLatencyMS            float64 `json:"avg_latency_ms"`
+	AvgLatencyS             float64 `json:"avg_latency_s"`
 }
 
 // relaceSummary computes [RelaceSummary] from the rows of a run (the
@@ -66,7 +77,7 @@ func relaceSummary(rows []map[string]any) RelaceSummary {
 	key := func(r map[string]any) string { k, _ := r["key"].(string); return k }
 	slices.SortStableFunc(rows, func(a, b map[string]any) int { return strings.Compare(key(a), key(b)) })
 	for _, r := range rows {
-		if r["failed"] == true {
+		if why, _ := r["no_answer"].(string); r["failed"] == true || why != "" {
 			continue
 		}
 		scored++
@@ -89,14 +100,17 @@ func relaceSummary(rows []map[string]any) RelaceSummary {
 		s.AvgTurns += t
 		ms, _ := r["search_ms"].(float64)
 		s.AvgLatencyMS += ms
+		s.AvgLatencyS += math.Round(ms/100) / 10
 	}
+	s.ScoredCases, s.PartialCases = scored, len(rows)-scored
 	if scored == 0 {
 		return s
 	}
 	n := float64(scored)
 	s.SuccessRate = n / float64(len(rows))
+	s.CompletionRate = s.SuccessRate
 	for _, p := range []*float64{&s.AvgReturnedFiles, &s.AvgFileRecall, &s.AvgFilePrecision, &s.AvgLineCoverage,
-		&s.AvgLinePrecisionMatched, &s.AvgQualityScore, &s.AvgTurns, &s.AvgLatencyMS} {
+		&s.AvgLinePrecisionMatched, &s.AvgQualityScore, &s.AvgTurns, &s.AvgLatencyMS, &s.AvgLatencyS} {
 		*p /= n
 	}
 	s.AvgTurnsUsed = s.AvgTurns
@@ -246,7 +260,7 @@ func WriteReport(dir, dataset string) (*Report, int, int, error) {
 	if err := rep.WriteFiles(dir); err != nil {
 		return nil, 0, 0, err
 	}
-	if err := html.WriteRunDir(dir, title, html.KindLoc, nil); err != nil {
+	if err := html.WriteRunDir(dir, title, Page(), nil); err != nil {
 		return nil, 0, 0, fmt.Errorf("loc: %w", err)
 	}
 	return rep, len(rows), failed, nil

@@ -57,3 +57,8 @@ type Result struct {
 	SearchMS int64 `json:"search_ms"`
 	runner.ModelCalls
 }
+
+// Incomplete reports a case whose search ended without an answer
+// (NoAnswer): relace-mcp's partial case, which its --fail-fast counts
+// among the failures in a row and its avg_ means leave out.
+func (r *Result) Incomplete() bool { return r.NoAnswer != "" }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +52,10 @@ type RunOptions struct {
 	Runner  runner.Options
 	// Force discards an existing results file first.
 	Force bool
+	// Session, when set, is the run's hold on Out that the caller took
+	// (see runner.Session); without it Run makes one from Out, Force and
+	// Runner, and the runner locks Out for the length of the run.
+	Session *runner.Session
 }
 
 // RunSummary is what [Run] did.
@@ -114,6 +117,18 @@ type RunInfo struct {
 	Shard         string   `json:"shard,omitempty"`
 }
 
+// Benchmark is Loc-Bench as merge, report and the HTML page know it.
+func Benchmark() *runner.Benchmark {
+	return &runner.Benchmark{
+		Name: "loc", ResultsFile: ResultsFile, Row: &Result{}, Page: Page(),
+		WriteReport: func(dir, _ string, info map[string]any) error {
+			dataset, _ := info["dataset"].(string)
+			_, _, _, err := WriteReport(dir, dataset)
+			return err
+		},
+	}
+}
+
 // Run searches every selected case, appends one scored row per case to
 // Out/results.jsonl and writes Out/report.json and Out/report.md. A case
 // whose repository or base_commit is missing, or whose search fails, is
@@ -164,13 +179,13 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 	}
 	// A resume must be of the same run; the dataset is compared by its
 	// bytes, not its path.
-	if err := runner.RecordRun(o.Out, info, ropts.Resume, "dataset"); err != nil {
-		return RunSummary{}, fmt.Errorf("loc run: %w", err)
+	sess := o.Session
+	if sess == nil {
+		sess = runner.NewSession(runner.SessionOptions{Out: o.Out, ResultsFile: ResultsFile, Resume: ropts.Resume, Force: o.Force})
 	}
-	if o.Force {
-		if err := os.Remove(ropts.Out); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return RunSummary{}, fmt.Errorf("loc run: %w", err)
-		}
+	sess.MayChange = []string{"dataset"}
+	if err := sess.Record(info); err != nil {
+		return RunSummary{}, fmt.Errorf("loc run: %w", err)
 	}
 	store := repo.NewStore(o.Repos)
 	store.BaseURL, store.NoClone = o.CloneFrom, o.CloneFrom == ""

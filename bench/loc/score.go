@@ -70,20 +70,22 @@ func Complete(f Found) Found {
 // LocAgent leaves such cases out of its means.
 func Score(gt GroundTruth, f Found) map[string]float64 {
 	f = Complete(f)
+	// The relace-mcp family matches paths as relace-mcp does: both sides
+	// through its normalize_path, then exactly (its match_paths).
 	truth := metrics.Ranges{}
 	for p, ft := range gt.Files {
-		truth[p] = toLineRanges(ft.Ranges)
+		addRelace(truth, p, ft.Ranges)
 	}
-	// The relace-mcp family scores the answer's {path: ranges}, as
-	// relace-mcp's returned_files; an answer with no ranges at all (as
-	// LocAgent's) names its files without lines.
+	// It scores the answer's {path: ranges}, as relace-mcp's
+	// returned_files; an answer with no ranges at all (as LocAgent's)
+	// names its files without lines.
 	found := metrics.Ranges{}
 	for p, rs := range f.Ranges {
-		found[p] = toLineRanges(rs)
+		addRelace(found, p, rs)
 	}
 	if f.Ranges == nil {
 		for _, p := range f.Files {
-			found[p] = nil
+			addRelace(found, p, nil)
 		}
 	}
 	m := map[string]float64{}
@@ -92,6 +94,9 @@ func Score(gt GroundTruth, f Found) map[string]float64 {
 	lc := metrics.LineCoverage(found, truth)
 	lpm := metrics.LinePrecisionMatched(found, truth)
 	fns := FunctionTargets(gt)
+	for i := range fns {
+		fns[i].Path = relacePath(fns[i].Path)
+	}
 	fh := metrics.FunctionHitRate(found, fns)
 	m["file_recall"], m["file_precision"], m["line_coverage"] = fr, fp, lc
 	m["line_precision_matched"] = lpm
@@ -215,4 +220,52 @@ func toLineRanges(rs []Range) []metrics.LineRange {
 		out[i] = metrics.LineRange{Start: r[0], End: r[1]}
 	}
 	return out
+}
+
+// relacePath is relace-mcp's normalize_path: white space trimmed, one
+// leading "./" dropped, then one leading "a/" or "b/" (a diff header's
+// prefixes, which models copy), and the path read as pathlib reads it
+// (empty and "." parts dropped, ".." kept). relace-mcp makes an absolute
+// path relative to its clone; patchbench's repositories have no checkout,
+// so an absolute path is relative only under /testbed/, where SWE-bench's
+// images hold the repository (any other never matches).
+func relacePath(p string) string {
+	p = strings.TrimSpace(p)
+	p = strings.TrimPrefix(p, "./")
+	if strings.HasPrefix(p, "a/") || strings.HasPrefix(p, "b/") {
+		p = p[2:]
+	}
+	abs := strings.HasPrefix(p, "/")
+	var parts []string
+	for _, part := range strings.Split(p, "/") {
+		if part != "" && part != "." {
+			parts = append(parts, part)
+		}
+	}
+	p = strings.Join(parts, "/")
+	if abs {
+		p = "/" + p
+		if rest, ok := strings.CutPrefix(p, testbed); ok && rest != "" {
+			return rest
+		}
+	}
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// addRelace adds a file's ranges to m under its [relacePath], as
+// relace-mcp's normalize_returned_files does: ranges that are not
+// [start >= 1, end >= start] are dropped, the file kept, and two spellings
+// of one path pool their ranges.
+func addRelace(m metrics.Ranges, p string, rs []Range) {
+	p = relacePath(p)
+	lr := m[p]
+	for _, r := range rs {
+		if r[0] >= 1 && r[1] >= r[0] {
+			lr = append(lr, toLineRange(r))
+		}
+	}
+	m[p] = lr
 }

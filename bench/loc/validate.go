@@ -36,7 +36,7 @@ func validateCase(ctx context.Context, c Case, store *repo.Store, p *symbols.Par
 	}
 	rp, err := store.Get(ctx, c.Repo)
 	if err != nil {
-		return []error{err}
+		return []error{fmt.Errorf("%s: %w", c.Repo, repoError(store, c.Repo, err))}
 	}
 	if _, err := rp.ResolveCommit(ctx, c.BaseCommit); err != nil {
 		return []error{fmt.Errorf("base_commit %s: %w", c.BaseCommit, err)}

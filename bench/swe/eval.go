@@ -573,9 +573,9 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	results := filepath.Join(c.Out, "results.jsonl")
-	dopts := runner.DirOptions{Command: "patchbench swe eval", ResultsFile: "results.jsonl", Resume: c.Resume}
-	if err := runner.CheckDir(c.Out, dopts); err != nil {
+	sess := runner.NewSession(runner.SessionOptions{Out: c.Out, Command: "patchbench swe eval", ResultsFile: "results.jsonl",
+		Resume: c.Resume, MayChange: resumeMayChange})
+	if err := sess.Check(); err != nil {
 		return nil, err
 	}
 	if c.DatasetSHA256, err = runner.HashFiles(c.Dataset); err != nil {
@@ -591,17 +591,16 @@ func Eval(ctx context.Context, c Config) (*Summary, error) {
 		return nil, err
 	}
 	defer e.close()
-	dir, err := runner.OpenDir(c.Out, dopts)
-	if err != nil {
+	ro := runner.Options{Workers: c.workers(), Resume: c.Resume, Progress: c.Progress, Shard: shard}
+	if err := sess.Open(&ro); err != nil {
 		return nil, err
 	}
-	defer dir.Release()
-	if err := saveConfig(c, c.Resume); err != nil {
+	defer sess.Close()
+	if err := sess.Record(c); err != nil {
 		return nil, err
 	}
-	sum, runErr := runner.Run(ctx, in.cases(nil), e.eval, runner.Options{
-		Out: results, Workers: c.workers(), Resume: c.Resume, Progress: c.Progress, Shard: shard, Dir: dir,
-	})
+	results := ro.Out
+	sum, runErr := runner.Run(ctx, in.cases(nil), e.eval, ro)
 	s := &Summary{Evaluated: sum.Done}
 	if e.test != nil {
 		s.Sandbox = e.test.Runner.Name()
@@ -658,10 +657,18 @@ func countStatuses(rows []Row) (map[string]int, int, int) {
 // by their hashes) and how many workers run.
 var resumeMayChange = []string{"dataset", "predictions", "repos", "clone_from", "out", "workers", "work_dir"}
 
-// saveConfig records c as run.json; with resume, the run recorded must be
-// the same (runner.RecordRun).
-func saveConfig(c Config, resume bool) error {
-	return runner.RecordRun(c.Out, c, resume, resumeMayChange...)
+// Benchmark is swe eval as merge, report and the HTML page know it. Its
+// run.json, the run's Config, is known by its predictions.
+func Benchmark() *runner.Benchmark {
+	return &runner.Benchmark{
+		Name: "swe", ResultsFile: "results.jsonl", Row: &Result{}, Page: Page(),
+		Is:          func(info map[string]any) bool { _, ok := info["predictions"]; return ok },
+		MergeIgnore: []string{"out", "workers"},
+		WriteReport: func(dir, out string, info map[string]any) error {
+			info["out"] = out
+			return WriteRunOutputs(dir)
+		},
+	}
 }
 
 // WriteRunOutputs writes the reports of the run directory dir from its
@@ -787,7 +794,8 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rerunDir *runner.Dir
+	// The rerun holds the run's directory as a resume does.
+	var ro runner.Options
 	c, err := LoadConfig(o.From)
 	if err != nil {
 		return nil, err
@@ -798,14 +806,11 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 	c.Out, _ = filepath.Abs(o.From)
 	c.Progress, c.Log = o.Progress, o.Log
 	if !o.DryRun {
-		dir, err := runner.OpenDir(c.Out, runner.DirOptions{Command: "patchbench swe rerun", ResultsFile: "results.jsonl", Resume: true})
-		if err != nil {
+		sess := runner.NewSession(runner.SessionOptions{Out: c.Out, Command: "patchbench swe rerun", ResultsFile: "results.jsonl", Resume: true})
+		if err := sess.Open(&ro); err != nil {
 			return nil, err
 		}
-		defer dir.Release()
-		// The rerun's rows go to a file of their own; the directory is
-		// already held.
-		rerunDir = dir
+		defer sess.Close()
 	}
 	resultsPath := filepath.Join(c.Out, "results.jsonl")
 	rows, err := ReadResults(resultsPath)
@@ -845,7 +850,10 @@ func Rerun(ctx context.Context, o RerunOptions) (*Summary, error) {
 	tmp := filepath.Join(c.Out, "results.rerun.jsonl")
 	os.Remove(tmp)
 	defer os.Remove(tmp)
-	sum, runErr := runner.Run(ctx, in.cases(ids), e.eval, runner.Options{Out: tmp, Workers: c.workers(), Progress: c.Progress, Dir: rerunDir})
+	// The rerun's rows go to a file of their own; the directory is
+	// already held.
+	ro.Out, ro.Workers, ro.Progress = tmp, c.workers(), c.Progress
+	sum, runErr := runner.Run(ctx, in.cases(ids), e.eval, ro)
 	s.Evaluated = sum.Done
 	fresh, err := ReadResults(tmp)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -1,18 +1,12 @@
 package swe
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/parquet-go/parquet-go"
+	"github.com/patchbench/patchbench/dataset"
 )
 
 // Instance is one dataset row in SWE-bench's schema. Only the fields the
@@ -45,7 +39,8 @@ type Prediction struct {
 }
 
 // LoadDataset reads a dataset in SWE-bench's schema: JSON Lines, a JSON
-// array, or Parquet (as on Hugging Face); ".gz" JSON is decompressed.
+// array, Parquet (as on Hugging Face) or a directory of such files (see
+// package dataset); gzipped JSON is decompressed.
 // FAIL_TO_PASS and PASS_TO_PASS may be lists or JSON-encoded strings of
 // lists. Rows must have instance_id, repo and base_commit, and ids must be
 // unique.
@@ -63,7 +58,7 @@ func LoadDataset(path string) ([]Instance, error) {
 // the file, the row and the id, and the other rows are read. err is for the
 // file as a whole.
 func ReadDataset(path string) (insts []Instance, bad []error, err error) {
-	rows, bad, err := readRowsLenient(path)
+	rows, bad, err := readRows(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,7 +89,8 @@ func idOf(m map[string]any) string {
 }
 
 // LoadPredictions reads predictions in SWE-bench's schema: JSON Lines,
-// a JSON array, or a JSON object keyed by instance id (as SWE-bench accepts).
+// a JSON array, or a JSON object keyed by instance id (as SWE-bench accepts),
+// or any other form package dataset reads.
 // instance_id is required and must be unique.
 func LoadPredictions(path string) ([]Prediction, error) {
 	preds, bad, err := ReadPredictions(path)
@@ -108,7 +104,7 @@ func LoadPredictions(path string) ([]Prediction, error) {
 // instance_id, a duplicate, a JSON Lines line that is not JSON), returned
 // in bad with the file and row.
 func ReadPredictions(path string) (preds []Prediction, bad []error, err error) {
-	rows, bad, err := readJSONRowsLenient(path)
+	rows, bad, err := readRows(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,221 +139,20 @@ func ReadPredictions(path string) (preds []Prediction, bad []error, err error) {
 // evaluation (exit 2): which of the two is the model's answer is unknown.
 var ErrDuplicatePrediction = errors.New("duplicate instance_id")
 
-// readRowsLenient is ReadRows that, for JSON Lines, leaves out the lines
-// that are not JSON (returned in bad) instead of failing.
-func readRowsLenient(path string) ([]map[string]any, []error, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() || strings.HasSuffix(strings.ToLower(path), ".parquet") {
-		rows, err := ReadRows(path)
-		return rows, nil, err
-	}
-	return readJSONRowsLenient(path)
-}
-
-// readJSONRowsLenient reads like readJSONRows; when that fails on a JSON
-// Lines file, it reads the file line by line and leaves out the lines
-// that do not decode, naming them.
-func readJSONRowsLenient(path string) ([]map[string]any, []error, error) {
-	rows, err := readJSONRows(path)
-	if err == nil {
-		return rows, nil, nil
-	}
-	b, rerr := readMaybeGzip(path)
-	if rerr != nil || bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
-		return nil, nil, err
+// readRows reads a dataset's or a predictions file's rows, uninterpreted
+// (see package dataset; an object keyed by instance id is SWE-bench's dict
+// form). A row that is not JSON is returned in bad, naming its file and
+// line.
+func readRows(path string) ([]map[string]any, []error, error) {
+	rows, badRows, err := dataset.Read[map[string]any](path, dataset.Options{KeyField: "instance_id"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("swe: %w", err)
 	}
 	var bad []error
-	rows = nil
-	for i, line := range bytes.Split(b, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var m map[string]any
-		if jerr := json.Unmarshal(line, &m); jerr != nil {
-			bad = append(bad, fmt.Errorf("swe: %s: line %d: %w", path, i+1, jerr))
-			continue
-		}
-		rows = append(rows, m)
-	}
-	if len(rows) == 0 {
-		return nil, nil, err // not JSON Lines after all
+	for _, e := range badRows {
+		bad = append(bad, fmt.Errorf("swe: %w", e))
 	}
 	return rows, bad, nil
-}
-
-// ReadRows reads the rows of a dataset file without interpreting them:
-// JSON Lines, a JSON array or an object keyed by instance id (".gz"
-// decompressed), or Parquet, or a directory of Parquet files (a split's
-// shards, read in name order). Other benchmarks built on SWE-bench-schema
-// datasets (loc build) read their files with it.
-func ReadRows(path string) ([]map[string]any, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return readParquetDir(path)
-	}
-	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
-		return readParquet(path)
-	}
-	return readJSONRows(path)
-}
-
-// readJSONRows reads JSON objects from a JSON Lines file, a JSON array, or
-// a single object whose values are all objects (a map keyed by id).
-func readJSONRows(path string) ([]map[string]any, error) {
-	b, err := readMaybeGzip(path)
-	if err != nil {
-		return nil, err
-	}
-	trimmed := bytes.TrimSpace(b)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var rows []map[string]any
-		if err := json.Unmarshal(trimmed, &rows); err != nil {
-			return nil, fmt.Errorf("swe: %s: %w", path, err)
-		}
-		return rows, nil
-	}
-	var rows []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	for {
-		var m map[string]any
-		err := dec.Decode(&m)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			line := 1 + bytes.Count(trimmed[:min(int(dec.InputOffset()), len(trimmed))], []byte("\n"))
-			return nil, fmt.Errorf("swe: %s: line %d: %w", path, line, err)
-		}
-		rows = append(rows, m)
-	}
-	if len(rows) == 1 && rows[0]["instance_id"] == nil {
-		// {"id": {...}, "id2": {...}}: SWE-bench's dict form.
-		var keyed []map[string]any
-		for k, v := range rows[0] {
-			o, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("swe: %s: an object without instance_id", path)
-			}
-			if o["instance_id"] == nil {
-				o["instance_id"] = k
-			}
-			keyed = append(keyed, o)
-		}
-		sortRows(keyed)
-		return keyed, nil
-	}
-	return rows, nil
-}
-
-func sortRows(rows []map[string]any) {
-	for i := 1; i < len(rows); i++ {
-		for j := i; j > 0 && str(rows[j]["instance_id"]) < str(rows[j-1]["instance_id"]); j-- {
-			rows[j], rows[j-1] = rows[j-1], rows[j]
-		}
-	}
-}
-
-func readMaybeGzip(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("swe: %w", err)
-	}
-	if len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("swe: %s: %w", path, err)
-		}
-		if b, err = io.ReadAll(zr); err != nil {
-			return nil, fmt.Errorf("swe: %s: %w", path, err)
-		}
-	}
-	return b, nil
-}
-
-// readParquetDir reads the *.parquet files of dir in name order.
-func readParquetDir(dir string) ([]map[string]any, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	if err != nil {
-		return nil, fmt.Errorf("swe: %w", err)
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("swe: %s: a directory without .parquet files", dir)
-	}
-	sort.Strings(names)
-	var rows []map[string]any
-	for _, name := range names {
-		r, err := readParquet(name)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, r...)
-	}
-	return rows, nil
-}
-
-// readParquet reads every row of a Parquet file into generic rows: a
-// top-level column becomes a string (or nil when null), a list column (a
-// leaf below the top level) a list of strings.
-func readParquet(path string) ([]map[string]any, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("swe: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("swe: %w", err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("swe: parquet %s: %w", path, err)
-	}
-	cols := pf.Schema().Columns()
-	r := parquet.NewReader(pf)
-	defer r.Close()
-	var out []map[string]any
-	buf := make([]parquet.Row, 64)
-	for {
-		n, err := r.ReadRows(buf)
-		for _, row := range buf[:n] {
-			m := map[string]any{}
-			for _, v := range row {
-				c := v.Column()
-				if c < 0 || c >= len(cols) || len(cols[c]) == 0 {
-					continue
-				}
-				name := cols[c][0]
-				if len(cols[c]) == 1 {
-					m[name] = parquetValue(v)
-					continue
-				}
-				list, _ := m[name].([]any)
-				if list == nil {
-					list = []any{}
-				}
-				if !v.IsNull() {
-					list = append(list, parquetValue(v))
-				}
-				m[name] = list
-			}
-			out = append(out, m)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("swe: parquet %s: %w", path, err)
-		}
-	}
-	return out, nil
-}
-
-func parquetValue(v parquet.Value) any {
-	switch {
-	case v.IsNull():
-		return nil
-	case v.Kind() == parquet.ByteArray || v.Kind() == parquet.FixedLenByteArray:
-		return string(v.ByteArray())
-	}
-	return v.String()
 }
 
 // instanceOf converts a generic row.

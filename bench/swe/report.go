@@ -283,7 +283,7 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 	if _, err := os.Stat(filepath.Join(dir, "results.jsonl")); err != nil {
 		return errors.Join(instErrs...)
 	}
-	if err := html.WriteRunDir(dir, "SWE-bench: "+runID, html.KindSWE, nil); err != nil {
+	if err := html.WriteRunDir(dir, "SWE-bench: "+runID, Page(), nil); err != nil {
 		return fmt.Errorf("swe: %w", err)
 	}
 	return errors.Join(instErrs...)

@@ -43,7 +43,6 @@ package swe
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 
@@ -83,8 +82,9 @@ func IsInfra(status string) bool {
 
 // ErrInput is wrapped by errors about the inputs of a run: files that cannot
 // be read or parsed, predictions for instances the dataset lacks, a missing
-// test command, a run directory that cannot be resumed.
-var ErrInput = errors.New("input error")
+// test command, a run directory that cannot be resumed. It is the
+// runner's, so that a run command's exit status says so (runner.Ending).
+var ErrInput = runner.ErrInput
 
 func inputErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, args...))

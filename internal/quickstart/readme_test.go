@@ -138,6 +138,10 @@ func TestREADME(t *testing.T) {
 	if err := os.WriteFile(cwd, []byte(clone), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// As root the env block's restore mounts an overlay; the README says
+	// how to release it, and a mount left would keep the temporary
+	// directory from being removed.
+	t.Cleanup(func() { releaseMounts(t, filepath.Join(bin, "patchbench"), clone) })
 	ran := 0
 	for _, b := range blocks {
 		if b.notRun != "" {
@@ -185,6 +189,24 @@ func TestREADME(t *testing.T) {
 	entries, _ := filepath.Glob(filepath.Join(clone, "out/pb-env/bin/*"))
 	if len(entries) == 0 {
 		t.Errorf("out/pb-env/bin holds nothing: the setup's output was not stored and restored")
+	}
+}
+
+// releaseMounts releases, with the binary's env release, every overlay
+// mounted under dir.
+func releaseMounts(t *testing.T, patchbench, dir string) {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[2] != "overlay" || !strings.HasPrefix(f[1], dir+"/") {
+			continue
+		}
+		if out, err := exec.Command(patchbench, "env", "release", f[1]).CombinedOutput(); err != nil {
+			t.Errorf("env release %s: %v\n%s", f[1], err, out)
+		}
 	}
 }
 

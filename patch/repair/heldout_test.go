@@ -6,8 +6,10 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/patchbench/patchbench/bench/applybench"
 	"github.com/patchbench/patchbench/internal/testdata"
@@ -709,6 +711,16 @@ func gitShaped(r []string, min, n int) bool {
 //     equal to the hunk line next to them, with a context line
 //     misremembered: the added lines may stand on either side of their
 //     twin, so the hunk is placed only where its context fits exactly.
+//   - applied_twice_little: git's diff of a file with a hunk whose added
+//     lines say little (each has fewer than two letters or digits, or is
+//     a line the hunk removes: a brace, a blank line, a moved line),
+//     applied to the new file: nothing to do. little_old_elsewhere
+//     (null): the new file with that hunk's old side appended after a
+//     blank line: its new side is at its place, and the lines it removes
+//     with their context are in the file again, where it may be meant.
+//   - applied_twice_short: one hunk of the commit alone, the file only
+//     its lines (the hunk's new side is the whole file, "@@ -1,N +1,M
+//     @@"), applied to the short new file: nothing to do.
 func onceFamilies(f fileDiff, add addFunc) {
 	newCode, oldCode := f.new, f.old
 	text := f.head + joinAll(f.hunks)
@@ -727,6 +739,19 @@ func onceFamilies(f fileDiff, add addFunc) {
 		}
 	}
 	for k, h := range f.hunks {
+		if saysLittle(h) {
+			add(f, "applied_twice_little", newCode, text, &newCode, k)
+			if old := sideOf(h, '-'); strings.HasSuffix(newCode, "\n") {
+				add(f, "little_old_elsewhere", newCode+"\n"+old, text, nil, k)
+			}
+		}
+		if !slices.ContainsFunc(h, func(l string) bool { return strings.HasPrefix(l, "\\") }) {
+			o, n := sideOf(h, '-'), sideOf(h, '+')
+			if o != "" && n != "" {
+				short := fmt.Sprintf("%s@@ -1,%d +1,%d @@\n%s\n", f.head, strings.Count(o, "\n"), strings.Count(n, "\n"), strings.Join(h[1:], "\n"))
+				add(f, "applied_twice_short", n, short, &n, k)
+			}
+		}
 		if !echoHunk(h) {
 			continue
 		}
@@ -765,4 +790,48 @@ func echoHunk(h []string) bool {
 	}
 	same := func(a, b string) bool { return strings.TrimRight(a[1:], " \t") == strings.TrimRight(b[1:], " \t") }
 	return blank || first > 1 && same(h[first-1], h[first]) || last+1 < len(h) && same(h[last+1], h[last])
+}
+
+// saysLittle reports whether a hunk removes lines and adds lines, and
+// each added line has fewer than two letters or digits or is one of the
+// lines it removes (but for trailing whitespace).
+func saysLittle(h []string) bool {
+	removed := map[string]bool{}
+	added := false
+	for _, l := range h[1:] {
+		if strings.HasPrefix(l, "-") {
+			removed[strings.TrimRight(l[1:], " \t")] = true
+		}
+	}
+	for _, l := range h[1:] {
+		if !strings.HasPrefix(l, "+") {
+			continue
+		}
+		added = true
+		n := 0
+		for _, r := range l[1:] {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				n++
+			}
+		}
+		if n >= 2 && !removed[strings.TrimRight(l[1:], " \t")] {
+			return false
+		}
+	}
+	return added && len(removed) > 0
+}
+
+// sideOf returns a hunk's old side (side '-') or new side ('+'): its
+// context lines and those lines, each ending in a newline.
+func sideOf(h []string, side byte) string {
+	var b strings.Builder
+	for _, l := range h[1:] {
+		if l == "" || l[0] == ' ' || l[0] == side {
+			if l != "" {
+				l = l[1:]
+			}
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }

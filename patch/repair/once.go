@@ -22,6 +22,9 @@ const (
 	ownOld                     // the old side, not the new: to apply
 	ownNew                     // the new side, not the old: applied
 	ownBoth                    // both: the change repeats the lines around it
+	// ownElsewhere: the new side, whose added lines say little, and the
+	// lines it removes are in the file elsewhere: applied, or a conflict.
+	ownElsewhere
 )
 
 // ownStart is the 0-based line where the hunk's old side starts in the
@@ -113,9 +116,21 @@ func ownPlace(t *text, h *looseHunk, at int) ownState {
 		n = at+len(neu) == len(t.lines) && t.eol == !h.newNoEOL
 	}
 	if n && !ownEvidence(h, h.unified && hasContext(h)) {
-		// Its new side says no more than its old side would: a stale
-		// removed line next to the same lines, refused as stale.
-		n = false
+		// Its added lines say little (a brace, a blank line, lines it also
+		// removes). Where a run of the lines it removes, with the context
+		// next to it, is still in the file, the change may be meant there:
+		// to call it applied would hide it, to apply it there would apply
+		// it twice. Otherwise, where its old side is at its place too, or
+		// the change is only trailing whitespace (its old side is there
+		// but for it), the old side decides; else the new side at its own
+		// place is the change made, as GNU patch reads it ("previously
+		// applied").
+		if _, found := littleElsewhere(t, h); found && !o {
+			return ownElsewhere
+		}
+		if o || !changesAt(h, levelTrailing) {
+			n = false
+		}
 	}
 	switch {
 	case o && n:
@@ -235,7 +250,8 @@ func ownPlaces(t *text, hunks []*looseHunk) ([]ownState, []int) {
 // each block (the block is gone from between them), or, when edge is
 // set (a unified diff's hunk, whose place then reaches the end or the
 // start of the file as git reads it), at an end of the hunk. A hunk that
-// turns "} stale" into "}" says nothing when the file has "}".
+// turns "} stale" into "}" says little when the file has "}": ownPlace
+// then asks where the lines it removes are.
 func ownEvidence(h *looseHunk, edge bool) bool {
 	removed := map[string]bool{}
 	for _, l := range h.lines {
@@ -300,12 +316,30 @@ func strictOnce(p *patch.Patch, fsys patch.FileSystem, reverse bool) bool {
 		t := newText(c)
 		st, _ := ownPlaces(t, f.hunks)
 		for i, s := range st {
-			if s == ownNew || s == ownBoth || noContext(f.hunks[i]) {
+			if s == ownNew || s == ownBoth || s == ownElsewhere || noContext(f.hunks[i]) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// littleElsewhere returns where a run of the lines a hunk removes, with
+// the context next to it, is in the file: exactly, when the hunk changes
+// only trailing whitespace (at its own place the run fits but for it),
+// else but for trailing whitespace.
+func littleElsewhere(t *text, h *looseHunk) (int, bool) {
+	if !changesAt(h, levelTrailing) {
+		return removedAt(t, h, levelExact)
+	}
+	return removedAt(t, h, levelTrailing)
+}
+
+// ownElsewhereReason is the refusal of a hunk whose own place holds its new
+// side, whose added lines say little, and whose removed lines are in the
+// file at line at.
+func ownElsewhereReason(own, at int) string {
+	return fmt.Sprintf("uncertain: the hunk's new side is at its place (line %d), but its added lines say little and the lines it removes are in the file at line %d: applied already, or to be applied there?", own+1, at+1)
 }
 
 // ownBothReason is the refusal of a hunk whose own place holds both sides.

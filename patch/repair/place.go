@@ -49,6 +49,10 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		case own[i] == ownBoth:
 			refuse(i, ownBothReason(ownAt[i]), KindUncertain)
 			continue
+		case own[i] == ownElsewhere:
+			at, _ := littleElsewhere(t, h)
+			refuse(i, ownElsewhereReason(ownAt[i], at), ErrRefused)
+			continue
 		case own[i] != ownOld && noContext(h):
 			refuse(i, fmt.Sprintf("the hunk has no context and the lines it removes are not at its line %d: placed only by its line number", ownAt[i]+1), KindContextNotFound)
 			continue
@@ -792,6 +796,14 @@ func oldFramed(t *text, h *looseHunk, c place) bool {
 // removedGone reports whether no run of the hunk's removed lines, with the
 // hunk line on each side of it, is in the file.
 func removedGone(t *text, h *looseHunk) bool {
+	_, found := removedAt(t, h, levelTrailing)
+	return !found
+}
+
+// removedAt returns the first line of a place where a run of the hunk's
+// removed lines, with the context line on each side of it, is in the file
+// at level lv.
+func removedAt(t *text, h *looseHunk, lv int) (int, bool) {
 	for i := 0; i < len(h.lines); i++ {
 		if h.lines[i].kind != patch.LineDelete || (i > 0 && h.lines[i-1].kind == patch.LineDelete) {
 			continue
@@ -810,11 +822,11 @@ func removedGone(t *text, h *looseHunk) bool {
 		for _, l := range h.lines[lo:hi] {
 			block = append(block, entry{kind: patch.LineContext, raw: l.texts})
 		}
-		if len(contiguous(t, block, levelTrailing, true)) > 0 {
-			return false
+		if cs := contiguous(t, block, lv, true); len(cs) > 0 {
+			return cs[0].start, true
 		}
 	}
-	return true
+	return 0, false
 }
 
 // disambiguate narrows the candidates of hunks that fit several places: by

@@ -1,4 +1,4 @@
-package html
+package html_test
 
 import (
 	"cmp"
@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/patchbench/patchbench/bench/diffxyz"
+	"github.com/patchbench/patchbench/report/html"
 )
 
 // TestPageScale is the measurement scripts/html-bench.sh runs: a page of
@@ -22,13 +25,13 @@ func TestPageScale(t *testing.T) {
 	if _, err := fmt.Sscan(os.Getenv("PATCHBENCH_HTML_BENCH"), &n); (err != nil || n <= 0) && results == "" {
 		t.Skip("set PATCHBENCH_HTML_BENCH=N to measure a page of N cases, or PATCHBENCH_HTML_RESULTS=FILE for a run's")
 	}
-	run := Run{Name: "bench"}
+	run := html.Run{Name: "bench"}
 	if results != "" {
 		var err error
-		if run, err = Load("bench", results); err != nil {
+		if run, err = html.Load("bench", results); err != nil {
 			t.Fatal(err)
 		}
-		run.Kind = KindDiffXYZ
+		run.Kind = diffxyz.Page()
 	} else {
 		rows := diffxyzRows((n+7)/8, 0)[:n]
 		for i, r := range rows {
@@ -39,7 +42,7 @@ func TestPageScale(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "report.html")
 	start := time.Now()
-	if _, err := WriteFile(path, "", []Run{run}); err != nil {
+	if _, err := html.WriteFile(path, "", []html.Run{run}, kinds()...); err != nil {
 		t.Fatal(err)
 	}
 	written := time.Since(start)

@@ -1,4 +1,4 @@
-package html
+package html_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/patchbench/patchbench/report/html"
 )
 
 // browser starts headless Chromium for one test, with a fresh profile and
@@ -100,10 +102,10 @@ func (w *watcher) listen(ctx context.Context) {
 
 // open writes the page of runs, loads it, and waits until its charts are
 // drawn.
-func open(t *testing.T, runs []Run) (context.Context, *watcher, string) {
+func open(t *testing.T, runs []html.Run) (context.Context, *watcher, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "report.html")
-	if _, err := WriteFile(path, "", runs); err != nil {
+	if _, err := html.WriteFile(path, "", runs, kinds()...); err != nil {
 		t.Fatal(err)
 	}
 	ctx := browser(t)
@@ -147,17 +149,17 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 func TestBrowserPageLoads(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		runs   []Run
+		runs   []html.Run
 		charts int
 	}{
-		{"diffxyz", []Run{{Name: "a", Rows: diffxyzRows(40, 0)}}, 4},
-		{"diffxyz-two-runs", []Run{{Name: "a", Rows: diffxyzRows(40, 0)}, {Name: "b", Rows: diffxyzRows(40, 1)}}, 5},
-		{"swe", []Run{{Name: "s", Rows: sweRows()}}, 3},
-		{"loc", []Run{{Name: "l", Rows: locRows()}}, 3},
-		{"loc-two-runs", []Run{{Name: "l", Rows: locRows()}, {Name: "m", Rows: locRows()[:7]}}, 4},
-		{"ape", []Run{{Name: "p", Rows: apeRows()}}, 2},
-		{"ape-two-runs", []Run{{Name: "p", Rows: apeRows()}, {Name: "q", Rows: apeRows()[:8]}}, 3},
-		{"generic", []Run{{Name: "g", Rows: []map[string]any{{"id": "x", "score": 0.5, "ok": true}, {"id": "y", "score": 1.0, "ok": false}}}}, 2},
+		{"diffxyz", []html.Run{{Name: "a", Rows: diffxyzRows(40, 0)}}, 4},
+		{"diffxyz-two-runs", []html.Run{{Name: "a", Rows: diffxyzRows(40, 0)}, {Name: "b", Rows: diffxyzRows(40, 1)}}, 5},
+		{"swe", []html.Run{{Name: "s", Rows: sweRows()}}, 3},
+		{"loc", []html.Run{{Name: "l", Rows: locRows()}}, 3},
+		{"loc-two-runs", []html.Run{{Name: "l", Rows: locRows()}, {Name: "m", Rows: locRows()[:7]}}, 4},
+		{"ape", []html.Run{{Name: "p", Rows: apeRows()}}, 2},
+		{"ape-two-runs", []html.Run{{Name: "p", Rows: apeRows()}, {Name: "q", Rows: apeRows()[:8]}}, 3},
+		{"generic", []html.Run{{Name: "g", Rows: []map[string]any{{"id": "x", "score": 0.5, "ok": true}, {"id": "y", "score": 1.0, "ok": false}}}}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, w, url := open(t, tc.runs)
@@ -216,7 +218,7 @@ func TestBrowserColumnsNotCut(t *testing.T) {
 		r["em_tolerant"], r["applied_tolerant"], r["parsed"] = r["em"], true, true
 		r["id"] = fmt.Sprintf("django__django-%05d:%s", 11000+i, r["task"])
 	}
-	ctx, w, _ := open(t, []Run{{Name: "a-run-with-a-long-name", Rows: rows}, {Name: "b", Rows: rows[:5]}})
+	ctx, w, _ := open(t, []html.Run{{Name: "a-run-with-a-long-name", Rows: rows}, {Name: "b", Rows: rows[:5]}})
 	notCut(t, ctx)
 	if cols := eval[int](t, ctx, `document.querySelectorAll("#thead div").length`); cols != 15 {
 		t.Errorf("%d columns, want 15 (run and every Diff-XYZ column)", cols)
@@ -237,7 +239,7 @@ func TestBrowserCaseBrowser(t *testing.T) {
 			r["response"] = preamble + r["response"].(string)
 		}
 	}
-	ctx, w, _ := open(t, []Run{{Name: "a", Rows: rows}})
+	ctx, w, _ := open(t, []html.Run{{Name: "a", Rows: rows}})
 	count := func() string { return eval[string](t, ctx, `document.getElementById("count").textContent`) }
 	if got, want := count(), fmt.Sprintf("%d of %d cases", len(rows), len(rows)); got != want {
 		t.Fatalf("count %q, want %q", got, want)
@@ -303,7 +305,7 @@ func TestBrowserXSS(t *testing.T) {
 	rows := diffxyzRows(4, 0)
 	rows = append(rows, map[string]any{"key": "probe", "id": "probe</script><img src=x onerror=\"window.__xss=4\">", "task": "diffgen", "format": "udiff<img src=x onerror=\"window.__xss=5\">",
 		"prompt": "p", "lang": "go", "size_class": "small", "response": xssProbe, "em": 0.0, "applied": false, "failed": false})
-	ctx, w, _ := open(t, []Run{{Name: "x<script>window.__xss=6</script>", Rows: rows}})
+	ctx, w, _ := open(t, []html.Run{{Name: "x<script>window.__xss=6</script>", Rows: rows}})
 	if err := chromedp.Run(ctx,
 		chromedp.SendKeys("#search", "probe"),
 		chromedp.Poll(`document.getElementById("count").textContent.startsWith("1 of")`, nil, chromedp.WithPollingTimeout(5*time.Second)),

@@ -18,6 +18,7 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,24 +31,14 @@ import (
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
 	"github.com/patchbench/patchbench/internal/resultsfile"
-	"github.com/patchbench/patchbench/patch/extract"
-)
-
-// Kinds of runs, which decide the charts.
-const (
-	KindDiffXYZ = "diffxyz"
-	KindSWE     = "swe"
-	KindLoc     = "loc"
-	KindAPE     = "ape"
-	KindGeneric = "generic"
 )
 
 // Run is one run's rows, named for the page.
 type Run struct {
 	Name string
-	// Kind is KindDiffXYZ, KindSWE or KindGeneric; "" means detect it from
-	// the rows.
-	Kind string
+	// Kind is the benchmark's kind of rows; nil means detect it from the
+	// rows (see Write).
+	Kind *Kind
 	Rows []map[string]any
 	// Each, when set, gives the run's rows instead of Rows, one at a time;
 	// Write calls it twice and holds one row at a time, so that the page
@@ -92,50 +83,13 @@ func Load(name, dir string) (Run, error) {
 	}}, nil
 }
 
-// DetectKind says which benchmark wrote rows, from their fields.
-func DetectKind(rows []map[string]any) string {
-	for _, r := range rows {
-		if k := rowKind(r); k != "" {
-			return k
-		}
-	}
-	return KindGeneric
-}
-
-// rowKind is the kind a row shows, or "" when it shows none.
-func rowKind(r map[string]any) string {
-	if _, ok := r["metrics"].(map[string]any); ok {
-		if _, ok := r["found"]; ok {
-			return KindLoc
-		}
-	}
-	if _, ok := r["sample"]; ok {
-		if _, ok := r["judge_pass"]; ok {
-			return KindAPE
-		}
-	}
-	if _, ok := r["instance_id"]; ok {
-		if _, ok := r["status"]; ok {
-			return KindSWE
-		}
-	}
-	if _, ok := r["task"]; ok {
-		if _, ok := r["format"]; ok {
-			if _, ok := r["em"]; ok {
-				return KindDiffXYZ
-			}
-		}
-	}
-	return ""
-}
-
-// WriteFile writes the page of runs to path, atomically.
-// It returns the number of cases written.
-func WriteFile(path, title string, runs []Run) (int, error) {
+// WriteFile writes the page of runs to path, atomically (see Write for
+// kinds). It returns the number of cases written.
+func WriteFile(path, title string, runs []Run, kinds ...*Kind) (int, error) {
 	var cases int
 	err := atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		if err := write(bw, title, runs, &cases); err != nil {
+		if err := write(bw, title, runs, kinds, &cases); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -147,10 +101,9 @@ func WriteFile(path, title string, runs []Run) (int, error) {
 }
 
 // WriteRunDir writes dir/report.html for the run in dir (its
-// results.jsonl), as a benchmark run does beside report.md; kind, when
-// given, lets the page read the rows once, and observe, when set, sees each
-// row once (see Run.Observe).
-func WriteRunDir(dir, title, kind string, observe func(map[string]any) error) error {
+// results.jsonl) of the given kind, as a benchmark run does beside
+// report.md; observe, when set, sees each row once (see Run.Observe).
+func WriteRunDir(dir, title string, kind *Kind, observe func(map[string]any) error) error {
 	run, err := Load(filepath.Base(filepath.Clean(dir)), dir)
 	if err != nil {
 		return err
@@ -196,90 +149,79 @@ type meta struct {
 	Kind    string   `json:"kind"`
 	N       int      `json:"n"`
 	Chunk   int      `json:"chunk"`
-	Charts  []chart  `json:"charts"`
+	Charts  []Chart  `json:"charts"`
 	Columns []string `json:"columns"`
 	Filters []string `json:"filters"`
 }
 
-// Write writes the page of runs to w. When every run has its Kind, it
-// reads each run's rows once: the chunks of full rows go out as they
-// fill, and the charts, the columns and the table, which the page holds
-// after them, are gathered on the way. Otherwise a first pass detects the
-// kinds.
-func Write(w io.Writer, title string, runs []Run) error {
+// Write writes the page of runs to w. A run without its Kind is of the
+// kind of the first of its rows one of kinds matches (Kind.Match), else
+// Generic; runs of several kinds make a Generic page. Each run's rows are
+// read once (and, for a run whose kind is detected, up to the first row
+// a kind matches before): the chunks of full rows go out as they fill,
+// and the charts, the columns and the table, which the page holds after
+// them, are gathered on the way.
+func Write(w io.Writer, title string, runs []Run, kinds ...*Kind) error {
 	var cases int
-	return write(w, title, runs, &cases)
+	return write(w, title, runs, kinds, &cases)
 }
 
 // write is Write, and sets *cases to the number of cases written.
-func write(w io.Writer, title string, runs []Run, cases *int) error {
+func write(w io.Writer, title string, runs []Run, kinds []*Kind, cases *int) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("html: no run")
 	}
-	known := true
-	for _, r := range runs {
-		known = known && r.Kind != ""
-	}
-	// With the kinds given, the page's kind is known before the rows are
-	// read, and the pass gathers only what its charts draw; otherwise
-	// everything is gathered while the kinds are found.
-	pageKind := ""
-	if known {
-		pageKind = runs[0].Kind
-		for _, r := range runs[1:] {
-			if r.Kind != pageKind {
-				pageKind = KindGeneric
+	runs = slices.Clone(runs)
+	for i := range runs {
+		if runs[i].Kind != nil {
+			continue
+		}
+		var found *Kind
+		errFound := errors.New("found")
+		err := runs[i].each(func(row map[string]any) error {
+			if found = detect(kinds, row); found != nil {
+				return errFound
 			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errFound) {
+			return err
+		}
+		runs[i].Kind = cmp.Or(found, Generic())
+	}
+	kind := runs[0].Kind
+	for _, r := range runs[1:] {
+		if r.Kind.Name != kind.Name {
+			kind = Generic()
 		}
 	}
-	stats := make([]*runStats, len(runs))
+	generic := kind.isGeneric()
+	stats := make([]Stats, len(runs))
+	gen := make([]*genericStats, len(runs))
 	for i, r := range runs {
-		stats[i] = newRunStats(r.Name, pageKind)
+		if generic {
+			gen[i] = newGenericStats(r.Name)
+		} else if kind.NewStats != nil {
+			stats[i] = kind.NewStats(r.Name)
+		}
 	}
+	all := newGenericStats("")
 	has := map[string]bool{}
-	all := newRunStats("", pageKind)
 	gather := func(i int, row map[string]any) error {
 		if o := runs[i].Observe; o != nil {
 			if err := o(row); err != nil {
 				return err
 			}
 		}
-		for k := range row {
-			has[k] = true
-		}
-		if ms, ok := row["metrics"].(map[string]any); ok { // Loc-Bench's scores
-			for k := range ms {
-				has[k] = true
-			}
-		}
-		stats[i].add(row)
-		if all.wants(KindGeneric) {
-			all.addGeneric(row)
+		kind.has(row, has)
+		switch {
+		case generic:
+			gen[i].Add(row)
+			all.Add(row)
+		case stats[i] != nil:
+			stats[i].Add(row)
 		}
 		return nil
-	}
-	if !known {
-		for i, r := range runs {
-			detected := ""
-			err := r.each(func(row map[string]any) error {
-				if detected == "" {
-					detected = rowKind(row)
-				}
-				return gather(i, row)
-			})
-			if err != nil {
-				return err
-			}
-			if runs[i].Kind == "" {
-				runs[i].Kind = cmp.Or(detected, KindGeneric)
-			}
-		}
-	}
-	kind := runs[0].Kind
-	for _, r := range runs[1:] {
-		if r.Kind != kind {
-			kind = KindGeneric
-		}
 	}
 	if title == "" {
 		names := make([]string, len(runs))
@@ -288,12 +230,9 @@ func write(w io.Writer, title string, runs []Run, cases *int) error {
 		}
 		title = "patchbench: " + strings.Join(names, " vs ")
 	}
-	// The table's columns: those of the kind that the rows have; in one
-	// pass, every column of the kind, the absent ones dropped at the end.
-	cols := wantColumns(kind)
-	if !known {
-		cols, _ = columns(kind, has)
-	}
+	// Every column of the kind goes into the table; those no row has are
+	// dropped at the end.
+	cols := kind.Columns
 
 	if err := pageHead.Execute(w, map[string]any{
 		"Title": htmlEscape(title), "CSS": pageCSS, "Vega": vegaJS, "VegaLite": vegaLiteJS, "VegaEmbed": vegaEmbedJS,
@@ -325,22 +264,22 @@ func write(w io.Writer, title string, runs []Run, cases *int) error {
 		chunk = chunk[:0]
 		return nil
 	}
+	n := 0
 	for ri, r := range runs {
 		err := r.each(func(row map[string]any) error {
-			if known {
-				if err := gather(ri, row); err != nil {
-					return err
-				}
+			if err := gather(ri, row); err != nil {
+				return err
 			}
+			n++
 			cells := make([]any, 0, len(cols)+1)
 			cells = append(cells, ri)
 			for _, c := range cols {
-				cells = append(cells, cell(kind, row, c))
+				cells = append(cells, kind.cell(r.Kind, row, c))
 			}
 			if err := table.add(cells); err != nil {
 				return err
 			}
-			chunk = append(chunk, detail(row))
+			chunk = append(chunk, detail(r.Kind, row))
 			if len(chunk) == chunkSize {
 				return flush()
 			}
@@ -354,16 +293,21 @@ func write(w io.Writer, title string, runs []Run, cases *int) error {
 		return err
 	}
 
-	m := meta{Title: title, Kind: kind, Chunk: chunkSize}
-	for _, st := range stats {
-		m.Runs = append(m.Runs, st.name)
-		m.N += st.n
+	m := meta{Title: title, Kind: kind.Name, Chunk: chunkSize, N: n}
+	for _, r := range runs {
+		m.Runs = append(m.Runs, r.Name)
 	}
 	*cases = m.N
-	if m.Charts, err = makeCharts(kind, stats, all); err != nil {
+	switch {
+	case generic:
+		m.Charts, err = genericCharts(gen, all)
+	case kind.NewStats != nil && kind.Charts != nil:
+		m.Charts, err = kind.Charts(stats)
+	}
+	if err != nil {
 		return err
 	}
-	m.Columns, m.Filters = columns(kind, has)
+	m.Columns, m.Filters = kind.columns(has)
 	if len(m.Columns) < len(cols) {
 		keep := []int{0} // the run's index
 		for i, c := range cols {
@@ -522,71 +466,6 @@ func gzipBase64(v any) (string, error) {
 	return base64.StdEncoding.EncodeToString(b.Bytes()), nil
 }
 
-// wantColumns are the case table's columns for a kind of run, when the
-// rows have them.
-func wantColumns(kind string) []string {
-	switch kind {
-	case KindDiffXYZ:
-		return []string{"id", "task", "format", "prompt", "lang", "size_class", "change_kind", "status", "em", "iou", "parsed", "applied",
-			"em_tolerant", "applied_tolerant"}
-	case KindSWE:
-		return []string{"instance_id", "status", "patch_status", "format", "repairs", "reason"}
-	case KindLoc:
-		return []string{"id", "repo", "category", "mode", "status", "quality_score", "quality_score_v2", "file_acc@5", "function_acc@10", "turns"}
-	case KindAPE:
-		return []string{"id", "sample", "category", "difficulty", "status", "applied", "compile_pass", "judge_pass", "grade"}
-	}
-	return []string{"id", "task", "format", "status", "score", "error"}
-}
-
-// columns returns the case table's columns and the ones it has a filter
-// for, by kind: the fields present in some row (has), in a fixed order.
-func columns(kind string, has map[string]bool) (cols, filters []string) {
-	for _, c := range wantColumns(kind) {
-		if has[c] || c == "status" && kind != KindSWE {
-			cols = append(cols, c)
-		}
-	}
-	for _, f := range []string{"status", "task", "format"} {
-		if slices.Contains(cols, f) {
-			filters = append(filters, f)
-		}
-	}
-	return cols, filters
-}
-
-// cell is the table's value of column c for row: the field, or what the
-// page derives for "status" and "repairs".
-func cell(kind string, row map[string]any, c string) any {
-	switch {
-	case c == "status" && kind != KindSWE:
-		return caseStatus(row)
-	case c == "status" && row["failed"] == true:
-		return "infra_error"
-	case c == "repairs":
-		if l, ok := row[c].([]any); ok {
-			return len(l)
-		}
-		return 0
-	}
-	v := row[c]
-	if ms, ok := row["metrics"].(map[string]any); ok && v == nil {
-		v = ms[c] // Loc-Bench's scores are in its metrics
-	}
-	switch v := v.(type) {
-	case string:
-		if len(v) > 200 {
-			return v[:200] + "…"
-		}
-		return v
-	case float64, bool, nil:
-		return v
-	default:
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-}
-
 // internMin is the length from which a string of a row is kept once per
 // chunk: the reference answers of a row's cases repeat whole files, too far
 // apart for gzip's 32 KiB window to find.
@@ -624,107 +503,4 @@ func internChunk(chunk []any) chunkData {
 		out.C[i] = d
 	}
 	return out
-}
-
-// utf16Len is the length of s in UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-	}
-	return n
-}
-
-// caseStatus is one word for a Diff-XYZ or other row: failed (the runner
-// could not score it), exact (EM 1), applied (the edit applied, not
-// exactly), or wrong; for other rows its status field or ok.
-func caseStatus(row map[string]any) string {
-	if row["failed"] == true {
-		return "failed"
-	}
-	if s, ok := row["status"].(string); ok && s != "" {
-		return s
-	}
-	if _, ok := row["judge_pass"]; ok { // APE: the last stage the candidate passed
-		switch {
-		case row["judge_pass"] == true:
-			return "passed"
-		case row["compile_pass"] == true:
-			return "compiled"
-		case row["applied"] == true:
-			return "applied"
-		}
-		return "not_applied"
-	}
-	if em, ok := row["em"].(float64); ok {
-		if em == 1 {
-			return "exact"
-		}
-		if row["applied"] == true {
-			return "applied"
-		}
-		return "wrong"
-	}
-	return "ok"
-}
-
-// caseDetail is what opening a case shows beyond its row: the edit found
-// in the response and how it was found.
-type caseDetail struct {
-	Row        map[string]any `json:"row"`
-	Edit       *editInfo      `json:"edit,omitempty"`
-	Candidates []candInfo     `json:"candidates,omitempty"`
-}
-
-type editInfo struct {
-	// Text is the edit, or, when it is a part of the response, empty and
-	// At says where (UTF-16 offsets, as JavaScript slices strings): the
-	// page does not carry it twice.
-	Text   string `json:"text,omitempty"`
-	At     []int  `json:"at,omitempty"`
-	Format string `json:"format"`
-	Source string `json:"source"`
-}
-
-type candInfo struct {
-	Kind   string `json:"kind"`
-	Lines  string `json:"lines"`
-	Format string `json:"format"`
-	Chosen bool   `json:"chosen"`
-	Reason string `json:"reason"`
-}
-
-// detail makes a case's detail: for a row with a repaired_patch (SWE) that
-// is its edit; otherwise the edit extract finds in the response.
-func detail(row map[string]any) caseDetail {
-	d := caseDetail{Row: row}
-	if p, ok := row["repaired_patch"].(string); ok && p != "" {
-		d.Edit = &editInfo{Text: p, Format: "udiff", Source: "repaired_patch"}
-		return d
-	}
-	resp, ok := row["response"].(string)
-	if !ok || resp == "" {
-		return d
-	}
-	res, err := extract.Extract(resp)
-	if res == nil {
-		return d
-	}
-	if err == nil && res.Text != "" {
-		d.Edit = &editInfo{Text: res.Text, Format: string(res.Format), Source: res.Source}
-		if i := strings.Index(resp, res.Text); i >= 0 {
-			start := utf16Len(resp[:i])
-			d.Edit.At, d.Edit.Text = []int{start, start + utf16Len(res.Text)}, ""
-		}
-	}
-	for _, c := range res.Candidates {
-		d.Candidates = append(d.Candidates, candInfo{
-			Kind: c.Kind, Lines: fmt.Sprintf("%d-%d", c.StartLine, c.EndLine),
-			Format: string(c.Format), Chosen: c.Chosen, Reason: c.Reason,
-		})
-	}
-	return d
 }

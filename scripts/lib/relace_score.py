@@ -29,6 +29,20 @@ import json
 import sys
 
 
+def norm(path):
+    """relace-mcp's normalize_path (no clone root: /testbed/ stands for it)."""
+    import pathlib
+    p = path.strip()
+    if p.startswith("./"):
+        p = p[2:]
+    if p.startswith(("a/", "b/")):
+        p = p[2:]
+    p = pathlib.PurePosixPath(p).as_posix()
+    if p.startswith("/testbed/") and len(p) > len("/testbed/"):
+        p = p[len("/testbed/"):]
+    return p
+
+
 def lines_of(ranges):
     out = set()
     for s, e in ranges:
@@ -52,7 +66,11 @@ def truth_of(case):
 
 
 def score(files, spans, answer):
-    got = {p: lines_of(rs) for p, rs in answer.items()}
+    got = {}
+    for p, rs in answer.items():
+        got.setdefault(norm(p), set()).update(lines_of([r for r in rs if r[0] > 0 and r[1] >= r[0]]))
+    files = {norm(p): ls for p, ls in files.items()}
+    spans = [(norm(p), span) for p, span in spans]
     fr = sum(p in got for p in files) / len(files) if files else 1.0
     fp = sum(p in files for p in got) / len(got) if got else 0.0
     total = sum(len(ls) for ls in files.values())

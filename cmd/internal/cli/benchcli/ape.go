@@ -103,19 +103,26 @@ func judgeThinking(cmd, judge string, budget int, temp float64, tempGiven bool) 
 // apeOldRunFile is where runs before run.json recorded themselves.
 const apeOldRunFile = "ape.json"
 
-// write records the run in dir; a resume must be of the same run (the
+// record records the run in sess; a resume must be of the same run (the
 // dataset compared by its bytes, not its path).
-func (r apeRunRecord) write(dir string, resume bool) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return cli.Failed(err)
-	}
+func (r apeRunRecord) record(sess *runner.Session) error {
 	h, err := runner.HashFiles(r.Dataset)
 	if err != nil {
 		return cli.Usage(err)
 	}
 	r.DatasetSHA256 = h
-	if err := runner.RecordRun(dir, r, resume, "dataset", "repo"); err != nil {
-		return exitFor(err)
+	return recordRun(sess, r)
+}
+
+// recordRun records info as the run of sess (see runner.Session.Record);
+// the dataset and repository of an APE run are compared by the dataset's
+// bytes, not their paths.
+func recordRun(sess *runner.Session, info any) error {
+	sess.MayChange = []string{"dataset", "repo"}
+	if err := sess.Record(info); err != nil {
+		// Errors about the inputs are typed here (runner.ErrRunDir): any
+		// other is the run's.
+		return exit(context.Background(), runner.Ending{Err: err, Typed: true})
 	}
 	return nil
 }
@@ -405,7 +412,7 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if o.judgeTemperature, err = judgeThinking("ape run", o.judgeModel, o.judgeThinking, o.judgeTemperature, o.model.given("judge-temperature")); err != nil {
 		return cli.Usage(err)
 	}
-	ropts, err := o.run.options("ape run", ape.ResultsFile, sio)
+	ropts, sess, err := o.run.options("ape run", ape.ResultsFile, sio)
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -424,17 +431,10 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 	if err := usable(sio, "ape run", o.dataset, "task", len(tasks), bad); err != nil {
 		return err
 	}
-	dir, err := o.run.openDir("ape run", ape.ResultsFile, &ropts)
-	if err != nil {
+	if err := openDir(sess, &ropts); err != nil {
 		return err
 	}
-	defer dir.Release()
-	if o.run.out != "" {
-		ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
-		if o.run.force {
-			_ = os.Remove(ropts.Out)
-		}
-	}
+	defer sess.Close()
 	if !o.run.dryRun {
 		abs, _ := filepath.Abs(o.dataset)
 		repo, _ := filepath.Abs(o.check.repo)
@@ -447,7 +447,7 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 		rec.setSampling(samp)
 		rec.setJudgeTemperature(o.judgeTemperature)
 		rec.JudgeThinkingBudget = o.judgeThinking
-		if err := rec.write(o.run.out, o.run.resume); err != nil {
+		if err := rec.record(sess); err != nil {
 			return err
 		}
 	}
@@ -456,15 +456,15 @@ func runApeRun(ctx context.Context, o apeRunOptions, sio cli.Stdio) error {
 		Format: format, K: o.k, KRatio: o.kRatio, JudgeTemperature: &o.judgeTemperature, JudgeThinkingBudget: o.judgeThinking,
 		Sampling: ape.Sampling{Temperature: samp.Temperature, MaxTokens: samp.MaxTokens, Seed: samp.Seed},
 	})
-	return apeExit("ape run", o.run.out, o.run.dryRun, sum, rep, err, sio)
+	return apeExit(ctx, "ape run", o.run.out, o.run.dryRun, sum, rep, err, sio)
 }
 
 // apeExit prints the report and summary of a run or re-judging and maps
 // its outcome to the exit status.
-func apeExit(cmd, out string, dryRun bool, sum runner.Summary, rep *ape.Report, err error, sio cli.Stdio) error {
+func apeExit(ctx context.Context, cmd, out string, dryRun bool, sum runner.Summary, rep *ape.Report, err error, sio cli.Stdio) error {
 	if dryRun {
 		if err != nil {
-			return cli.Usage(err)
+			return exit(ctx, runner.Ending{Err: err, DryRun: true})
 		}
 		fmt.Fprintf(sio.Err, "%s: dry run: %d candidates selected, %d already done, %d to run\n",
 			cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
@@ -478,29 +478,22 @@ func apeExit(cmd, out string, dryRun bool, sum runner.Summary, rep *ape.Report, 
 		fmt.Fprintf(sio.Err, "%s: %s: %d candidates run (%d failed, %d not evaluated, %d skipped as done); report in %s\n",
 			cli.ProgramName, cmd, sum.Done, rep.Failed, len(rep.NotEvaluated), sum.Skipped, filepath.Join(out, "report.md"))
 	}
-	switch {
-	case err != nil && rep == nil && sum.Done == 0 && ctx0(err):
-		return cli.Usage(err)
-	case err != nil:
-		return cli.Failed(fmt.Errorf("%w; continue with --resume", err))
-	case rep != nil && rep.Failed > 0:
-		return cli.Failed(fmt.Errorf("%d of %d candidates failed; run again with --resume --retry-failed", rep.Failed, rep.Candidates))
-	case rep != nil && len(rep.NotEvaluated) > 0:
-		return cli.Failed(notEvaluatedError(len(rep.NotEvaluated), rep.Candidates, "candidates"))
+	e := runner.Ending{Err: err, Started: rep != nil || sum.Done > 0}
+	if rep != nil {
+		e.Failures = []error{runner.FailedRows(rep.Failed, rep.Candidates, "candidates"),
+			notEvaluatedError(len(rep.NotEvaluated), rep.Candidates, "candidates")}
 	}
-	return nil
+	return exit(ctx, e)
 }
 
 // notEvaluatedError says that n of total items could not be evaluated for
 // environment or input problems: rerunning as it is cannot help, so it
 // gives no --retry-failed hint.
 func notEvaluatedError(n, total int, what string) error {
+	if n == 0 {
+		return nil
+	}
 	return fmt.Errorf("%d of %d %s not evaluated: environment or input problems, named above; fix the environment (patchbench env) or the dataset first", n, total, what)
-}
-
-// ctx0 reports whether err is an input error rather than an interruption.
-func ctx0(err error) bool {
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, runner.ErrFailFast)
 }
 
 type apeJudgeOptions struct {
@@ -592,7 +585,7 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if o.judgeTemperature, err = judgeThinking("ape judge", o.judgeModel, o.judgeThinking, o.judgeTemperature, o.model.given("judge-temperature")); err != nil {
 		return cli.Usage(err)
 	}
-	ropts, err := o.run.options("ape judge", ape.ResultsFile, sio)
+	ropts, sess, err := o.run.options("ape judge", ape.ResultsFile, sio)
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -600,15 +593,10 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	dir, err := o.run.openDir("ape judge", ape.ResultsFile, &ropts)
-	if err != nil {
+	if err := openDir(sess, &ropts); err != nil {
 		return err
 	}
-	defer dir.Release()
-	ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
-	if o.run.force {
-		_ = os.Remove(ropts.Out)
-	}
+	defer sess.Close()
 	k, ratio := rec.K, rec.KRatio
 	if o.k != 0 || o.kRatio != 0 {
 		k, ratio = o.k, o.kRatio
@@ -622,7 +610,7 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 		if ropts.Shuffle {
 			rec.ShuffleSeed = ropts.Seed
 		}
-		if err := rec.write(o.run.out, o.run.resume); err != nil {
+		if err := rec.record(sess); err != nil {
 			return err
 		}
 	}
@@ -630,7 +618,7 @@ func runApeJudge(ctx context.Context, o apeJudgeOptions, sio cli.Stdio) error {
 		From: o.from, Runner: ropts, Judge: mopts, JudgeN: o.judgeN, JudgeTemperature: &o.judgeTemperature, JudgeThinkingBudget: o.judgeThinking,
 		N: rec.N, K: k, KRatio: ratio,
 	})
-	return apeExit("ape judge", o.run.out, o.run.dryRun, sum, rep, err, sio)
+	return apeExit(ctx, "ape judge", o.run.out, o.run.dryRun, sum, rep, err, sio)
 }
 
 type apeCheckOptions struct {
@@ -705,7 +693,7 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(fmt.Errorf("ape check: %w", err))
 	}
-	ropts, err := o.run.options("ape check", ape.ResultsFile, sio)
+	ropts, sess, err := o.run.options("ape check", ape.ResultsFile, sio)
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -716,15 +704,10 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 	if err := usable(sio, "ape check", o.dataset, "row", len(rows), bad); err != nil {
 		return err
 	}
-	dir, err := o.run.openDir("ape check", ape.ResultsFile, &ropts)
-	if err != nil {
+	if err := openDir(sess, &ropts); err != nil {
 		return err
 	}
-	defer dir.Release()
-	ropts.Out = filepath.Join(o.run.out, ape.ResultsFile)
-	if o.run.force {
-		_ = os.Remove(ropts.Out)
-	}
+	defer sess.Close()
 	if !o.run.dryRun {
 		abs, _ := filepath.Abs(o.dataset)
 		repo, _ := filepath.Abs(o.check.repo)
@@ -733,23 +716,20 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 			return cli.Usage(err)
 		}
 		rec := apeCheckRecord{Benchmark: "ape-check", Dataset: abs, DatasetSHA256: h, Repo: repo, CodeKey: o.codeKey, CommitKey: o.commitKey, PathKey: o.pathKey, Shard: ropts.Shard.String(), CheckCmd: copts.Command}
-		if err := runner.RecordRun(o.run.out, rec, o.run.resume, "dataset", "repo"); err != nil {
-			return exitFor(err)
+		if err := recordRun(sess, rec); err != nil {
+			return err
 		}
 	}
 	sum, err := ape.Verify(ctx, rows, ape.VerifyOptions{Runner: ropts, Check: copts})
 	if o.run.dryRun {
 		if err != nil {
-			return cli.Usage(err)
+			return exit(ctx, runner.Ending{Err: err, DryRun: true})
 		}
 		fmt.Fprintf(sio.Err, "%s: dry run: %d rows selected, %d already done, %d to run\n", cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
 		return nil
 	}
 	if err != nil {
-		if sum.Done == 0 && ctx0(err) {
-			return cli.Usage(err)
-		}
-		return cli.Failed(fmt.Errorf("%w; continue with --resume", err))
+		return exit(ctx, runner.Ending{Err: err, Started: sum.Done > 0})
 	}
 	vs, err := ape.SummarizeVerify(o.run.out)
 	if err != nil {
@@ -759,11 +739,6 @@ func runApeCheck(ctx context.Context, o apeCheckOptions, sio cli.Stdio) error {
 		fmt.Fprintf(sio.Err, "%s: ape check: not evaluated: %s\n", cli.ProgramName, s)
 	}
 	fmt.Fprintf(sio.Out, "%d rows: %d pass, %d fail, %d not evaluated, %d failed\n", vs.Rows, vs.Pass, vs.Fail, len(vs.NotEvaluated), vs.Failed)
-	switch {
-	case vs.Failed > 0:
-		return cli.Failed(fmt.Errorf("%d of %d rows failed; run again with --resume --retry-failed", vs.Failed, vs.Rows))
-	case len(vs.NotEvaluated) > 0:
-		return cli.Failed(notEvaluatedError(len(vs.NotEvaluated), vs.Rows, "rows"))
-	}
-	return nil
+	return exit(ctx, runner.Ending{Failures: []error{runner.FailedRows(vs.Failed, vs.Rows, "rows"),
+		notEvaluatedError(len(vs.NotEvaluated), vs.Rows, "rows")}})
 }

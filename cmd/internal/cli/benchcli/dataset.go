@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/patchbench/patchbench/cmd/internal/cli"
+	"github.com/patchbench/patchbench/dataset"
 	"github.com/patchbench/patchbench/hfhub"
 	"github.com/patchbench/patchbench/runner"
 )
@@ -15,34 +16,25 @@ import (
 // benchmark's dataset.
 const datasetFlagHelp = "; or a Hugging Face dataset `OWNER/NAME[@REVISION][:SPLIT]`, downloaded into the cache (see docs/datasets.md)"
 
-// datasetPath turns a --dataset value into a local path: a file or
-// directory that exists as given, else a Hugging Face dataset id, whose
-// split's Parquet files hfhub downloads (or finds in the cache). Anything
-// else is returned as given, for the loader to report. A dataset, revision
-// or split that does not exist is a usage error; a failed download is an
-// operation that did not succeed.
+// datasetPath turns a --dataset value into a local path (see
+// dataset.Resolve), printing where a Hugging Face dataset id was found. A
+// dataset, revision or split that does not exist is a usage error; a
+// failed download is an operation that did not succeed.
 func datasetPath(ctx context.Context, arg string, sio cli.Stdio) (string, error) {
-	if _, err := os.Stat(arg); err == nil || !hfhub.LooksLikeRef(arg) {
-		return arg, nil
-	}
-	ref, err := hfhub.ParseRef(arg)
-	if err != nil {
-		return "", cli.Usage(err)
-	}
-	c, err := hfhub.FromEnv(os.Getenv)
-	if err != nil {
-		return "", cli.Usage(err)
-	}
 	p := runner.ProgressTo(sio.Err)
-	c.Progress, c.Terminal = p.Writer, p.Terminal
-	d, err := c.Resolve(ctx, ref)
+	path, d, err := dataset.Resolve(ctx, arg, dataset.Hub{Getenv: os.Getenv, Progress: p.Writer, Terminal: p.Terminal})
 	var nf *hfhub.NotFoundError
-	if errors.As(err, &nf) {
+	var ie *dataset.InputError
+	switch {
+	case errors.As(err, &nf):
 		return "", cli.Usage(fmt.Errorf("--dataset %s: no such file, and %w", arg, err))
-	}
-	if err != nil {
+	case errors.As(err, &ie):
+		return "", cli.Usage(err)
+	case err != nil:
 		return "", cli.Failed(fmt.Errorf("--dataset %s: %w", arg, err))
 	}
-	fmt.Fprintf(sio.Err, "dataset %s@%.12s split %s: %s\n", ref.Repo, d.Commit, d.Split, d.Path)
-	return d.Path, nil
+	if d != nil {
+		fmt.Fprintf(sio.Err, "dataset %s@%.12s split %s: %s\n", d.Repo, d.Commit, d.Split, d.Path)
+	}
+	return path, nil
 }

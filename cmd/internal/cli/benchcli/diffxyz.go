@@ -109,7 +109,7 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 	if err != nil {
 		return cli.Usage(err)
 	}
-	ropts, err := o.run.options("diffxyz run", diffxyz.ResultsFile, sio)
+	ropts, sess, err := o.run.options("diffxyz run", diffxyz.ResultsFile, sio)
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -134,18 +134,17 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 			return cli.Usage(fmt.Errorf("--prompt: unknown prompt variant %q (have %s)", v, strings.Join(prompts.Variants(), ", ")))
 		}
 	}
-	dir, err := o.run.openDir("diffxyz run", diffxyz.ResultsFile, &ropts)
-	if err != nil {
+	if err := openDir(sess, &ropts); err != nil {
 		return err
 	}
-	defer dir.Release()
+	defer sess.Close()
 	// The dataset is read by Run, a row at a time; an unreadable one is a
 	// usage error from it.
 	opts := diffxyz.Options{
 		Dataset: o.dataset,
 		Tasks:   tasks, Formats: formats, Prompts: variants, PromptDir: o.promptDir,
 		Temperature: samp.Temperature, MaxTokens: samp.MaxTokens, Seed: samp.Seed,
-		Out: o.run.out, Force: o.run.force,
+		Out: o.run.out, Force: o.run.force, Session: sess,
 		ModelOptions: mopts,
 		Runner:       ropts,
 	}
@@ -153,7 +152,7 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 	warnLeftOut(sio, sum.BadRows)
 	if o.run.dryRun {
 		if err != nil {
-			return cli.Usage(err)
+			return exit(ctx, runner.Ending{Err: err, DryRun: true})
 		}
 		fmt.Fprintf(sio.Err, "%s: dry run: %d cases selected, %d already done, %d to run\n",
 			cli.ProgramName, sum.Selected, sum.Skipped, len(sum.Pending))
@@ -170,18 +169,8 @@ func runDiffxyzRun(ctx context.Context, o diffxyzRunOptions, sio cli.Stdio) erro
 			fmt.Fprintf(sio.Err, "%s: response cache: %d hits, %d misses\n", cli.ProgramName, sum.Cache.Hits, sum.Cache.Misses)
 		}
 	}
-	switch {
-	case err != nil && sum.Report == nil && sum.Done == 0 && ctx.Err() == nil && !errors.Is(err, runner.ErrFailFast):
-		return cli.Usage(err)
-	case err != nil:
-		if ctx.Err() != nil {
-			return cli.Failed(fmt.Errorf("%w; continue with --resume", err))
-		}
-		return cli.Failed(err)
-	case sum.FailedRows > 0:
-		return cli.Failed(fmt.Errorf("%d of %d cases failed; run again with --resume --retry-failed", sum.FailedRows, sum.Rows))
-	}
-	return nil
+	return exit(ctx, runner.Ending{Err: err, Started: sum.Report != nil || sum.Done > 0,
+		Failures: []error{runner.FailedRows(sum.FailedRows, sum.Rows, "cases")}})
 }
 
 type diffxyzScoreOptions struct {

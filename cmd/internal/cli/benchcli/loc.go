@@ -2,6 +2,7 @@ package benchcli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -42,6 +43,28 @@ See README, "Code localization".`,
 
 type locRepoFlags struct{ repos, cloneFrom string }
 
+// defaultRepos is where repositories are looked for without --repos, as
+// relace-mcp's benchmark keeps its clones in a directory of its own (so
+// its `validate --input FILE` needs no other argument): the user's cache
+// directory, patchbench/repos.
+func defaultRepos() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no --repos and no cache directory for the default: %w", err)
+	}
+	return filepath.Join(d, "patchbench", "repos"), nil
+}
+
+// resolve fills --repos with [defaultRepos] when it was not given.
+func (r *locRepoFlags) resolve() error {
+	if r.repos != "" {
+		return nil
+	}
+	d, err := defaultRepos()
+	r.repos = d
+	return err
+}
+
 func (r *locRepoFlags) store() *repo.Store {
 	s := repo.NewStore(r.repos)
 	// Without --clone-from nothing is cloned: a missing repository is an
@@ -52,7 +75,7 @@ func (r *locRepoFlags) store() *repo.Store {
 
 func (r *locRepoFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&r.repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME (bare or not; also OWNER/NAME.git, OWNER__NAME)")
+	f.StringVar(&r.repos, "repos", "", "repositories `DIR`: DIR/OWNER/NAME (bare or not; also OWNER/NAME.git, OWNER__NAME); default the user cache directory's patchbench/repos")
 	f.StringVar(&r.cloneFrom, "clone-from", "", "clone missing repositories once from `URL`/OWNER/NAME (https://github.com for GitHub); without it a missing repository is an error")
 }
 
@@ -134,8 +157,8 @@ func runLocBuild(ctx context.Context, o locBuildOptions, sio cli.Stdio) error {
 	var problems []loc.Problem
 	var skipped, rows int
 	if o.dataset != "" {
-		if o.repos.repos == "" {
-			return cli.Usage(errors.New("loc build: --dataset needs --repos"))
+		if err := o.repos.resolve(); err != nil {
+			return cli.Usage(fmt.Errorf("loc build: %w", err))
 		}
 		var err error
 		if o.dataset, err = datasetPath(ctx, o.dataset, sio); err != nil {
@@ -204,19 +227,63 @@ func buildProblems(sio cli.Stdio, problems []loc.Problem, rows int) error {
 }
 
 type locValidateOptions struct {
-	dataset, input string
-	repos          locRepoFlags
+	dataset, input, output string
+	limit                  int
+	repos                  locRepoFlags
+}
+
+// validationReport is relace-mcp's validation report (validate --output
+// FILE), under its field names.
+type validationReport struct {
+	TotalCases     int                `json:"total_cases"`
+	ValidCases     int                `json:"valid_cases"`
+	InvalidCases   int                `json:"invalid_cases"`
+	ValidationRate float64            `json:"validation_rate"`
+	TotalErrors    int                `json:"total_errors"`
+	TotalWarnings  int                `json:"total_warnings"`
+	Results        []validationResult `json:"results"`
+}
+
+type validationResult struct {
+	CaseID   string   `json:"case_id"`
+	Valid    bool     `json:"valid"`
+	Errors   []string `json:"errors"`
+	Warnings []string `json:"warnings"`
+}
+
+func newValidationReport(cases []loc.Case, problems []loc.Problem) validationReport {
+	errs := map[string][]string{}
+	for _, p := range problems {
+		errs[p.ID] = append(errs[p.ID], p.Err)
+	}
+	r := validationReport{TotalCases: len(cases), TotalErrors: len(problems), Results: []validationResult{}}
+	for _, c := range cases {
+		e := errs[c.ID]
+		if e == nil {
+			e = []string{}
+			r.ValidCases++
+		}
+		r.Results = append(r.Results, validationResult{CaseID: c.ID, Valid: len(e) == 0, Errors: e, Warnings: []string{}})
+	}
+	r.InvalidCases = r.TotalCases - r.ValidCases
+	if r.TotalCases > 0 {
+		r.ValidationRate = float64(r.ValidCases) / float64(r.TotalCases)
+	}
+	return r
 }
 
 func newLocValidateCommand(sio cli.Stdio) *cobra.Command {
 	var o locValidateOptions
 	cmd := &cobra.Command{
-		Use:   "validate --dataset CASES.jsonl --repos DIR",
+		Use:   "validate --dataset CASES.jsonl [--repos DIR] [--output REPORT.json]",
 		Short: "Check every case against its repository",
 		Long: `Check that each case's repository and base_commit exist, every ground-truth
 file exists at base_commit, every range lies inside its file and inside its
 context range, and every function is one of the file's syntax tree. Each
-problem is printed with the case id.
+problem is printed with the case id; --output FILE also writes relace-mcp's
+validation report (total_cases, valid_cases, invalid_cases, validation_rate,
+total_errors, total_warnings, results). Without --repos the repositories
+are looked for in the user cache directory's patchbench/repos.
 
 Exit status: 0 every case is valid; 1 some are not; 2 usage or input error.`,
 		Args: ArgsUsage(cobra.NoArgs),
@@ -227,26 +294,43 @@ Exit status: 0 every case is valid; 1 some are not; 2 usage or input error.`,
 				}
 				o.dataset = o.input
 			}
-			if o.dataset == "" || o.repos.repos == "" {
-				return cli.Usage(errors.New("loc validate: --dataset and --repos are required"))
+			if o.dataset == "" {
+				return cli.Usage(errors.New("loc validate: --dataset (or --input) is required"))
+			}
+			if o.limit < 0 {
+				return cli.Usage(fmt.Errorf("loc validate: --limit %d: want 0 (all) or more", o.limit))
+			}
+			if err := o.repos.resolve(); err != nil {
+				return cli.Usage(fmt.Errorf("loc validate: %w", err))
 			}
 			cases, err := loc.ReadCases(o.dataset)
 			if err != nil {
 				return cli.Usage(err)
 			}
+			if o.limit > 0 && o.limit < len(cases) {
+				cases = cases[:o.limit]
+			}
 			store := o.repos.store()
 			defer store.Close()
 			problems := loc.Validate(cmd.Context(), cases, store)
-			bad := map[string]bool{}
-			for _, p := range problems {
-				bad[p.ID] = true
+			rep := newValidationReport(cases, problems)
+			fmt.Fprintf(sio.Err, "%s: %d cases, %d valid, %d with problems\n", cli.ProgramName, rep.TotalCases, rep.ValidCases, rep.InvalidCases)
+			if o.output != "" {
+				data, err := json.MarshalIndent(rep, "", "  ")
+				if err != nil {
+					return err
+				}
+				if err := atomicfile.Write(o.output, append(data, '\n'), 0o644); err != nil {
+					return cli.Usage(fmt.Errorf("loc validate: --output: %w", err))
+				}
 			}
-			fmt.Fprintf(sio.Err, "%s: %d cases, %d valid, %d with problems\n", cli.ProgramName, len(cases), len(cases)-len(bad), len(bad))
 			return reportProblems(sio, "loc validate", problems, len(cases))
 		},
 	}
 	cmd.Flags().StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes, or relace-mcp's schema)")
 	cmd.Flags().StringVar(&o.input, "input", "", "another name of --dataset (relace-mcp)")
+	cmd.Flags().StringVar(&o.output, "output", "", "write relace-mcp's validation report (JSON) to `FILE`")
+	cmd.Flags().IntVar(&o.limit, "limit", 0, "validate the first `N` cases only (0: all)")
 	o.repos.register(cmd)
 	return cmd
 }
@@ -289,7 +373,7 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 			fl.Value = secondsValue{&o.run.timeout}
 			fl.Usage += "; a number is seconds"
 		case "fail-fast":
-			fl.Usage = "stop after `N` failed cases in a row (relace-mcp's rule; 0: never)"
+			fl.Usage = "stop after `N` cases in a row that failed or ended without an answer (relace-mcp's rule; 0: never)"
 		}
 		f.AddFlag(fl)
 	})
@@ -371,10 +455,13 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 		// there is only the index.
 		o.mode = loc.ModeAgentic
 	}
-	if o.dataset == "" || o.repos.repos == "" {
-		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --dataset and --repos are required", cmd))
+	if o.dataset == "" {
+		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --dataset is required", cmd))
 	}
-	ropts, err := o.run.options(cmd, resultsFile, sio)
+	if err := o.repos.resolve(); err != nil {
+		return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: %w", cmd, err))
+	}
+	ropts, sess, err := o.run.options(cmd, resultsFile, sio)
 	if err != nil {
 		return loc.RunOptions{}, cli.Usage(err)
 	}
@@ -399,7 +486,7 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	}
 	ro := loc.RunOptions{
 		Cases: cases, Dataset: o.dataset, Repos: o.repos.repos, CloneFrom: o.repos.cloneFrom,
-		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force,
+		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force, Session: sess,
 	}
 	if o.mode == loc.ModeAgentic && o.model.model != "reference" && !strings.HasPrefix(o.model.model, "replay/") {
 		mopts, samp, err := o.model.options(cmd, o.run.out)
@@ -477,11 +564,10 @@ func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {
 	if err != nil {
 		return err
 	}
-	dir, err := o.run.openDir("loc run", loc.ResultsFile, &ro.Runner)
-	if err != nil {
+	if err := openDir(ro.Session, &ro.Runner); err != nil {
 		return err
 	}
-	defer dir.Release()
+	defer ro.Session.Close()
 	sum, err := loc.Run(ctx, ro)
 	if sum.Report != nil {
 		if o.verbose {
@@ -569,7 +655,7 @@ func (v secondsValue) Type() string { return "duration" }
 func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSummary, err error) error {
 	if r.dryRun {
 		if err != nil {
-			return cli.Usage(err)
+			return exit(ctx, runner.Ending{Err: err, DryRun: true})
 		}
 		for _, c := range sum.Pending {
 			fmt.Fprintln(sio.Out, c.ID)
@@ -600,13 +686,6 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 				ix.Queries, ix.QueryTime.Round(time.Microsecond))
 		}
 	}
-	switch {
-	case err != nil && sum.Report == nil && sum.Done == 0 && ctx.Err() == nil && !errors.Is(err, runner.ErrFailFast):
-		return cli.Usage(err)
-	case err != nil:
-		return cli.Failed(err)
-	case sum.FailedRows > 0:
-		return cli.Failed(fmt.Errorf("%d of %d cases failed (see the error field of %s)", sum.FailedRows, sum.Rows, loc.ResultsFile))
-	}
-	return nil
+	return exit(ctx, runner.Ending{Err: err, Started: sum.Report != nil || sum.Done > 0,
+		Failures: []error{runner.FailedRows(sum.FailedRows, sum.Rows, "cases")}})
 }

@@ -15,57 +15,10 @@ import (
 	"github.com/patchbench/patchbench/runner"
 )
 
-// merger is how merge completes the run of one benchmark.
-type merger struct {
-	name    string
-	results string
-	// is recognises the benchmark's run.json.
-	is func(info map[string]any) bool
-	// ignore are run.json fields that differ between shards of one run.
-	ignore []string
-	// finish writes the reports of a merged run directory.
-	finish func(dir, out string, info map[string]any) error
-}
-
-// mergers are the benchmarks merge knows; a new benchmark adds itself here.
-var mergers = []merger{
-	{
-		name: "diffxyz", results: diffxyz.ResultsFile,
-		is: func(info map[string]any) bool { return info["benchmark"] == "diffxyz" },
-		finish: func(dir, _ string, _ map[string]any) error {
-			_, _, _, err := diffxyz.WriteReport(dir)
-			return err
-		},
-	},
-	{
-		name: "loc", results: loc.ResultsFile,
-		is: func(info map[string]any) bool { return info["benchmark"] == "loc" },
-		finish: func(dir, _ string, info map[string]any) error {
-			dataset, _ := info["dataset"].(string)
-			_, _, _, err := loc.WriteReport(dir, dataset)
-			return err
-		},
-	},
-	{
-		name: "ape", results: ape.ResultsFile,
-		is: func(info map[string]any) bool { return info["benchmark"] == "ape" },
-		finish: func(dir, _ string, info map[string]any) error {
-			n, _ := info["n"].(float64)
-			k, _ := info["k"].(float64)
-			ratio, _ := info["k_ratio"].(float64)
-			_, err := ape.WriteReport(dir, int(n), int(k), ratio)
-			return err
-		},
-	},
-	{
-		name: "swe", results: "results.jsonl",
-		is:     func(info map[string]any) bool { _, ok := info["predictions"]; return ok },
-		ignore: []string{"out", "workers"},
-		finish: func(dir, out string, info map[string]any) error {
-			info["out"] = out
-			return swe.WriteRunOutputs(dir)
-		},
-	},
+// benchmarks are the benchmarks whose runs merge and report --html read;
+// a new benchmark adds its value here.
+func benchmarks() []*runner.Benchmark {
+	return []*runner.Benchmark{diffxyz.Benchmark(), loc.Benchmark(), ape.Benchmark(), swe.Benchmark()}
 }
 
 func newMergeCommand(sio cli.Stdio) *cobra.Command {
@@ -110,32 +63,16 @@ func runMerge(out string, withCache bool, dirs []string, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	var m *merger
-	for i := range mergers {
-		if mergers[i].is(info) {
-			m = &mergers[i]
-		}
-	}
-	if m == nil {
+	b := runner.FindBenchmark(benchmarks(), info)
+	if b == nil {
 		return cli.Usage(fmt.Errorf("merge: %s: not a run of a benchmark merge knows", filepath.Join(dirs[0], runner.RunFile)))
 	}
-	abs, err := filepath.Abs(out)
-	if err != nil {
-		return cli.Usage(err)
-	}
-	cacheFile := ""
-	if withCache {
-		cacheFile = runner.CacheFile
-	}
-	sum, err := runner.Merge(runner.MergeOptions{
-		Dirs: dirs, Out: out, ResultsFile: m.results, Ignore: m.ignore, Cache: cacheFile,
-		Finish: func(dir string, info map[string]any) error { return m.finish(dir, abs, info) },
-	})
+	sum, err := runner.MergeRun(b, dirs, out, withCache)
 	if err != nil {
 		return cli.Usage(err)
 	}
 	fmt.Fprintf(sio.Err, "%s: merged %d shards of a %s run: %d rows in %s\n",
-		cli.ProgramName, sum.Shards, m.name, sum.Rows, filepath.Join(out, m.results))
+		cli.ProgramName, sum.Shards, b.Name, sum.Rows, filepath.Join(out, b.ResultsFile))
 	if withCache {
 		fmt.Fprintf(sio.Err, "%s: merged %d response caches: %d responses in %s (%d keys answered differently by two shards; the first answer kept)\n",
 			cli.ProgramName, sum.Caches, sum.CachedResponses, filepath.Join(out, runner.CacheFile), sum.CacheDiffering)

@@ -1,6 +1,7 @@
 package benchcli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"github.com/patchbench/patchbench/cmd/internal/cli"
@@ -47,35 +48,37 @@ func (r *runFlags) register(f *pflag.FlagSet, resultsFile string) {
 }
 
 // options checks the runner flags of command cmd (for messages) and
-// returns the runner's options; a run directory already holding
-// resultsFile needs --resume or --force, and one holding something else
-// is refused (see runner.CheckDir). resultsFile "" is for a directory
-// that is not itself a run (loc grid).
-func (r *runFlags) options(cmd, resultsFile string, sio cli.Stdio) (runner.Options, error) {
+// returns the runner's options and the run's session: a run directory
+// already holding resultsFile needs --resume or --force, and one holding
+// something else is refused (see runner.Session.Check). resultsFile "" is
+// for a directory that is not itself a run (loc grid).
+func (r *runFlags) options(cmd, resultsFile string, sio cli.Stdio) (runner.Options, *runner.Session, error) {
 	switch {
 	case r.out == "" && !r.dryRun:
-		return runner.Options{}, fmt.Errorf("%s: --out is required", cmd)
+		return runner.Options{}, nil, fmt.Errorf("%s: --out is required", cmd)
 	case r.retryFailed && !r.resume:
-		return runner.Options{}, fmt.Errorf("%s: --retry-failed needs --resume", cmd)
+		return runner.Options{}, nil, fmt.Errorf("%s: --retry-failed needs --resume", cmd)
 	case r.force && r.resume:
-		return runner.Options{}, fmt.Errorf("%s: --force and --resume exclude each other", cmd)
+		return runner.Options{}, nil, fmt.Errorf("%s: --force and --resume exclude each other", cmd)
 	}
 	shard, err := runner.ParseShard(r.shard)
 	if err != nil {
-		return runner.Options{}, fmt.Errorf("--shard: %w", err)
+		return runner.Options{}, nil, fmt.Errorf("--shard: %w", err)
 	}
 	switch {
 	case r.workers < 1:
-		return runner.Options{}, fmt.Errorf("%s: --workers %d: want at least 1", cmd, r.workers)
+		return runner.Options{}, nil, fmt.Errorf("%s: --workers %d: want at least 1", cmd, r.workers)
 	case r.limit < 0:
-		return runner.Options{}, fmt.Errorf("%s: --limit %d: want 0 (all) or more", cmd, r.limit)
+		return runner.Options{}, nil, fmt.Errorf("%s: --limit %d: want 0 (all) or more", cmd, r.limit)
 	case r.failFast < 0:
-		return runner.Options{}, fmt.Errorf("%s: --fail-fast %d: want 0 (never) or more", cmd, r.failFast)
+		return runner.Options{}, nil, fmt.Errorf("%s: --fail-fast %d: want 0 (never) or more", cmd, r.failFast)
 	}
-	if !r.dryRun && resultsFile != "" {
-		if err := runner.CheckDir(r.out, r.dirOptions(cmd, resultsFile)); err != nil {
-			return runner.Options{}, err
-		}
+	sess := runner.NewSession(runner.SessionOptions{
+		Out: r.out, Command: cli.ProgramName + " " + cmd, ResultsFile: resultsFile,
+		Resume: r.resume, Force: r.force, DryRun: r.dryRun,
+	})
+	if err := sess.Check(); err != nil {
+		return runner.Options{}, nil, err
 	}
 	runGC()
 	o := runner.Options{
@@ -88,37 +91,30 @@ func (r *runFlags) options(cmd, resultsFile string, sio cli.Stdio) (runner.Optio
 	case !r.quiet:
 		o.Progress = runner.ProgressTo(sio.Err)
 	}
-	return o, nil
+	return o, sess, nil
 }
 
-func (r *runFlags) dirOptions(cmd, resultsFile string) runner.DirOptions {
-	return runner.DirOptions{Command: cli.ProgramName + " " + cmd, ResultsFile: resultsFile, Resume: r.resume, Force: r.force}
-}
-
-// openDir takes the run directory --out for command cmd once its other
+// openDir takes the run directory of sess once the command's other
 // inputs are checked: created when missing, refused when it holds
-// something else or another process holds it (see runner.OpenDir). It
-// sets o.Dir; the caller releases it when the run ends. A dry run takes
-// nothing.
-func (r *runFlags) openDir(cmd, resultsFile string, o *runner.Options) (*runner.Dir, error) {
-	if r.dryRun {
-		return nil, nil
-	}
-	d, err := runner.OpenDir(r.out, r.dirOptions(cmd, resultsFile))
-	if err != nil {
-		return nil, cli.Usage(err)
-	}
-	o.Dir = d
-	return d, nil
-}
-
-// exitFor maps an error of a run to its exit status: 2 for a run
-// directory that cannot be used as asked (runner.ErrRunDir), else 1.
-func exitFor(err error) error {
-	if errors.Is(err, runner.ErrRunDir) {
+// something else or another process holds it (see runner.Session.Open).
+// It points o at it; the caller closes sess when the run ends. A dry run
+// takes nothing.
+func openDir(sess *runner.Session, o *runner.Options) error {
+	if err := sess.Open(o); err != nil {
 		return cli.Usage(err)
 	}
-	return cli.Failed(err)
+	return nil
+}
+
+// exit is the exit of a run command that ended as e (see runner.Ending).
+func exit(ctx context.Context, e runner.Ending) error {
+	switch code, err := e.Exit(ctx); code {
+	case runner.ExitUsage:
+		return cli.Usage(err)
+	case runner.ExitFailed:
+		return cli.Failed(err)
+	}
+	return nil
 }
 
 // modelFlags are the model flags of a run command.

@@ -1,6 +1,7 @@
 package benchcli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -315,20 +316,17 @@ func runSWEEval(cmd *cobra.Command, c swe.Config, sio cli.Stdio) error {
 	if s != nil && s.Counts != nil {
 		printSWESummary(sio.Out, s, c.Out)
 	}
-	return sweExit(s, err)
+	return sweExit(cmd.Context(), s, err)
 }
 
-func sweExit(s *swe.Summary, err error) error {
-	if errors.Is(err, swe.ErrInput) || errors.Is(err, runner.ErrRunDir) {
-		return cli.Usage(err)
+// sweExit is the exit of swe eval and rerun, whose errors about the
+// inputs are typed (swe.ErrInput, runner.ErrRunDir).
+func sweExit(ctx context.Context, s *swe.Summary, err error) error {
+	e := runner.Ending{Err: err, Typed: true}
+	if err == nil && s.Infra > 0 {
+		e.Failures = []error{fmt.Errorf("swe: %d instances failed for infrastructure reasons (test_error, test_timeout, infra_error); see swe rerun --type infra", s.Infra)}
 	}
-	if err != nil {
-		return cli.Failed(err)
-	}
-	if s.Infra > 0 {
-		return cli.Failed(fmt.Errorf("swe: %d instances failed for infrastructure reasons (test_error, test_timeout, infra_error); see swe rerun --type infra", s.Infra))
-	}
-	return nil
+	return exit(ctx, e)
 }
 
 func printSWESummary(w io.Writer, s *swe.Summary, out string) {
@@ -388,7 +386,7 @@ func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio cli.Stdio) error {
 	if o.dryRun {
 		sel, err := swe.RerunSelection(o.from, o.typ)
 		if err != nil {
-			return sweExit(nil, err)
+			return sweExit(cmd.Context(), nil, err)
 		}
 		for _, r := range sel {
 			fmt.Fprintln(sio.Out, r.InstanceID)
@@ -418,5 +416,5 @@ func runSWERerun(cmd *cobra.Command, o sweRerunOptions, sio cli.Stdio) error {
 			fmt.Fprintf(sio.Out, "comparison: %s, %s.md\n", s.RerunReport, strings.TrimSuffix(s.RerunReport, ".json"))
 		}
 	}
-	return sweExit(s, err)
+	return sweExit(cmd.Context(), s, err)
 }
