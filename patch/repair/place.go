@@ -51,7 +51,7 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 			continue
 		case own[i] == ownElsewhere:
 			at, _ := littleElsewhere(t, h)
-			refuse(i, ownElsewhereReason(ownAt[i], at), ErrRefused)
+			refuse(i, ownElsewhereReason(ownAt[i], at), KindUncertain)
 			continue
 		case own[i] != ownOld && noContext(h):
 			refuse(i, fmt.Sprintf("the hunk has no context and the lines it removes are not at its line %d: placed only by its line number", ownAt[i]+1), KindContextNotFound)
