@@ -273,3 +273,65 @@ func RootFiles(root *patch.Root) func() ([]string, error) {
 		return out, err
 	}
 }
+
+// ConvertOptions controls [Convert].
+type ConvertOptions struct {
+	// Name names the patch text in error messages.
+	Name string
+	// From is the patch's format (empty: detect); To the format wanted.
+	From, To patch.Format
+	// Strip and Target are as in [ParseStrict].
+	Strip  int
+	Target string
+	// Context is the lines of context when the edit is made anew.
+	Context int
+}
+
+// Convert parses text strictly and prints it in format o.To. When either
+// format has no line numbers the edit is applied in memory to the files
+// under dir, which is opened then only, and made anew (see
+// patch.Convert). Its input errors (Kind.Input) are those of ParseStrict
+// and a dir that cannot be opened.
+func Convert(text, dir string, o ConvertOptions) (string, error) {
+	p, from, err := ParseStrict(text, o.Name, o.From, o.Strip, o.Target)
+	if err != nil {
+		return "", err
+	}
+	var fsys patch.FileSystem
+	if !from.HasPositions() || !o.To.HasPositions() {
+		root, err := patch.OpenRoot(dir)
+		if err != nil {
+			return "", kinded{err, KindBadInput}
+		}
+		defer root.Close()
+		fsys = root
+	}
+	if p, err = patch.Convert(p, fsys, from, o.To, o.Context); err != nil {
+		return "", err
+	}
+	return patch.Print(p, o.To)
+}
+
+// AlreadyApplied lists, one line each, the hunks whose change was already
+// in the files ("NAME: hunk N already applied at line L"), and the files
+// already applied without hunks ("NAME: already applied: REASON").
+func (r *Report) AlreadyApplied() []string {
+	var out []string
+	for _, fr := range r.Files {
+		name := fr.Path
+		if name == "" {
+			name = fr.OldPath
+		}
+		n := 0
+		for _, h := range fr.Hunks {
+			if h.Status == StatusAlreadyApplied {
+				n++
+				out = append(out, fmt.Sprintf("%s: hunk %d already applied at line %d", name, h.Hunk, h.Line))
+			}
+		}
+		if n == 0 && fr.Status == StatusAlreadyApplied {
+			out = append(out, fmt.Sprintf("%s: already applied: %s", name, fr.Reason))
+		}
+	}
+	return out
+}

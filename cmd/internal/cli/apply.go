@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -94,24 +95,6 @@ larger than the file names have leading components for).`,
 	return cmd
 }
 
-// loadPatch reads and parses a patch strictly, detecting its format
-// unless given, and points it at target when one is given.
-func loadPatch(sio Stdio, name, format string, strip int, target string) (*patch.Patch, patch.Format, error) {
-	text, err := ReadInput(sio, name)
-	if err != nil {
-		return nil, "", err
-	}
-	f, err := parseFormat(format)
-	if err != nil {
-		return nil, "", err
-	}
-	p, f, err := repair.ParseStrict(text, name, f, strip, target)
-	if err != nil {
-		return nil, "", Usage(err)
-	}
-	return p, f, nil
-}
-
 // parseFormat reads --format: empty means detect.
 func parseFormat(format string) (patch.Format, error) {
 	if format == "" {
@@ -159,7 +142,7 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 			return werr
 		}
 	} else if err == nil {
-		if werr := writeAlready(sio, rep.Files); werr != nil {
+		if werr := writeAlready(sio.Out, rep); werr != nil {
 			return werr
 		}
 	}
@@ -243,25 +226,10 @@ func holdSignals() (func(), error) {
 }
 
 // writeAlready lists the files and hunks whose change was already there.
-func writeAlready(sio Stdio, files []repair.FileReport) error {
-	for _, fr := range files {
-		name := fr.Path
-		if name == "" {
-			name = fr.OldPath
-		}
-		n := 0
-		for _, h := range fr.Hunks {
-			if h.Status == repair.StatusAlreadyApplied {
-				n++
-				if _, err := fmt.Fprintf(sio.Out, "%s: hunk %d already applied at line %d\n", name, h.Hunk, h.Line); err != nil {
-					return err
-				}
-			}
-		}
-		if n == 0 && fr.Status == repair.StatusAlreadyApplied {
-			if _, err := fmt.Fprintf(sio.Out, "%s: already applied: %s\n", name, fr.Reason); err != nil {
-				return err
-			}
+func writeAlready(w io.Writer, rep *repair.Report) error {
+	for _, line := range rep.AlreadyApplied() {
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -78,7 +78,7 @@ func runRepair(o applyOptions, name string, sio Stdio) error {
 		return WriteJSON(sio, rep)
 	}
 	if rep.Status == repair.StatusAlreadyApplied {
-		return writeAlready(Stdio{Out: sio.Err}, rep.Files)
+		return writeAlready(sio.Err, rep)
 	}
 	text, err = patch.Print(rep.Canonical(), patch.UDiff)
 	if err != nil {
