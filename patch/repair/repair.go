@@ -112,6 +112,8 @@ type HunkReport struct {
 	// deciding tier (the first 10 when there are more).
 	Candidates []int  `json:"candidates,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// Kind is why a refused hunk was refused.
+	Kind Kind `json:"-"`
 }
 
 // FileReport says what happened to one file.
@@ -129,6 +131,8 @@ type FileReport struct {
 	// Replaced: the file existed at Path and a V4A Add File or Move to
 	// replaced it, as codex's apply_patch does.
 	Replaced bool `json:"replaced,omitempty"`
+	// Kind is why a refused file was refused.
+	Kind Kind `json:"-"`
 }
 
 // Result is the outcome of Repair.
@@ -176,6 +180,8 @@ type Error struct {
 	Hunk   int // 1-based, 0 when the whole file is concerned
 	Reason string
 	Err    error // ErrRefused, ErrNoEdit or ErrStrip
+	// Kind is why, from a fixed set.
+	Kind Kind
 }
 
 func (e *Error) Error() string {
@@ -215,14 +221,14 @@ func Repair(text string, opts Options) (*Result, error) {
 		if f == "" {
 			var ok bool
 			if f, ok = patch.Detect(text); !ok {
-				return res, &Error{Reason: "the text holds no edit in any known format", Err: ErrNoEdit}
+				return res, &Error{Reason: "the text holds no edit in any known format", Err: ErrNoEdit, Kind: KindNoEdit}
 			}
 		}
 	} else {
 		// Take the edit out of prose, fences and tags.
 		ex, err := extract.Extract(text)
 		if err != nil {
-			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
 		}
 		res.Extracted = ex.Source
 		text = ex.Text
@@ -244,12 +250,12 @@ func Repair(text string, opts Options) (*Result, error) {
 		}
 		var err error
 		if files, err = parseV4A(text, &d); err != nil {
-			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
 		}
 	case patch.SearchReplace:
 		p, err := patch.Parse(text, f, patch.DefaultParseOptions)
 		if err != nil {
-			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
 		}
 		files = fromStrict(p)
 		if err := chained(files); err != nil {
@@ -271,10 +277,10 @@ func Repair(text string, opts Options) (*Result, error) {
 		}
 	}
 	if len(files) == 0 {
-		return res, &Error{Reason: "the text holds no hunk", Err: ErrNoEdit}
+		return res, &Error{Reason: "the text holds no hunk", Err: ErrNoEdit, Kind: KindNoEdit}
 	}
 	if opts.Target != "" && len(files) > 1 {
-		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused}
+		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused, Kind: KindNoFile}
 	}
 	width := contextWidth(files)
 	markCutEvidence(files)
@@ -342,7 +348,7 @@ func chained(files []*looseFile) error {
 				for p := 0; p+len(old) <= len(neu); p++ {
 					if slices.Equal(neu[p:p+len(old)], old) && slices.Contains(added[p:p+len(old)], true) {
 						reason := fmt.Sprintf("ambiguous: block %d searches for lines block %d writes: the lines block %d wrote, or the file's own?", j+1, i+1, i+1)
-						return &Error{File: f.newName, Hunk: j + 1, Reason: reason, Err: ErrRefused}
+						return &Error{File: f.newName, Hunk: j + 1, Reason: reason, Err: ErrRefused, Kind: KindAmbiguous}
 					}
 				}
 			}
@@ -576,14 +582,14 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 				// makes the choice a guess (git apply takes -p1, the
 				// first reading here is the name as written).
 				if other, o := otherReading(n0(names), s, ov); other != "" {
-					return "", "", nil, fmt.Errorf("%s names %s with -p%d and %s with -p%d, and both exist: say which with -p", n0(names), probe, s, other, o)
+					return "", "", nil, kinded{fmt.Errorf("%s names %s with -p%d and %s with -p%d, and both exist: say which with -p", n0(names), probe, s, other, o), KindAmbiguous}
 				}
 			}
 			return out[0], out[1], repairs, nil
 		}
 	}
 	if first == nil {
-		return "", "", nil, fmt.Errorf("cannot read a file name from %q", lf.oldName)
+		return "", "", nil, fmt.Errorf("%w from %q", errNoName, lf.oldName)
 	}
 	if lf.op == patch.Modify && first[0] == first[1] && opts.Files != nil {
 		// No such file: a model may have written the path relative to a
@@ -656,11 +662,11 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	var res patch.FileResult
 	oldPath, newPath, repairs, err := resolvePath(lf, opts, ov)
 	if err != nil {
-		fr.Path, fr.Reason = lf.newName, err.Error()
+		fr.Path, fr.Reason, fr.Kind = lf.newName, err.Error(), pathKind(err)
 		if errors.Is(err, ErrStrip) {
-			return fr, res, &Error{File: lf.newName, Reason: strings.TrimPrefix(err.Error(), ErrStrip.Error()+": "), Err: ErrStrip}
+			return fr, res, &Error{File: lf.newName, Reason: strings.TrimPrefix(err.Error(), ErrStrip.Error()+": "), Err: ErrStrip, Kind: fr.Kind}
 		}
-		return fr, res, &Error{File: lf.newName, Reason: err.Error(), Err: ErrRefused}
+		return fr, res, &Error{File: lf.newName, Reason: err.Error(), Err: ErrRefused, Kind: fr.Kind}
 	}
 	fr.Repairs = repairs
 	if lf.op == patch.Modify && oldPath != "" && newPath != "" && oldPath != newPath {
@@ -684,8 +690,11 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		// No names and no target: find the file by its content.
 		p, err := findByContent(lf, opts, ov, width)
 		if err != nil {
-			fr.Reason = err.Error()
-			return fr, res, &Error{Reason: err.Error(), Err: ErrRefused}
+			fr.Reason, fr.Kind = err.Error(), KindNoFile
+			if !errors.Is(err, errNoFile) {
+				fr.Kind = KindIO // listing the files failed
+			}
+			return fr, res, &Error{Reason: err.Error(), Err: ErrRefused, Kind: fr.Kind}
 		}
 		oldPath, newPath = p, p
 		fr.Repairs = append(fr.Repairs, "file-by-content")
@@ -695,12 +704,12 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	if name == "" {
 		name = oldPath
 	}
-	fail := func(hunk int, reason string, kind error) (FileReport, patch.FileResult, error) {
-		fr.Reason = reason
-		return fr, res, &Error{File: name, Hunk: hunk, Reason: reason, Err: kind}
+	fail := func(reason string, kind Kind) (FileReport, patch.FileResult, error) {
+		fr.Reason, fr.Kind = reason, kind
+		return fr, res, &Error{File: name, Reason: reason, Err: ErrRefused, Kind: kind}
 	}
 	if err := patch.CheckModes(name, lf.oldMode, lf.newMode); err != nil {
-		return fail(0, err.Error(), ErrRefused)
+		return fail(err.Error(), readKind(err))
 	}
 	// A path the file system refuses (through a symbolic link, say) is
 	// refused here, whatever the section does with it: a creation or the
@@ -710,13 +719,13 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 			continue
 		}
 		if _, _, err := ov.read(p); err != nil {
-			return fail(0, err.Error(), ErrRefused)
+			return fail(err.Error(), readKind(err))
 		}
 	}
 	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) && (newPath == oldPath || !ov.vac.Take(newPath, ov.written(newPath))) {
 		// As git apply: a rename or copy does not replace a file (V4A's
 		// Move to does, as codex's apply_patch).
-		return fail(0, fmt.Sprintf("the %s target %s already exists", lf.op, newPath), ErrRefused)
+		return fail(fmt.Sprintf("the %s target %s already exists", lf.op, newPath), KindFileExists)
 	}
 	if lf.bin != nil || lf.binErr != nil {
 		return repairBinary(lf, fr, oldPath, newPath, ov)
@@ -731,13 +740,13 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		}
 		c, ok, err := read(oldPath)
 		if err != nil {
-			return fail(0, err.Error(), ErrRefused)
+			return fail(err.Error(), readKind(err))
 		}
 		if !ok {
 			if op == patch.Modify && allAppends(lf) {
 				op = patch.Create
 			} else {
-				return fail(0, "the file does not exist", ErrRefused)
+				return fail("the file does not exist", KindFileNotFound)
 			}
 		}
 		content = c
@@ -748,7 +757,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 			fr.Status, fr.Reason = StatusAlreadyApplied, "the file already exists with this content"
 			return fr, res, nil
 		}
-		return fail(0, "the file to create already exists", ErrRefused)
+		return fail("the file to create already exists", KindFileExists)
 	}
 
 	t := newText(content)
@@ -756,7 +765,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	newBytes, reports, err := placeHunks(t, lf.hunks, width, name)
 	fr.Hunks = reports
 	if err != nil {
-		fr.Reason = err.Error()
+		fr.Reason, fr.Kind = err.Error(), KindOf(err)
 		return fr, res, err
 	}
 	modeOld, modeNew := patch.ResultModes(op, lf.oldMode, lf.newMode)
@@ -768,7 +777,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	// sections read it as a string, which nothing changes while Repair runs.
 	newContent := unsafe.String(unsafe.SliceData(newBytes), len(newBytes))
 	if op == patch.Delete && newContent != "" && len(lf.hunks) > 0 {
-		return fail(0, "the patch deletes the file but leaves lines in it", ErrRefused)
+		return fail("the patch deletes the file but leaves lines in it", KindBadDeletion)
 	}
 	fr.Status = StatusApplied
 	fr.Op = op.String()
@@ -838,7 +847,7 @@ func createdContent(lf *looseFile) string {
 // hunk fits.
 func findByContent(lf *looseFile, opts Options, ov *overlay, width int) (string, error) {
 	if opts.Files == nil {
-		return "", fmt.Errorf("the patch names no file; give a target")
+		return "", fmt.Errorf("%w; give a target", errNoFile)
 	}
 	paths, err := opts.Files()
 	if err != nil {
@@ -856,12 +865,12 @@ func findByContent(lf *looseFile, opts Options, ov *overlay, width int) (string,
 	}
 	switch len(fits) {
 	case 0:
-		return "", fmt.Errorf("the patch names no file and fits none")
+		return "", fmt.Errorf("%w and fits none", errNoFile)
 	case 1:
 		return fits[0], nil
 	}
 	sort.Strings(fits)
-	return "", fmt.Errorf("the patch names no file and fits several: %s", strings.Join(fits, ", "))
+	return "", fmt.Errorf("%w and fits several: %s", errNoFile, strings.Join(fits, ", "))
 }
 
 // canonical makes the unified diff of the final contents. Sections that
