@@ -161,7 +161,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	if blobs != nil {
 		known = blobs.get
 	}
-	err := treeFiles(ctx, rp.GitDir(), commit, known, func(path, src string, b *blobEntry, id string) {
+	err := treeFiles(ctx, rp, commit, known, func(path, src string, b *blobEntry, id string) {
 		f := &slot{path: path, src: src, id: id, known: b, done: make(chan struct{})}
 		order <- f
 		work <- f

@@ -17,6 +17,15 @@ import (
 	"github.com/patchbench/patchbench/repo"
 )
 
+// Modes of the definition and references tools (the --lsp-tools flag of
+// loc and mcp): off, on (the language server must be there), or auto
+// (when the server for the files' language is on PATH).
+const (
+	LSPOff  = "false"
+	LSPOn   = "true"
+	LSPAuto = "auto"
+)
+
 // LSPServer is a language server the definition and references tools can
 // use.
 type LSPServer struct {

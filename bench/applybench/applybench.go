@@ -119,18 +119,21 @@ type Row struct {
 	MustRefuse bool   `json:"must_refuse"`
 }
 
-// Patchbench is this project's tolerant applier, run in process.
+// Patchbench is this project's tolerant applier, run in process: the
+// engine's apply (repair.Apply), as patchbench apply runs it.
 func Patchbench() Tool {
 	return Tool{Name: "patchbench", Label: "patchbench apply", Run: func(ctx context.Context, dir, patchFile string, c Case) (bool, error) {
 		text, err := os.ReadFile(patchFile)
 		if err != nil {
 			return false, err
 		}
-		res, err := repair.Repair(string(text), repair.Options{Target: c.Path, FS: patch.DirFS(dir)})
+		root, err := patch.OpenRoot(dir)
 		if err != nil {
-			return false, nil
+			return false, err
 		}
-		return patch.WriteResults(dir, res.Results) == nil, nil
+		defer root.Close()
+		_, err = repair.Apply(root, string(text), repair.ApplyOptions{Name: patchFile, Target: c.Path})
+		return err == nil, nil
 	}}
 }
 

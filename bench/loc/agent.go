@@ -26,9 +26,9 @@ const ReportBack = "report_back"
 
 // LSP modes of the agentic search (--lsp-tools).
 const (
-	LSPOff  = "false"
-	LSPOn   = "true"
-	LSPAuto = "auto"
+	LSPOff  = codesearch.LSPOff
+	LSPOn   = codesearch.LSPOn
+	LSPAuto = codesearch.LSPAuto
 )
 
 // DefaultMaxTurns bounds an agent's conversation when no bound is given.

@@ -469,7 +469,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 	if err := fsys.Err(); err != nil {
 		return infra(err)
 	}
-	res.Status, res.Reason, res.Source, res.Format, res.Extracted = po.Status, po.Reason, po.Source, string(po.Format), po.Extracted
+	res.Status, res.Reason, res.Refusal, res.Source, res.Format, res.Extracted = po.Status, po.Reason, po.Kind, po.Source, string(po.Format), po.Extracted
 	if po.Repairs != nil {
 		res.Repairs = po.Repairs
 	}

@@ -136,7 +136,10 @@ type PatchOutcome struct {
 	Extracted string
 	Repairs   []string
 	Reason    string
-	Files     []FileOutcome
+	// Kind is why the engine refused the edit (status apply_failed from
+	// the tolerant applier): repair's kind, or KindChangesNothing.
+	Kind  repair.Kind
+	Files []FileOutcome
 	// Repaired is the canonical unified diff (status applied or
 	// applied_repaired only).
 	Repaired string
@@ -212,8 +215,7 @@ func Patch(pred Prediction, fsys Files) PatchOutcome {
 		out.Source, out.Format, out.Extracted = s.name, res.Format, res.Extracted
 		out.Files = fileOutcomes(res.Files)
 		if err != nil {
-			out.Status = StatusApplyFailed
-			out.Reason = trimRepairErr(err)
+			out.Status, out.Reason, out.Kind = StatusApplyFailed, trimRepairErr(err), repair.KindOf(err)
 			return out
 		}
 		if res.Status == repair.StatusAlreadyApplied {
@@ -223,11 +225,11 @@ func Patch(pred Prediction, fsys Files) PatchOutcome {
 		canon := res.Canonical()
 		text, perr := patch.Print(canon, patch.UDiff)
 		if perr != nil {
-			out.Status, out.Reason = StatusApplyFailed, fmt.Sprintf("cannot print the repaired patch: %v", perr)
+			out.Status, out.Reason, out.Kind = StatusApplyFailed, fmt.Sprintf("cannot print the repaired patch: %v", perr), repair.KindInternal
 			return out
 		}
 		if !changes(canon) {
-			out.Status, out.Reason = StatusApplyFailed, "the edit changes nothing"
+			out.Status, out.Reason, out.Kind = StatusApplyFailed, "the edit changes nothing", KindChangesNothing
 			return out
 		}
 		out.Repaired, out.Results = text, res.Results
@@ -253,6 +255,10 @@ func Patch(pred Prediction, fsys Files) PatchOutcome {
 	out.Status, out.Reason = StatusMalformed, "no edit in "+strings.Join(noEdit, "; ")
 	return out
 }
+
+// KindChangesNothing is the refusal of an edit that placed leaves every
+// file as it was (other than by being already applied).
+const KindChangesNothing repair.Kind = "changes_nothing"
 
 // alreadyWhere says where an already applied edit's changes are.
 func alreadyWhere(files []repair.FileReport) string {

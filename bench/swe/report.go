@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/patchbench/patchbench/patch/repair"
 	"github.com/patchbench/patchbench/report/html"
 )
 
@@ -413,18 +414,42 @@ func makeErrorAnalysis(runID string, rows []Row) *ErrorAnalysis {
 		if r.Failed && r.Error != "" {
 			reason = r.Error
 		}
-		cl := reasonClass(st, reason)
+		cl := reasonClass(st, r.Refusal, reason)
 		ea.ByClass[cl]++
 		ea.Failed = append(ea.Failed, FailedEntry{InstanceID: r.InstanceID, Repo: r.Repo, Status: st, Class: cl, Reason: reason, Harness: hc})
 	}
 	return ea
 }
 
+// refusalClasses are the classes of the engine's refusals, by kind; the
+// kinds not listed are "context not found".
+var refusalClasses = map[repair.Kind]string{
+	KindChangesNothing:         "changes nothing",
+	repair.KindAmbiguous:       "ambiguous",
+	repair.KindOverlap:         "overlapping hunks",
+	repair.KindNoFile:          "no file named",
+	repair.KindFileNotFound:    "file not found",
+	repair.KindFileExists:      "file exists",
+	repair.KindBinary:          "binary",
+	repair.KindBadDeletion:     "bad deletion",
+	repair.KindContextNotFound: "context not found",
+}
+
 // reasonClass gives a failure a short class for counting: the status, and for
-// patch failures the kind of refusal.
-func reasonClass(status, reason string) string {
+// patch failures the kind of refusal. A refusal of the engine is classed by
+// its kind; one without (the official chain's and git apply's, whose
+// reasons are their output, and rows written before rows had kinds) by the
+// words of its reason.
+func reasonClass(status string, kind repair.Kind, reason string) string {
 	if status != StatusApplyFailed {
 		return status
+	}
+	if kind != repair.KindNone {
+		cl, ok := refusalClasses[kind]
+		if !ok {
+			cl = "context not found"
+		}
+		return status + ": " + cl
 	}
 	r := strings.ToLower(reason)
 	for _, k := range []struct{ needle, class string }{

@@ -47,6 +47,7 @@ import (
 	"os"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
+	"github.com/patchbench/patchbench/patch/repair"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -102,6 +103,10 @@ type Result struct {
 	PatchStatus string `json:"patch_status,omitempty"`
 	// Reason says why the status is not a success.
 	Reason string `json:"reason,omitempty"`
+	// Refusal is why the engine refused the edit (status apply_failed
+	// from the tolerant applier), from a fixed set (repair.Kind); the
+	// error analysis classes failures by it.
+	Refusal repair.Kind `json:"refusal,omitempty"`
 	// Repairs lists what the edit needed to apply; empty for applied.
 	Repairs []string      `json:"repairs"`
 	Files   []FileOutcome `json:"files"`
@@ -150,6 +155,9 @@ type TestRun struct {
 	// EnvStore says the tree was the base commit's environment restored
 	// from the --env-store, not a fresh worktree.
 	EnvStore bool `json:"env_store,omitempty"`
+	// EnvMethod is how the environment was restored: "overlay" (a mount,
+	// in constant time), or "reflink", "hardlink", "copy" (files made).
+	EnvMethod string `json:"env_method,omitempty"`
 	// Image is the official harness's image the tests ran in (--image
 	// swebench).
 	Image      string       `json:"image,omitempty"`

@@ -81,9 +81,9 @@ func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *ove
 	}
 	fr.Binary = true
 	var res patch.FileResult
-	fail := func(reason string, kind error) (FileReport, patch.FileResult, error) {
-		fr.Reason = reason
-		return fr, res, &Error{File: name, Reason: reason, Err: kind}
+	fail := func(reason string, kind Kind) (FileReport, patch.FileResult, error) {
+		fr.Reason, fr.Kind = reason, kind
+		return fr, res, &Error{File: name, Reason: reason, Err: ErrRefused, Kind: kind}
 	}
 	// Already there: a success that changes nothing.
 	already := func(reason string) (FileReport, patch.FileResult, error) {
@@ -91,27 +91,27 @@ func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *ove
 		return fr, res, nil
 	}
 	if lf.binErr != nil {
-		return fail(lf.binErr.Error(), ErrRefused)
+		return fail(lf.binErr.Error(), KindBinary)
 	}
 	fp := *lf.bin
 	fp.OldPath, fp.NewPath, fp.Op = oldPath, newPath, lf.op
 	old := ""
 	if fp.Op == patch.Create {
 		if c, ok, err := ov.read(newPath); err != nil {
-			return fail(err.Error(), ErrRefused)
+			return fail(err.Error(), readKind(err))
 		} else if ok {
 			if isBlob(c, fp.NewHash) {
 				return already("the file already exists with this content")
 			}
-			return fail("the file to create already exists", ErrRefused)
+			return fail("the file to create already exists", KindFileExists)
 		}
 	} else {
 		c, ok, err := ov.read(oldPath)
 		if err != nil {
-			return fail(err.Error(), ErrRefused)
+			return fail(err.Error(), readKind(err))
 		}
 		if !ok {
-			return fail("the file does not exist", ErrRefused)
+			return fail("the file does not exist", KindFileNotFound)
 		}
 		old = c
 	}
@@ -120,7 +120,7 @@ func repairBinary(lf *looseFile, fr FileReport, oldPath, newPath string, ov *ove
 		if fp.Op != patch.Delete && isBlob(old, fp.NewHash) {
 			return already("the file already has the content the binary patch makes")
 		}
-		return fail(err.Error(), ErrRefused)
+		return fail(err.Error(), KindBinary)
 	}
 	fr.Status, fr.Op = StatusApplied, fp.Op.String()
 	res = patch.FileResult{OldPath: oldPath, Path: newPath, Op: fp.Op, Binary: true}

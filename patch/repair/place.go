@@ -30,13 +30,13 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 	// Each hunk is judged at its own place first (apply once).
 	own, ownAt := ownPlaces(t, hunks)
 	var firstErr error
-	refuse := func(i int, reason string, kind error) {
+	refuse := func(i int, reason string, kind Kind) {
 		if hunks[i].stray {
 			reason = strayReason(reason)
 		}
-		reports[i].Status, reports[i].Reason = StatusRefused, reason
+		reports[i].Status, reports[i].Reason, reports[i].Kind = StatusRefused, reason, kind
 		if firstErr == nil {
-			firstErr = &Error{File: name, Hunk: i + 1, Reason: reason, Err: kind}
+			firstErr = &Error{File: name, Hunk: i + 1, Reason: reason, Err: ErrRefused, Kind: kind}
 		}
 	}
 	for i, h := range hunks {
@@ -47,14 +47,14 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 			reports[i].Status, reports[i].Line = StatusAlreadyApplied, ownAt[i]+1
 			continue
 		case own[i] == ownBoth:
-			refuse(i, ownBothReason(ownAt[i]), ErrRefused)
+			refuse(i, ownBothReason(ownAt[i]), KindUncertain)
 			continue
 		case own[i] == ownElsewhere:
 			at, _ := littleElsewhere(t, h)
-			refuse(i, ownElsewhereReason(ownAt[i], at), ErrRefused)
+			refuse(i, ownElsewhereReason(ownAt[i], at), KindUncertain)
 			continue
 		case own[i] != ownOld && noContext(h):
-			refuse(i, fmt.Sprintf("the hunk has no context and the lines it removes are not at its line %d: placed only by its line number", ownAt[i]+1), ErrRefused)
+			refuse(i, fmt.Sprintf("the hunk has no context and the lines it removes are not at its line %d: placed only by its line number", ownAt[i]+1), KindContextNotFound)
 			continue
 		}
 		err := locate(t, pl)
@@ -97,7 +97,7 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		}
 		if err != "" {
 			reports[i].Candidates = listPlaces(pl.cands)
-			refuse(i, err, ErrRefused)
+			refuse(i, err, hunkKind(err))
 			continue
 		}
 		ps = append(ps, pl)
@@ -116,7 +116,7 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 				if n := len(pl.cands) - len(lines); n > 0 {
 					more = fmt.Sprintf(" and %d more places", n)
 				}
-				refuse(pl.idx, fmt.Sprintf("ambiguous: fits at lines %s%s", strings.Join(lines, " and "), more), ErrRefused)
+				refuse(pl.idx, fmt.Sprintf("ambiguous: fits at lines %s%s", strings.Join(lines, " and "), more), KindAmbiguous)
 			}
 		}
 	}
@@ -126,7 +126,7 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 	sort.SliceStable(ps, func(a, b int) bool { return ps[a].p.start < ps[b].p.start })
 	for k := 1; k < len(ps); k++ {
 		if ps[k].p.start < ps[k-1].p.end {
-			refuse(ps[k].idx, fmt.Sprintf("overlaps hunk %d at line %d", ps[k-1].idx+1, ps[k].p.start+1), ErrRefused)
+			refuse(ps[k].idx, fmt.Sprintf("overlaps hunk %d at line %d", ps[k-1].idx+1, ps[k].p.start+1), KindOverlap)
 			return nil, reports, firstErr
 		}
 	}
@@ -142,7 +142,7 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 			err = checkSplice(t, pl, spliced)
 		}
 		if err != "" {
-			refuse(pl.idx, err, ErrRefused)
+			refuse(pl.idx, err, hunkKind(err))
 			return nil, reports, firstErr
 		}
 		out = patch.AppendLines(out, spliced, true)

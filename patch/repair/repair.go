@@ -47,6 +47,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"github.com/patchbench/patchbench/patch"
@@ -111,6 +112,8 @@ type HunkReport struct {
 	// deciding tier (the first 10 when there are more).
 	Candidates []int  `json:"candidates,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// Kind is why a refused hunk was refused.
+	Kind Kind `json:"-"`
 }
 
 // FileReport says what happened to one file.
@@ -128,6 +131,8 @@ type FileReport struct {
 	// Replaced: the file existed at Path and a V4A Add File or Move to
 	// replaced it, as codex's apply_patch does.
 	Replaced bool `json:"replaced,omitempty"`
+	// Kind is why a refused file was refused.
+	Kind Kind `json:"-"`
 }
 
 // Result is the outcome of Repair.
@@ -175,6 +180,8 @@ type Error struct {
 	Hunk   int // 1-based, 0 when the whole file is concerned
 	Reason string
 	Err    error // ErrRefused, ErrNoEdit or ErrStrip
+	// Kind is why, from a fixed set.
+	Kind Kind
 }
 
 func (e *Error) Error() string {
@@ -214,14 +221,14 @@ func Repair(text string, opts Options) (*Result, error) {
 		if f == "" {
 			var ok bool
 			if f, ok = patch.Detect(text); !ok {
-				return res, &Error{Reason: "the text holds no edit in any known format", Err: ErrNoEdit}
+				return res, &Error{Reason: "the text holds no edit in any known format", Err: ErrNoEdit, Kind: KindNoEdit}
 			}
 		}
 	} else {
 		// Take the edit out of prose, fences and tags.
 		ex, err := extract.Extract(text)
 		if err != nil {
-			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
 		}
 		res.Extracted = ex.Source
 		text = ex.Text
@@ -243,12 +250,12 @@ func Repair(text string, opts Options) (*Result, error) {
 		}
 		var err error
 		if files, err = parseV4A(text, &d); err != nil {
-			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
 		}
 	case patch.SearchReplace:
 		p, err := patch.Parse(text, f, patch.DefaultParseOptions)
 		if err != nil {
-			return res, &Error{Reason: err.Error(), Err: ErrNoEdit}
+			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
 		}
 		files = fromStrict(p)
 		if err := chained(files); err != nil {
@@ -270,14 +277,21 @@ func Repair(text string, opts Options) (*Result, error) {
 		}
 	}
 	if len(files) == 0 {
-		return res, &Error{Reason: "the text holds no hunk", Err: ErrNoEdit}
+		return res, &Error{Reason: "the text holds no hunk", Err: ErrNoEdit, Kind: KindNoEdit}
 	}
 	if opts.Target != "" && len(files) > 1 {
-		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused}
+		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused, Kind: KindNoFile}
 	}
 	width := contextWidth(files)
 	markCutEvidence(files)
 	ov := overlay{fsys: opts.FS, files: map[string]*string{}}
+	for _, lf := range files {
+		// The paths renamed or deleted away, as git apply counts them
+		// before it applies anything.
+		if o, n, _, err := resolvePath(lf, opts, &ov); err == nil && vacates(lf, o, n) {
+			ov.vac.Leaves(o)
+		}
+	}
 	var firstErr error
 	res.Results = []patch.FileResult{}
 	for _, lf := range files {
@@ -334,7 +348,7 @@ func chained(files []*looseFile) error {
 				for p := 0; p+len(old) <= len(neu); p++ {
 					if slices.Equal(neu[p:p+len(old)], old) && slices.Contains(added[p:p+len(old)], true) {
 						reason := fmt.Sprintf("ambiguous: block %d searches for lines block %d writes: the lines block %d wrote, or the file's own?", j+1, i+1, i+1)
-						return &Error{File: f.newName, Hunk: j + 1, Reason: reason, Err: ErrRefused}
+						return &Error{File: f.newName, Hunk: j + 1, Reason: reason, Err: ErrRefused, Kind: KindAmbiguous}
 					}
 				}
 			}
@@ -420,6 +434,9 @@ type overlay struct {
 	orig  map[string]string  // first content read, for the canonical diff
 	// missing remembers files the file system does not have.
 	missing map[string]bool
+	// vac: the paths sections still to come rename or delete away, which
+	// a rename or creation may take (two files swapped, x and x/y).
+	vac patch.Vacancies
 }
 
 func (ov *overlay) read(name string) (string, bool, error) {
@@ -429,6 +446,15 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		}
 		return *c, true, nil
 	}
+	if ov.vac.UnderLeaving(name, ov.removed) {
+		// Under a file that the patch moves away (x renamed to x/y).
+		return "", false, nil
+	}
+	return ov.readOrig(name)
+}
+
+// readOrig reads name as it was before the patch.
+func (ov *overlay) readOrig(name string) (string, bool, error) {
 	if c, ok := ov.orig[name]; ok {
 		return c, true, nil
 	}
@@ -436,6 +462,11 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		return "", false, nil
 	}
 	c, err := patch.ReadFileString(ov.fsys, name)
+	if errors.Is(err, syscall.EISDIR) && ov.vac.Below(name) {
+		// A directory whose files the patch moves away (x/y renamed to
+		// x): the write checks that nothing else is in it.
+		return "", false, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if ov.missing == nil {
 			ov.missing = map[string]bool{}
@@ -454,6 +485,15 @@ func (ov *overlay) read(name string) (string, bool, error) {
 	}
 	return c, true, nil
 }
+
+// removed reports whether an earlier section removed name.
+func (ov *overlay) removed(name string) bool {
+	c, ok := ov.files[name]
+	return ok && c == nil
+}
+
+// written reports whether an earlier section wrote name.
+func (ov *overlay) written(name string) bool { return ov.files[name] != nil }
 
 func (ov *overlay) exists(name string) bool {
 	_, ok, err := ov.read(name)
@@ -542,14 +582,14 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 				// makes the choice a guess (git apply takes -p1, the
 				// first reading here is the name as written).
 				if other, o := otherReading(n0(names), s, ov); other != "" {
-					return "", "", nil, fmt.Errorf("%s names %s with -p%d and %s with -p%d, and both exist: say which with -p", n0(names), probe, s, other, o)
+					return "", "", nil, kinded{fmt.Errorf("%s names %s with -p%d and %s with -p%d, and both exist: say which with -p", n0(names), probe, s, other, o), KindAmbiguous}
 				}
 			}
 			return out[0], out[1], repairs, nil
 		}
 	}
 	if first == nil {
-		return "", "", nil, fmt.Errorf("cannot read a file name from %q", lf.oldName)
+		return "", "", nil, fmt.Errorf("%w from %q", errNoName, lf.oldName)
 	}
 	if lf.op == patch.Modify && first[0] == first[1] && opts.Files != nil {
 		// No such file: a model may have written the path relative to a
@@ -622,11 +662,11 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	var res patch.FileResult
 	oldPath, newPath, repairs, err := resolvePath(lf, opts, ov)
 	if err != nil {
-		fr.Path, fr.Reason = lf.newName, err.Error()
+		fr.Path, fr.Reason, fr.Kind = lf.newName, err.Error(), pathKind(err)
 		if errors.Is(err, ErrStrip) {
-			return fr, res, &Error{File: lf.newName, Reason: strings.TrimPrefix(err.Error(), ErrStrip.Error()+": "), Err: ErrStrip}
+			return fr, res, &Error{File: lf.newName, Reason: strings.TrimPrefix(err.Error(), ErrStrip.Error()+": "), Err: ErrStrip, Kind: fr.Kind}
 		}
-		return fr, res, &Error{File: lf.newName, Reason: err.Error(), Err: ErrRefused}
+		return fr, res, &Error{File: lf.newName, Reason: err.Error(), Err: ErrRefused, Kind: fr.Kind}
 	}
 	fr.Repairs = repairs
 	if lf.op == patch.Modify && oldPath != "" && newPath != "" && oldPath != newPath {
@@ -650,8 +690,11 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		// No names and no target: find the file by its content.
 		p, err := findByContent(lf, opts, ov, width)
 		if err != nil {
-			fr.Reason = err.Error()
-			return fr, res, &Error{Reason: err.Error(), Err: ErrRefused}
+			fr.Reason, fr.Kind = err.Error(), KindNoFile
+			if !errors.Is(err, errNoFile) {
+				fr.Kind = KindIO // listing the files failed
+			}
+			return fr, res, &Error{Reason: err.Error(), Err: ErrRefused, Kind: fr.Kind}
 		}
 		oldPath, newPath = p, p
 		fr.Repairs = append(fr.Repairs, "file-by-content")
@@ -661,12 +704,12 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	if name == "" {
 		name = oldPath
 	}
-	fail := func(hunk int, reason string, kind error) (FileReport, patch.FileResult, error) {
-		fr.Reason = reason
-		return fr, res, &Error{File: name, Hunk: hunk, Reason: reason, Err: kind}
+	fail := func(reason string, kind Kind) (FileReport, patch.FileResult, error) {
+		fr.Reason, fr.Kind = reason, kind
+		return fr, res, &Error{File: name, Reason: reason, Err: ErrRefused, Kind: kind}
 	}
 	if err := patch.CheckModes(name, lf.oldMode, lf.newMode); err != nil {
-		return fail(0, err.Error(), ErrRefused)
+		return fail(err.Error(), readKind(err))
 	}
 	// A path the file system refuses (through a symbolic link, say) is
 	// refused here, whatever the section does with it: a creation or the
@@ -676,13 +719,13 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 			continue
 		}
 		if _, _, err := ov.read(p); err != nil {
-			return fail(0, err.Error(), ErrRefused)
+			return fail(err.Error(), readKind(err))
 		}
 	}
-	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) {
+	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) && (newPath == oldPath || !ov.vac.Take(newPath, ov.written(newPath))) {
 		// As git apply: a rename or copy does not replace a file (V4A's
 		// Move to does, as codex's apply_patch).
-		return fail(0, fmt.Sprintf("the %s target %s already exists", lf.op, newPath), ErrRefused)
+		return fail(fmt.Sprintf("the %s target %s already exists", lf.op, newPath), KindFileExists)
 	}
 	if lf.bin != nil || lf.binErr != nil {
 		return repairBinary(lf, fr, oldPath, newPath, ov)
@@ -691,26 +734,30 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	content := ""
 	op := lf.op
 	if op != patch.Create {
-		c, ok, err := ov.read(oldPath)
+		read := ov.read
+		if ov.vac.Taken(oldPath) && (op == patch.Rename || op == patch.Delete) {
+			read = ov.readOrig // its new content came from an earlier section
+		}
+		c, ok, err := read(oldPath)
 		if err != nil {
-			return fail(0, err.Error(), ErrRefused)
+			return fail(err.Error(), readKind(err))
 		}
 		if !ok {
 			if op == patch.Modify && allAppends(lf) {
 				op = patch.Create
 			} else {
-				return fail(0, "the file does not exist", ErrRefused)
+				return fail("the file does not exist", KindFileNotFound)
 			}
 		}
 		content = c
-	} else if ov.exists(newPath) {
+	} else if ov.exists(newPath) && !ov.vac.Take(newPath, ov.written(newPath)) {
 		// Creating a file that exists: already applied if it has the content.
 		c, _, _ := ov.read(newPath)
 		if want := createdContent(lf); c == want {
 			fr.Status, fr.Reason = StatusAlreadyApplied, "the file already exists with this content"
 			return fr, res, nil
 		}
-		return fail(0, "the file to create already exists", ErrRefused)
+		return fail("the file to create already exists", KindFileExists)
 	}
 
 	t := newText(content)
@@ -718,7 +765,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	newBytes, reports, err := placeHunks(t, lf.hunks, width, name)
 	fr.Hunks = reports
 	if err != nil {
-		fr.Reason = err.Error()
+		fr.Reason, fr.Kind = err.Error(), KindOf(err)
 		return fr, res, err
 	}
 	modeOld, modeNew := patch.ResultModes(op, lf.oldMode, lf.newMode)
@@ -730,7 +777,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	// sections read it as a string, which nothing changes while Repair runs.
 	newContent := unsafe.String(unsafe.SliceData(newBytes), len(newBytes))
 	if op == patch.Delete && newContent != "" && len(lf.hunks) > 0 {
-		return fail(0, "the patch deletes the file but leaves lines in it", ErrRefused)
+		return fail("the patch deletes the file but leaves lines in it", KindBadDeletion)
 	}
 	fr.Status = StatusApplied
 	fr.Op = op.String()
@@ -738,17 +785,35 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	if op == patch.Create {
 		res.OldPath = ""
 	}
+	// vacate: the path holds nothing now, or the new file that took it.
+	vacate := func() {
+		if !ov.vac.Left(oldPath) {
+			ov.files[oldPath] = nil
+		}
+	}
 	switch op {
 	case patch.Delete:
-		ov.files[oldPath] = nil
+		vacate()
 	default:
 		res.Content = newBytes
 		if op == patch.Rename {
-			ov.files[oldPath] = nil
+			vacate()
 		}
 		ov.files[newPath] = &newContent
 	}
 	return fr, res, nil
+}
+
+// vacates reports whether a section with these resolved names renames or
+// deletes its file away (a git diff whose names differ renames).
+func vacates(lf *looseFile, oldPath, newPath string) bool {
+	switch {
+	case oldPath == "":
+		return false
+	case lf.op == patch.Rename || lf.op == patch.Delete:
+		return true
+	}
+	return lf.op == patch.Modify && lf.git && newPath != "" && newPath != oldPath
 }
 
 func allAppends(lf *looseFile) bool {
@@ -782,7 +847,7 @@ func createdContent(lf *looseFile) string {
 // hunk fits.
 func findByContent(lf *looseFile, opts Options, ov *overlay, width int) (string, error) {
 	if opts.Files == nil {
-		return "", fmt.Errorf("the patch names no file; give a target")
+		return "", fmt.Errorf("%w; give a target", errNoFile)
 	}
 	paths, err := opts.Files()
 	if err != nil {
@@ -800,12 +865,12 @@ func findByContent(lf *looseFile, opts Options, ov *overlay, width int) (string,
 	}
 	switch len(fits) {
 	case 0:
-		return "", fmt.Errorf("the patch names no file and fits none")
+		return "", fmt.Errorf("%w and fits none", errNoFile)
 	case 1:
 		return fits[0], nil
 	}
 	sort.Strings(fits)
-	return "", fmt.Errorf("the patch names no file and fits several: %s", strings.Join(fits, ", "))
+	return "", fmt.Errorf("%w and fits several: %s", errNoFile, strings.Join(fits, ", "))
 }
 
 // canonical makes the unified diff of the final contents. Sections that

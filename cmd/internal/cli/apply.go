@@ -3,9 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -96,40 +95,16 @@ larger than the file names have leading components for).`,
 	return cmd
 }
 
-// loadPatch reads and parses a patch, detecting its format unless given,
-// and points it at target when one is given.
-func loadPatch(sio Stdio, name, format string, strip int, target string) (*patch.Patch, patch.Format, error) {
-	text, err := ReadInput(sio, name)
+// parseFormat reads --format: empty means detect.
+func parseFormat(format string) (patch.Format, error) {
+	if format == "" {
+		return "", nil
+	}
+	f, err := patch.ParseFormat(format)
 	if err != nil {
-		return nil, "", err
+		return "", Usage(err)
 	}
-	var f patch.Format
-	if format != "" {
-		if f, err = patch.ParseFormat(format); err != nil {
-			return nil, "", Usage(err)
-		}
-	} else {
-		var ok bool
-		if f, ok = patch.Detect(text); !ok {
-			return nil, "", Usage(fmt.Errorf("%s: no edit found in any known format", name))
-		}
-	}
-	p, err := patch.Parse(text, f, patch.ParseOptions{Strip: strip})
-	if err != nil {
-		return nil, "", Usage(fmt.Errorf("%s: %w", name, err))
-	}
-	if target != "" {
-		if len(p.Files) != 1 {
-			return nil, "", Usage(fmt.Errorf("--target needs a single-file patch; %s has %d files", name, len(p.Files)))
-		}
-		repair.Retarget(p.Files[0], target)
-	}
-	for i, fp := range p.Files {
-		if fp.Path() == "" {
-			return nil, "", Usage(fmt.Errorf("%s: file %d of the patch names no file; give --target", name, i+1))
-		}
-	}
-	return p, f, nil
+	return f, nil
 }
 
 // targetDir turns an absolute --target into its directory and base name, so
@@ -141,72 +116,49 @@ func targetDir(dir, target string) (string, string) {
 	return dir, target
 }
 
-// applyReport is the --json output of apply, documented in
-// docs/apply-json.md. The file and hunk reports are repair's.
-type applyReport struct {
-	Status    string              `json:"status"`
-	Mode      string              `json:"mode"`
-	Check     bool                `json:"check,omitempty"`
-	Reverse   bool                `json:"reverse,omitempty"`
-	Format    patch.Format        `json:"format,omitempty"`
-	Extracted string              `json:"extracted,omitempty"`
-	Repairs   []string            `json:"repairs,omitempty"`
-	Recovered []string            `json:"recovered,omitempty"`
-	Files     []repair.FileReport `json:"files"`
-	Error     string              `json:"error,omitempty"`
-}
-
 func runApply(o applyOptions, name string, sio Stdio) error {
 	o.dir, o.target = targetDir(o.dir, o.target)
-	rep := applyReport{Mode: "tolerant", Check: o.check, Reverse: o.reverse, Files: []repair.FileReport{}}
-	if o.strict {
-		rep.Mode = "strict"
-	}
 	root, err := openRoot(o.dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
+	text, err := ReadInput(sio, name)
+	if err != nil {
+		return err
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
 	if !o.check {
-		// From the reads to the writes, so that an apply by another
-		// process in between is not overwritten.
-		unlock, err := root.Lock()
-		if err != nil {
-			return Failed(fmt.Errorf("lock %s: %w", o.dir, err))
-		}
-		defer unlock()
-		// A write killed midway is finished before anything is read.
-		if rep.Recovered, err = root.Recover(); err != nil {
-			return Failed(err)
-		}
 		pauseWrites(root, sio)
 	}
-	results, status, err := applyPatch(o, root, name, sio, &rep)
-	if err == nil && !o.check {
-		err = writeGuarded(root, results, o.guard)
-		if err != nil {
-			rep.Status = repair.StatusRefused
-			err = Failed(err)
-		}
-	}
-	if err != nil {
-		rep.Error = err.Error()
-		if rep.Status == "" {
-			rep.Status = repair.StatusRefused
-		}
-	} else {
-		rep.Status = status
-	}
+	rep, err := repair.Apply(root, text, repair.ApplyOptions{Name: name, Strict: o.strict, Format: f, Target: o.target,
+		Reverse: o.reverse, Check: o.check, Strip: o.strip, FixedStrip: o.stripSet, Guard: o.guard})
+	err = exitOf(err)
 	if o.json {
 		if werr := WriteJSON(sio, rep); werr != nil {
 			return werr
 		}
 	} else if err == nil {
-		if werr := writeAlready(sio, rep.Files); werr != nil {
+		if werr := writeAlready(sio.Out, rep); werr != nil {
 			return werr
 		}
 	}
 	return err
+}
+
+// exitOf gives an error of repair.Apply its exit status: 2 for an input
+// error, else 1.
+func exitOf(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case repair.KindOf(err).Input():
+		return Usage(err)
+	}
+	return Failed(err)
 }
 
 // runRecover undoes, or completes, a write to dir that was killed midway
@@ -251,18 +203,6 @@ func pauseWrites(root *patch.Root, sio Stdio) {
 	})
 }
 
-// writeGuarded writes the results, inside guard's window when there is one.
-func writeGuarded(root *patch.Root, results []patch.FileResult, guard func() (func(), error)) error {
-	if guard != nil {
-		done, err := guard()
-		if err != nil {
-			return err
-		}
-		defer done()
-	}
-	return root.WriteResults(results)
-}
-
 // holdSignals keeps SIGINT and SIGTERM from ending the process between the
 // files of a multi-file write: they are caught for the length of the
 // writes only, then the default handling is back and a signal that came
@@ -286,94 +226,13 @@ func holdSignals() (func(), error) {
 }
 
 // writeAlready lists the files and hunks whose change was already there.
-func writeAlready(sio Stdio, files []repair.FileReport) error {
-	for _, fr := range files {
-		name := fr.Path
-		if name == "" {
-			name = fr.OldPath
-		}
-		n := 0
-		for _, h := range fr.Hunks {
-			if h.Status == repair.StatusAlreadyApplied {
-				n++
-				if _, err := fmt.Fprintf(sio.Out, "%s: hunk %d already applied at line %d\n", name, h.Hunk, h.Line); err != nil {
-					return err
-				}
-			}
-		}
-		if n == 0 && fr.Status == repair.StatusAlreadyApplied {
-			if _, err := fmt.Fprintf(sio.Out, "%s: already applied: %s\n", name, fr.Reason); err != nil {
-				return err
-			}
+func writeAlready(w io.Writer, rep *repair.Report) error {
+	for _, line := range rep.AlreadyApplied() {
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-// applyPatch computes the new contents, strictly or tolerantly, filling in
-// the report as it goes, and returns them with the status of success.
-func applyPatch(o applyOptions, root *patch.Root, name string, sio Stdio, rep *applyReport) ([]patch.FileResult, string, error) {
-	if o.strict {
-		p, f, err := loadPatch(sio, name, o.format, o.strip, o.target)
-		if err != nil {
-			return nil, "", err
-		}
-		rep.Format = f
-		results, err := patch.Apply(p, root, patch.ApplyOptions{Reverse: o.reverse, Git: true})
-		if err != nil {
-			var he *patch.HunkError
-			if errors.As(err, &he) {
-				rep.Files = append(rep.Files, repair.FileReport{Path: he.File, Status: repair.StatusRefused, Reason: err.Error(),
-					Hunks: []repair.HunkReport{{Hunk: he.Hunk, Status: repair.StatusRefused, Reason: he.Err.Error()}}})
-			}
-			return nil, "", Failed(err)
-		}
-		for _, r := range results {
-			rep.Files = append(rep.Files, repair.ResultReport(r))
-		}
-		return results, repair.StatusApplied, nil
-	}
-
-	res, err := tolerant(o, root, name, sio, rep)
-	if err != nil {
-		return nil, "", err
-	}
-	return res.Results, res.Status, nil
-}
-
-// tolerant runs the repair pipeline on the patch in name.
-func tolerant(o applyOptions, root *patch.Root, name string, sio Stdio, rep *applyReport) (*repair.Result, error) {
-	text, err := ReadInput(sio, name)
-	if err != nil {
-		return nil, err
-	}
-	var f patch.Format
-	if o.format != "" {
-		if f, err = patch.ParseFormat(o.format); err != nil {
-			return nil, Usage(err)
-		}
-	}
-	res, err := repair.Repair(text, repair.Options{
-		Format:     f,
-		Target:     o.target,
-		FS:         root,
-		Files:      listFiles(root),
-		Reverse:    o.reverse,
-		Strip:      o.strip,
-		FixedStrip: o.stripSet,
-	})
-	rep.Format, rep.Extracted, rep.Repairs = res.Format, res.Extracted, res.Repairs
-	if res.Files != nil {
-		rep.Files = res.Files
-	}
-	if err != nil {
-		rep.Status = res.Status
-		if errors.Is(err, repair.ErrNoEdit) || errors.Is(err, repair.ErrStrip) {
-			return nil, Usage(fmt.Errorf("%s: %w", name, err))
-		}
-		return nil, Failed(err)
-	}
-	return res, nil
 }
 
 // openRoot opens the directory a patch applies to; every read and write of
@@ -384,32 +243,6 @@ func openRoot(dir string) (*patch.Root, error) {
 		return nil, Usage(err)
 	}
 	return root, nil
-}
-
-// listFiles lists the regular files under the root, for patches that name
-// no file. Symbolic links are not listed: the root refuses them.
-func listFiles(root *patch.Root) func() ([]string, error) {
-	return func() ([]string, error) {
-		var out []string
-		err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && (patch.IsDotGit(d.Name()) || d.Name() == "node_modules") {
-				return filepath.SkipDir
-			}
-			if d.Type().IsRegular() {
-				if info, err := d.Info(); err == nil && info.Size() < 4<<20 {
-					out = append(out, p)
-				}
-			}
-			if len(out) > 50000 {
-				return fmt.Errorf("more than 50000 files under %s: give --target", root.Dir())
-			}
-			return nil
-		})
-		return out, err
-	}
 }
 
 // WriteJSON writes v as indented JSON to standard output.

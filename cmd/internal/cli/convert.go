@@ -6,6 +6,7 @@ import (
 
 	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
 )
 
 type convertOptions struct {
@@ -52,50 +53,18 @@ func runConvert(o convertOptions, name string, sio Stdio) error {
 		return Usage(err)
 	}
 	o.dir, o.target = targetDir(o.dir, o.target)
-	p, from, err := loadPatch(sio, name, o.from, o.strip, o.target)
+	text, err := ReadInput(sio, name)
 	if err != nil {
 		return err
 	}
-	if !from.HasPositions() || !to.HasPositions() {
-		root, err := openRoot(o.dir)
-		if err != nil {
-			return err
-		}
-		defer root.Close()
-		if p, err = regenerate(p, root, to, o.context); err != nil {
-			return err
-		}
-	}
-	text, err := patch.Print(p, to)
+	from, err := parseFormat(o.from)
 	if err != nil {
-		return Failed(err)
+		return err
 	}
-	_, err = fmt.Fprint(sio.Out, text)
+	out, err := repair.Convert(text, o.dir, repair.ConvertOptions{Name: name, From: from, To: to, Strip: o.strip, Target: o.target, Context: o.context})
+	if err != nil {
+		return exitOf(err)
+	}
+	_, err = fmt.Fprint(sio.Out, out)
 	return err
-}
-
-// regenerate applies p to the files and makes the same change anew from the
-// old and new contents, so that hunks get line numbers and unique context.
-func regenerate(p *patch.Patch, fsys patch.FileSystem, to patch.Format, context int) (*patch.Patch, error) {
-	results, err := patch.Apply(p, fsys, patch.ApplyOptions{})
-	if err != nil {
-		return nil, Failed(fmt.Errorf("convert: the patch must apply to the files to be converted: %w", err))
-	}
-	opts := patch.DefaultMakeOptions()
-	opts.Context, opts.Unique = context, !to.HasPositions()
-	out := &patch.Patch{}
-	for _, r := range results {
-		var old []byte
-		if r.OldPath != "" {
-			if old, err = fsys.ReadFile(r.OldPath); err != nil {
-				return nil, Usage(fmt.Errorf("convert: read %s: %w", r.OldPath, err))
-			}
-		}
-		oldPath, newPath := r.OldPath, r.Path
-		fp := patch.Make(oldPath, newPath, string(old), string(r.Content), opts)
-		fp.Op = r.Op
-		fp.NewMode = r.Mode
-		out.Files = append(out.Files, fp)
-	}
-	return out, nil
 }

@@ -104,27 +104,7 @@ func runDiff(o diffOptions, oldName, newName string, sio Stdio) error {
 // makeDiff prints the edit from old to neu in format f; "" when they are
 // the same. An empty path is a creation or a deletion.
 func makeDiff(o diffOptions, f patch.Format, alg diff.Algorithm, oldPath, newPath, old, neu string) (string, error) {
-	var fp *patch.FilePatch
-	if patch.IsBinary(old) || patch.IsBinary(neu) {
-		fp = patch.MakeBinary(oldPath, newPath, old, neu, o.binary)
-	} else {
-		fp = patch.Make(oldPath, newPath, old, neu, patch.MakeOptions{Context: o.context, Algorithm: alg, Unique: !f.HasPositions()})
-	}
-	if fp.Op == patch.Rename {
-		// Two files compared, not a rename: a traditional diff naming both
-		// (no git header, which would make it a rename), which patches one
-		// file in place. Formats with one name per file get the name it
-		// prefers when both files exist.
-		fp.Op = patch.Modify
-		if f == patch.SearchReplace || f == patch.V4A {
-			name := patch.TraditionalTarget(fp.OldPath, fp.NewPath, func(string) bool { return true })
-			fp.OldPath, fp.NewPath = name, name
-		}
-	}
-	if len(fp.Hunks) == 0 && !fp.Binary {
-		return "", nil
-	}
-	text, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{fp}}, f)
+	text, err := patch.DiffText(f, oldPath, newPath, old, neu, patch.MakeOptions{Context: o.context, Algorithm: alg}, o.binary)
 	if err != nil {
 		return "", Failed(err)
 	}

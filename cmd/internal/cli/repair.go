@@ -48,15 +48,25 @@ Exit status: 0 repaired or already applied; 1 refused; 2 usage or input error.`,
 
 func runRepair(o applyOptions, name string, sio Stdio) error {
 	o.dir, o.target = targetDir(o.dir, o.target)
-	rep := applyReport{Mode: "tolerant", Reverse: o.reverse, Files: []repair.FileReport{}}
 	root, err := openRoot(o.dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	res, err := tolerant(o, root, name, sio, &rep)
+	text, err := ReadInput(sio, name)
 	if err != nil {
-		rep.Error = err.Error()
+		return err
+	}
+	f, err := parseFormat(o.format)
+	if err != nil {
+		return err
+	}
+	rep, err := repair.Apply(root, text, repair.ApplyOptions{Name: name, Format: f, Target: o.target,
+		Reverse: o.reverse, Check: true, Strip: o.strip, FixedStrip: o.stripSet})
+	// Repair writes nothing by its nature: its report does not say check.
+	rep.Check = false
+	if err != nil {
+		err = exitOf(err)
 		if o.json {
 			if werr := WriteJSON(sio, rep); werr != nil {
 				return werr
@@ -64,14 +74,13 @@ func runRepair(o applyOptions, name string, sio Stdio) error {
 		}
 		return err
 	}
-	rep.Status = res.Status
 	if o.json {
 		return WriteJSON(sio, rep)
 	}
-	if res.Status == repair.StatusAlreadyApplied {
-		return writeAlready(Stdio{Out: sio.Err}, rep.Files)
+	if rep.Status == repair.StatusAlreadyApplied {
+		return writeAlready(sio.Err, rep)
 	}
-	text, err := patch.Print(res.Canonical(), patch.UDiff)
+	text, err = patch.Print(rep.Canonical(), patch.UDiff)
 	if err != nil {
 		return Failed(err)
 	}

@@ -1,31 +1,22 @@
 package benchcli
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/patchbench/patchbench/bench/loc"
 	"github.com/patchbench/patchbench/cmd/internal/cli"
-	"github.com/patchbench/patchbench/codesearch"
+	"github.com/patchbench/patchbench/mcpserver"
 )
 
 type mcpOptions struct {
@@ -79,7 +70,7 @@ Register with an MCP client:
 	f.DurationVar(&o.callTimeout, "call-timeout", 2*time.Minute, "give up a tool call after `DURATION`")
 	f.DurationVar(&o.sessionTimeout, "session-timeout", 30*time.Minute, "with --http, end a session idle for `DURATION` (0: never)")
 	f.IntVar(&o.maxSessions, "max-sessions", 256, "with --http, keep at most `N` sessions: a new one closes the one idle the longest")
-	f.StringVar(&o.lsp, "lsp-tools", loc.LSPAuto, "serve a language server's definition and references tools: true, false or auto (when the server for DIR's language, gopls or pyright-langserver, is on PATH)")
+	f.StringVar(&o.lsp, "lsp-tools", mcpserver.LSPAuto, "serve a language server's definition and references tools: true, false or auto (when the server for DIR's language, gopls or pyright-langserver, is on PATH)")
 	return cmd
 }
 
@@ -92,7 +83,7 @@ func runMCP(ctx context.Context, o mcpOptions, sio cli.Stdio) error {
 		return cli.Usage(fmt.Errorf("--root %s: not a directory", o.root))
 	}
 	switch o.lsp {
-	case loc.LSPOn, loc.LSPOff, loc.LSPAuto:
+	case mcpserver.LSPOn, mcpserver.LSPOff, mcpserver.LSPAuto:
 	default:
 		return cli.Usage(fmt.Errorf("--lsp-tools %q: want true, false or auto", o.lsp))
 	}
@@ -105,13 +96,13 @@ func runMCP(ctx context.Context, o mcpOptions, sio cli.Stdio) error {
 	if o.http == "" && o.tokenFile != "" {
 		return cli.Usage(errors.New("--token-file needs --http"))
 	}
-	srv, stop, err := newMCPServer(ctx, dir, o.lsp, o.callTimeout)
+	srv, stop, err := mcpserver.New(ctx, dir, o.lsp, o.callTimeout)
 	if err != nil {
 		return cli.Usage(err)
 	}
 	defer stop()
 	if o.http == "" {
-		if err := srv.Run(ctx, &lineTransport{in: sio.In, out: sio.Out, max: maxFrameBytes}); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		if err := srv.Run(ctx, mcpserver.StdioTransport(sio.In, sio.Out)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 			return cli.Failed(fmt.Errorf("mcp: %w", err))
 		}
 		return nil
@@ -128,13 +119,7 @@ func runMCP(ctx context.Context, o mcpOptions, sio cli.Stdio) error {
 	if err != nil {
 		return cli.Usage(fmt.Errorf("mcp: %w", err))
 	}
-	h := idChecked(newSessionCap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{SessionTimeout: o.sessionTimeout}), srv, o.maxSessions))
-	if token != "" {
-		h = bearer(token, h)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(h))
+	mux := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{Token: token, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions})
 	// Request contexts derive from base: cancelling it ends the open
 	// event streams, which Shutdown would otherwise wait for.
 	base, cancelBase := context.WithCancel(context.Background())
@@ -183,53 +168,6 @@ func mcpToken(file string, remote bool) (token string, generated bool, err error
 	return rand.Text(), true, nil
 }
 
-// bearer refuses requests without "Authorization: Bearer token".
-func bearer(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="patchbench mcp"`)
-			http.Error(w, "a bearer token is required (the one given with --token-file or printed at start)", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// idChecked refuses a POST whose message (or any message of a batch) has
-// an id the SDK would not give back exactly (see checkID), with 400 and a
-// JSON-RPC error, as the stdio transport does.
-func idChecked(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
-		if err != nil {
-			http.Error(w, fmt.Sprintf("reading the request: %v", err), http.StatusRequestEntityTooLarge)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		msgs := []json.RawMessage{body}
-		if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-			json.Unmarshal(b, &msgs) // not JSON: for the SDK to refuse
-		}
-		for _, m := range msgs {
-			if err := checkID(m); err != nil {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
-					"error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": "invalid request: " + err.Error()}})
-				w.Write(b)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // mcpAddr puts a missing host on loopback and refuses other hosts unless
 // allowed; remote says the host is not loopback.
 func mcpAddr(addr string, allowRemote bool) (_ string, remote bool, _ error) {
@@ -249,188 +187,4 @@ func mcpAddr(addr string, allowRemote bool) (_ string, remote bool, _ error) {
 		return "", false, fmt.Errorf("--http %s: not a loopback address; give --allow-remote to serve it (with a bearer token)", addr)
 	}
 	return net.JoinHostPort(host, port), remote, nil
-}
-
-// searchTools are the codesearch tools served, when the package has them.
-var searchTools = []string{codesearch.ViewFile, codesearch.ViewDirectory, codesearch.GrepSearch, codesearch.FindSymbol}
-
-// newMCPServer serves the engine's tools and the code search tools on dir,
-// an absolute directory, and with lspMode (loc.LSPOff, LSPOn, LSPAuto) the
-// language server's definition and references tools. Each call ends after
-// callTimeout. stop ends the language server.
-func newMCPServer(ctx context.Context, dir, lspMode string, callTimeout time.Duration) (srv *mcp.Server, stop func(), err error) {
-	tools := cli.EngineTools(dir)
-	snap, err := codesearch.OpenDir(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer snap.Close()
-	have := codesearch.ToolNames()
-	for _, name := range searchTools {
-		if !slices.Contains(have, name) {
-			continue
-		}
-		ts, err := snap.Tools(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		tools = append(tools, cli.AgentTool{Name: name, Title: searchTitles[name],
-			Description: ts[0].Description + " Reads the working tree under the server's root; writes nothing. " + readRules,
-			Schema:      ts[0].Parameters, ReadOnly: true, Idempotent: true, Run: search(dir, name)})
-	}
-	lspTools, stop, err := mcpLSPTools(ctx, dir, lspMode)
-	if err != nil {
-		return nil, nil, err
-	}
-	tools = append(tools, lspTools...)
-	srv = mcp.NewServer(&mcp.Implementation{Name: cli.ProgramName, Title: "patchbench patch engine and code search", Version: "1"}, &mcp.ServerOptions{
-		Instructions: "patchbench edits and searches the files under one directory. Read with view_directory, grep_search and view_file; " +
-			"edit with apply_patch (any diff format or search/replace blocks; tolerant of malformed hunks; refuses an ambiguous place " +
-			"and lists the candidate lines, writing nothing). " + cli.PathRules,
-	})
-	closed := false
-	slots := make(chan struct{}, maxToolRuns())
-	for _, t := range tools {
-		tool := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema,
-			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, IdempotentHint: t.Idempotent,
-				DestructiveHint: &t.Destructive, OpenWorldHint: &closed}}
-		if t.OutputSchema != nil {
-			tool.OutputSchema = t.OutputSchema
-		}
-		srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			ctx, cancel := context.WithTimeoutCause(ctx, callTimeout, fmt.Errorf("--call-timeout %s", callTimeout))
-			defer cancel()
-			ans := callTool(ctx, t, req.Params.Arguments, slots)
-			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ans.Text}}, IsError: ans.Failed}
-			if ans.Structured != nil {
-				res.StructuredContent = ans.Structured
-			}
-			return res, nil
-		})
-	}
-	return srv, stop, nil
-}
-
-// searchTitles are the code search tools' titles.
-var searchTitles = map[string]string{
-	codesearch.ViewFile:      "View lines of a file",
-	codesearch.ViewDirectory: "List a directory",
-	codesearch.GrepSearch:    "Search file contents",
-	codesearch.FindSymbol:    "Find a symbol's definition",
-	codesearch.Definition:    "Go to definition",
-	codesearch.References:    "Find references",
-}
-
-// readRules says, for read tools' descriptions, which paths are read.
-const readRules = "Paths are relative to the root. Not read: absolute paths, paths leaving the root with '..', anything in a " +
-	".git directory (any letter case, any depth), symbolic links (not followed) and files that are not regular files."
-
-// callTool checks a call's argument names strictly and runs it. The
-// tools that change files watch the deadline themselves (apply_patch
-// must not answer "timed out" while its writes go on); for the others
-// the answer is given up at the deadline, and a read that never returns
-// is left behind.
-//
-// The read tools run at most cap(slots) at a time: a client sending
-// a thousand calls at once (each reading files of up to
-// codesearch.MaxFileBytes) would hold memory and descriptors for all of
-// them. A run keeps its slot until it returns, past its call's deadline,
-// so that runs left behind are bounded too; a call waiting for a slot
-// gives up at its deadline. (apply_patch runs one at a time anyway.)
-func callTool(ctx context.Context, t cli.AgentTool, args json.RawMessage, slots chan struct{}) cli.ToolAnswer {
-	if err := cli.CheckArgs(args, t.Schema); err != nil {
-		return cli.TextAnswer(err.Error(), true)
-	}
-	if !t.ReadOnly {
-		return t.Run(ctx, args)
-	}
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return cli.TextAnswer(fmt.Sprintf("%s: waited for the calls before it until the call's deadline (%v); the server runs %d at a time", t.Name, context.Cause(ctx), cap(slots)), true)
-	}
-	done := make(chan cli.ToolAnswer, 1)
-	go func() {
-		defer func() { <-slots }()
-		done <- t.Run(ctx, args)
-	}()
-	select {
-	case ans := <-done:
-		return ans
-	case <-ctx.Done():
-		return cli.TextAnswer(fmt.Sprintf("%s: no answer within the call's deadline (%v)", t.Name, context.Cause(ctx)), true)
-	}
-}
-
-// maxToolRuns is how many read tool calls run at once: two per processor,
-// at least four.
-func maxToolRuns() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
-
-// mcpLSPTools returns the definition and references tools when lspMode
-// asks for them and the language server of dir's language is installed
-// (LSPOn: or an error). The server starts on the first call, not with the
-// MCP server, and reads the files as they are then; files it has open are
-// sent again when they changed (see codesearch).
-func mcpLSPTools(ctx context.Context, dir, lspMode string) ([]cli.AgentTool, func(), error) {
-	nop := func() {}
-	if lspMode == loc.LSPOff {
-		return nil, nop, nil
-	}
-	snap, err := codesearch.OpenDir(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	server, ok, err := snap.Language(ctx)
-	if err == nil && ok {
-		_, err = exec.LookPath(server.Command[0])
-	}
-	if err != nil || !ok {
-		snap.Close()
-		if lspMode == loc.LSPOn {
-			if err == nil {
-				err = fmt.Errorf("no language server knows the files of %s", dir)
-			}
-			return nil, nil, fmt.Errorf("--lsp-tools true: %w", err)
-		}
-		return nil, nop, nil
-	}
-	defs, err := snap.Tools(codesearch.Definition, codesearch.References)
-	if err != nil {
-		snap.Close()
-		return nil, nil, err
-	}
-	var tools []cli.AgentTool
-	for _, d := range defs {
-		tools = append(tools, cli.AgentTool{Name: d.Name, Title: searchTitles[d.Name], Schema: d.Parameters,
-			Description: d.Description + " Uses " + server.Command[0] + " on the working tree under the server's root; writes nothing. " + readRules,
-			ReadOnly:    true, Idempotent: true,
-			Run: func(ctx context.Context, raw json.RawMessage) cli.ToolAnswer {
-				if _, err := snap.StartLSP(ctx, true); err != nil {
-					return cli.TextAnswer(err.Error(), true)
-				}
-				out, err := snap.Call(ctx, d.Name, raw)
-				if err != nil {
-					return cli.TextAnswer(err.Error(), true)
-				}
-				return cli.TextAnswer(out, false)
-			}})
-	}
-	return tools, func() { snap.Close() }, nil
-}
-
-// search runs a codesearch tool on the directory as it is now: a snapshot
-// per call, since apply_patch changes the files between calls.
-func search(dir, name string) func(ctx context.Context, raw json.RawMessage) cli.ToolAnswer {
-	return func(ctx context.Context, raw json.RawMessage) cli.ToolAnswer {
-		snap, err := codesearch.OpenDir(dir)
-		if err != nil {
-			return cli.TextAnswer(err.Error(), true)
-		}
-		defer snap.Close()
-		out, err := snap.Call(ctx, name, raw)
-		if err != nil {
-			return cli.TextAnswer(err.Error(), true)
-		}
-		return cli.TextAnswer(out, false)
-	}
 }

@@ -1,4 +1,4 @@
-package benchcli
+package mcpserver
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // sessions.
 func capServer(t *testing.T, max int) (*httptest.Server, *sessionCap) {
 	t.Helper()
-	srv, stop, err := newMCPServer(context.Background(), t.TempDir(), "false", time.Minute)
+	srv, stop, err := New(context.Background(), t.TempDir(), "false", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

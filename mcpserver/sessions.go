@@ -1,4 +1,4 @@
-package benchcli
+package mcpserver
 
 import (
 	"net/http"

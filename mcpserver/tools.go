@@ -1,4 +1,4 @@
-package cli
+package mcpserver
 
 import (
 	"bytes"
@@ -32,9 +32,10 @@ const (
 	MaxReportString = 1_000
 )
 
-// AgentTool is one of the patch engine's commands as a tool for a model
-// (served by patchbench mcp): what the model reads and the code.
-type AgentTool struct {
+// Tool is a tool the server offers a model: what the model reads and the
+// code. The engine's tools, the code search tools and the language
+// server's are all of this type.
+type Tool struct {
 	Name, Title, Description string
 	// Schema is the JSON schema of the arguments (an object schema).
 	Schema json.RawMessage
@@ -47,11 +48,11 @@ type AgentTool struct {
 	ReadOnly, Idempotent, Destructive bool
 	// Run runs a call with its JSON arguments; ctx carries the call's
 	// deadline.
-	Run func(ctx context.Context, args json.RawMessage) ToolAnswer
+	Run func(ctx context.Context, args json.RawMessage) Answer
 }
 
-// ToolAnswer is what a tool call gives the model.
-type ToolAnswer struct {
+// Answer is what a tool call gives the model.
+type Answer struct {
 	Text string
 	// Structured, for tools with an OutputSchema, is the value the text
 	// is the JSON of.
@@ -63,15 +64,15 @@ type ToolAnswer struct {
 
 // TextAnswer is a plain-text answer; a failure is bounded by
 // MaxToolErrorBytes, a success by MaxToolOutputBytes.
-func TextAnswer(text string, failed bool) ToolAnswer {
+func TextAnswer(text string, failed bool) Answer {
 	if failed {
-		return ToolAnswer{Text: Clip(text, MaxToolErrorBytes), Failed: true}
+		return Answer{Text: Clip(text, MaxToolErrorBytes), Failed: true}
 	}
-	return ToolAnswer{Text: bounded(text)}
+	return Answer{Text: bounded(text)}
 }
 
 // failure is the answer of a call that failed with err.
-func failure(err error) ToolAnswer { return TextAnswer(err.Error(), true) }
+func failure(err error) Answer { return TextAnswer(err.Error(), true) }
 
 // Clip shortens s to at most n bytes (n at least 100), keeping its start
 // and end, and says how much was left out.
@@ -110,7 +111,7 @@ type engineTools struct {
 // EngineTools returns apply_patch, repair, diff and convert on the files
 // under dir, an absolute directory. They reuse the commands' code (the same
 // confinement as apply: see patch.Root) and are safe for concurrent use.
-func EngineTools(dir string) []AgentTool {
+func EngineTools(dir string) []Tool {
 	return (&engineTools{dir: dir, writeLock: make(chan struct{}, 1)}).tools()
 }
 
@@ -140,10 +141,10 @@ Beyond changing one existing file:
 	return b.String()
 }
 
-func (s *engineTools) tools() []AgentTool {
+func (s *engineTools) tools() []Tool {
 	patchProp := fmt.Sprintf(`"patch":{"type":"string","maxLength":%d,"description":"the edit: a unified diff (git or plain), a diff without line numbers, SEARCH/REPLACE blocks, a V4A patch (*** Begin Patch), or a whole model answer holding one of them"}`, MaxToolPatchBytes)
 	targetProp := `"target":{"type":"string","description":"the file, relative to the root, that a patch naming no file (or a single-file patch) applies to"}`
-	return []AgentTool{{
+	return []Tool{{
 		Name:  "apply_patch",
 		Title: "Apply an edit to files",
 		Description: "Apply an edit to the files under the root, all or nothing, with atomic writes. Tolerant by default: the edit is taken out of " +
@@ -235,7 +236,7 @@ type ApplyAnswer struct {
 	// HunksOmitted counts the hunk reports left out to keep the answer
 	// within maxReportHunks; the refused ones are kept first.
 	HunksOmitted int `json:"hunks_omitted,omitempty"`
-	applyReport
+	repair.Report
 }
 
 // maxReportHunks bounds the hunk reports of one apply_patch answer (a
@@ -348,18 +349,11 @@ func (a patchArgs) check() error {
 	return nil
 }
 
-// memStdio feeds a patch to a command as its standard input and collects
-// its output.
-func memStdio(text string) (Stdio, *bytes.Buffer) {
-	var out bytes.Buffer
-	return Stdio{In: strings.NewReader(text), Out: &out, Err: &out}, &out
-}
-
 // errAbandoned refuses the writes of an apply_patch call whose deadline
 // passed before it got to them.
 var errAbandoned = errors.New("the call's deadline passed before the writes; nothing written")
 
-func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolAnswer {
+func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) Answer {
 	var a struct {
 		patchArgs
 		Strict bool `json:"strict"`
@@ -396,16 +390,22 @@ func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolA
 	}
 	type result struct {
 		err error
-		out *bytes.Buffer
+		rep *repair.Report
 	}
 	var once sync.Once
 	unlock := func() { once.Do(func() { <-s.writeLock }) }
 	done := make(chan result, 1)
 	go func() {
 		defer unlock()
-		sio, out := memStdio(*a.Patch)
-		err := runApply(applyOptions{dir: s.dir, target: a.Target, reverse: a.Reverse, check: a.DryRun, strip: 1, json: true, strict: a.Strict, guard: guard}, "-", sio)
-		done <- result{err, out}
+		root, err := patch.OpenRoot(s.dir)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer root.Close()
+		rep, err := repair.Apply(root, *a.Patch, repair.ApplyOptions{Name: "-", Strict: a.Strict, Target: a.Target,
+			Reverse: a.Reverse, Check: a.DryRun, Strip: 1, Guard: guard})
+		done <- result{err, rep}
 	}()
 	var r result
 	select {
@@ -421,10 +421,10 @@ func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolA
 		mu.Unlock()
 		r = <-done
 	}
-	var ans ApplyAnswer
-	if jerr := json.Unmarshal(r.out.Bytes(), &ans.applyReport); jerr != nil {
-		return failure(fmt.Errorf("apply_patch: %v: %s", r.err, r.out.String()))
+	if r.rep == nil {
+		return failure(fmt.Errorf("apply_patch: %w", r.err))
 	}
+	ans := ApplyAnswer{Report: *r.rep}
 	ans.clip()
 	switch {
 	case r.err != nil:
@@ -447,7 +447,7 @@ func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) ToolA
 	if err := enc.Encode(ans); err != nil {
 		return failure(err)
 	}
-	return ToolAnswer{Text: text.String(), Structured: ans, Failed: r.err != nil}
+	return Answer{Text: text.String(), Structured: ans, Failed: r.err != nil}
 }
 
 // clip bounds the report: its strings, which quote the patch (paths,
@@ -479,7 +479,7 @@ func (a *ApplyAnswer) clip() {
 			}
 		}
 	}
-	c := func(s *string) { *s = Clip(*s, MaxReportString) }
+	c := func(s *string) { *s = Clip(jsonText(*s), MaxReportString) }
 	c(&a.Error)
 	c(&a.Extracted)
 	for i := range a.Files {
@@ -495,6 +495,26 @@ func (a *ApplyAnswer) clip() {
 			}
 		}
 	}
+}
+
+// jsonText is s as JSON decodes it once encoded: each byte that is not
+// part of a UTF-8 character replaced by U+FFFD, so that the bound holds
+// for the text the model reads.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // candidates lists the candidate lines of refused hunks.
@@ -527,7 +547,7 @@ func writtenFiles(files []repair.FileReport) string {
 	return strings.Join(names, ", ")
 }
 
-func (s *engineTools) repair(ctx context.Context, raw json.RawMessage) ToolAnswer {
+func (s *engineTools) repair(ctx context.Context, raw json.RawMessage) Answer {
 	var a patchArgs
 	if err := decodeStrict(raw, &a); err != nil {
 		return failure(err)
@@ -535,21 +555,37 @@ func (s *engineTools) repair(ctx context.Context, raw json.RawMessage) ToolAnswe
 	if err := a.check(); err != nil {
 		return failure(err)
 	}
-	sio, out := memStdio(*a.Patch)
-	err := runRepair(applyOptions{dir: s.dir, target: a.Target, reverse: a.Reverse, strip: 1}, "-", sio)
+	root, err := patch.OpenRoot(s.dir)
 	if err != nil {
-		// The report says why and where; run again for it.
-		sio, out = memStdio(*a.Patch)
-		runRepair(applyOptions{dir: s.dir, target: a.Target, reverse: a.Reverse, strip: 1, json: true}, "-", sio)
-		return TextAnswer("refused: "+err.Error()+"\nreport:\n"+out.String(), true)
+		return failure(err)
 	}
-	if out.Len() == 0 {
-		return TextAnswer("the edit is already in the files; nothing to repair", false)
+	defer root.Close()
+	rep, err := repair.Apply(root, *a.Patch, repair.ApplyOptions{Name: "-", Target: a.Target, Reverse: a.Reverse, Check: true, Strip: 1})
+	// Repair writes nothing by its nature: its report does not say check.
+	rep.Check = false
+	var text string
+	if err == nil {
+		if rep.Status == repair.StatusAlreadyApplied {
+			lines := rep.AlreadyApplied()
+			if len(lines) == 0 {
+				return TextAnswer("the edit is already in the files; nothing to repair", false)
+			}
+			return TextAnswer(strings.Join(lines, "\n")+"\n", false)
+		}
+		text, err = patch.Print(rep.Canonical(), patch.UDiff)
 	}
-	return TextAnswer(out.String(), false)
+	if err != nil {
+		// The report says why and where.
+		var report bytes.Buffer
+		enc := json.NewEncoder(&report)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+		return TextAnswer("refused: "+err.Error()+"\nreport:\n"+report.String(), true)
+	}
+	return TextAnswer(text, false)
 }
 
-func (s *engineTools) convert(ctx context.Context, raw json.RawMessage) ToolAnswer {
+func (s *engineTools) convert(ctx context.Context, raw json.RawMessage) Answer {
 	var a struct {
 		patchArgs
 		To      string `json:"to"`
@@ -565,18 +601,25 @@ func (s *engineTools) convert(ctx context.Context, raw json.RawMessage) ToolAnsw
 	if a.Reverse {
 		return TextAnswer("bad arguments: convert has no reverse", true)
 	}
-	o := convertOptions{to: a.To, from: a.From, dir: s.dir, target: a.Target, strip: 1, context: patch.DefaultContext}
+	o := repair.ConvertOptions{Name: "-", Strip: 1, Target: a.Target, Context: patch.DefaultContext}
 	if a.Context != nil {
-		o.context = *a.Context
+		o.Context = *a.Context
 	}
-	sio, out := memStdio(*a.Patch)
-	if err := runConvert(o, "-", sio); err != nil {
+	var err error
+	if o.To, err = patch.ParseFormat(a.To); err == nil && a.From != "" {
+		o.From, err = patch.ParseFormat(a.From)
+	}
+	var text string
+	if err == nil {
+		text, err = repair.Convert(*a.Patch, s.dir, o)
+	}
+	if err != nil {
 		return TextAnswer("convert: "+err.Error(), true)
 	}
-	return TextAnswer(out.String(), false)
+	return TextAnswer(text, false)
 }
 
-func (s *engineTools) diff(ctx context.Context, raw json.RawMessage) ToolAnswer {
+func (s *engineTools) diff(ctx context.Context, raw json.RawMessage) Answer {
 	var a struct {
 		OldPath   string  `json:"old_path"`
 		NewPath   string  `json:"new_path"`
@@ -589,22 +632,21 @@ func (s *engineTools) diff(ctx context.Context, raw json.RawMessage) ToolAnswer 
 	if err := decodeStrict(raw, &a); err != nil {
 		return failure(err)
 	}
-	o := diffOptions{format: a.Format, algorithm: a.Algorithm, context: patch.DefaultContext}
-	if o.format == "" {
-		o.format = "udiff"
+	format, mo := a.Format, patch.DefaultMakeOptions()
+	if format == "" {
+		format = "udiff"
 	}
 	if a.Context != nil {
-		o.context = *a.Context
+		mo.Context = *a.Context
 	}
-	f, err := patch.ParseFormat(o.format)
+	f, err := patch.ParseFormat(format)
 	if err != nil {
 		return TextAnswer("bad arguments: "+err.Error(), true)
 	}
-	alg, err := diff.ParseAlgorithm(o.algorithm)
-	if err != nil {
+	if mo.Algorithm, err = diff.ParseAlgorithm(a.Algorithm); err != nil {
 		return TextAnswer("bad arguments: "+err.Error(), true)
 	}
-	if o.context < 0 {
+	if mo.Context < 0 {
 		return TextAnswer("bad arguments: context must be at least 0", true)
 	}
 	if a.OldPath == "" && a.OldText == nil && a.NewPath == "" && a.NewText == nil {
@@ -623,7 +665,7 @@ func (s *engineTools) diff(ctx context.Context, raw json.RawMessage) ToolAnswer 
 	if err != nil {
 		return failure(err)
 	}
-	text, err := makeDiff(o, f, alg, oldPath, newPath, old, neu)
+	text, err := patch.DiffText(f, oldPath, newPath, old, neu, mo, false)
 	if err != nil {
 		return TextAnswer("diff: "+err.Error(), true)
 	}

@@ -1,4 +1,4 @@
-package benchcli
+package mcpserver
 
 import (
 	"bufio"
@@ -13,8 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
 
 // maxFrameBytes bounds one message of the stdio transport, as the SDK's
@@ -340,7 +338,7 @@ func checkIDValue(raw json.RawMessage) error {
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil || n > maxExactID || n < -maxExactID {
-		return fmt.Errorf("the id %s is not an integer of at most 2^53 in size; want a string or such an integer", cli.Clip(string(raw), 100))
+		return fmt.Errorf("the id %s is not an integer of at most 2^53 in size; want a string or such an integer", Clip(string(raw), 100))
 	}
 	return nil
 }
