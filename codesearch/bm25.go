@@ -161,7 +161,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	if blobs != nil {
 		known = blobs.get
 	}
-	err := treeFiles(ctx, rp.GitDir(), commit, known, func(path, src string, b *blobEntry, id string) {
+	err := treeFiles(ctx, rp, commit, known, func(path, src string, b *blobEntry, id string) {
 		f := &slot{path: path, src: src, id: id, known: b, done: make(chan struct{})}
 		order <- f
 		work <- f
@@ -568,7 +568,7 @@ type Indexed struct {
 	// means no disk cache.
 	Dir string
 	// Signals are the signals fused with BM25 (see [Signals]); nil
-	// means all.
+	// means [DefaultSignals].
 	Signals map[string]bool
 
 	// MaxMemory bounds the memory of the indexes kept between searches
@@ -813,7 +813,7 @@ func (s *Indexed) Rank(ctx context.Context, rp *repo.Repo, commit, query string)
 	s.clock(&s.querying, true)
 	on := s.Signals
 	if on == nil {
-		on, _ = ParseSignals("all")
+		on, _ = ParseSignals(DefaultSignals)
 	}
 	r := ix.rank(query, on)
 	s.clock(&s.querying, false)

@@ -28,8 +28,10 @@ type issue struct {
 	// words are every word of the query lower-cased, with the parts of
 	// CamelCase and snake_case words, for matching file names.
 	words map[string]bool
-	// aboutTests says the query's title is about tests.
-	aboutTests bool
+	// aboutTests says the query's title is about tests; aboutExamples
+	// about examples, docs, benchmarks or demos; aboutStubs about type
+	// stubs or fixtures.
+	aboutTests, aboutExamples, aboutStubs bool
 	// title is what the first line names: an issue's title names what
 	// it is about, its body also the code around it (logs, examples).
 	title *issue
@@ -53,6 +55,10 @@ var (
 	checkboxRe = regexp.MustCompile(`(?m)^\s*[-*] \[[ xX]\].*$`)
 	fenceTagRe = regexp.MustCompile("```[\\w+-]+")
 	testWordRe = regexp.MustCompile(`(?i)\b(tests?|testing|pytest|unittest|test_\w+|\w+_test)\b`)
+	// exampleWordRe and stubWordRe: a title about examples, docs,
+	// benchmarks or demos; about type stubs or fixtures.
+	exampleWordRe = regexp.MustCompile(`(?i)\b(examples?|docs?|documentation|benchmarks?|demos?|samples?|tutorials?)\b`)
+	stubWordRe    = regexp.MustCompile(`(?i)(\.pyi\b|\b(stubs?|typeshed|fixtures?)\b)`)
 )
 
 // parseIssue reads the code a query names. clean leaves template lines
@@ -77,6 +83,8 @@ func readIssue(q string, clean bool) issue {
 	body = fenceTagRe.ReplaceAllString(body, "```")
 	title, _, _ := strings.Cut(strings.TrimSpace(q), "\n")
 	is.aboutTests = testWordRe.MatchString(title)
+	is.aboutExamples = exampleWordRe.MatchString(title)
+	is.aboutStubs = stubWordRe.MatchString(title)
 
 	seen := map[string]bool{}
 	add := func(list *[]string, kind, s string) {

@@ -264,6 +264,8 @@ func TestIndexedMemoryBudget(t *testing.T) {
 	ctx := context.Background()
 	s := NewIndexed(t.TempDir())
 	s.MaxMemory = 1
+	// stems (off by default) puts youtube.py first.
+	s.Signals, _ = ParseSignals("all")
 	const query = "[youtube] formats missing"
 	for i := 0; i < 2; i++ {
 		got, err := s.Rank(ctx, r, commit, query)
@@ -360,5 +362,81 @@ func TestBlobCacheMovedBlob(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(posting{}), cmpopts.IgnoreUnexported(Index{})); diff != "" {
 		t.Fatalf("index from a moved cached blob (-scratch +cached):\n%s", diff)
+	}
+}
+
+// TestParseSignalsDefault: "default" is DefaultSignals (names and stems
+// off), and a list can start from it.
+func TestParseSignalsDefault(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want map[string]bool
+	}{
+		{"default", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: true, SignalStubs: true}},
+		{"default,names", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: true, SignalStubs: true, SignalNames: true}},
+		{"default,-tests", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: false, SignalStubs: true}},
+		{"all", map[string]bool{SignalClean: true, SignalPaths: true, SignalNames: true, SignalStems: true, SignalTests: true,
+			SignalExamples: true, SignalStubs: true, SignalFiles: true}},
+	} {
+		got, err := ParseSignals(tc.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParseSignals(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// TestAsidePaths: which paths the examples and stubs signals rank after
+// the library's code, and which titles keep them in place. A directory
+// counts only as a whole name; a file named like one does not.
+func TestAsidePaths(t *testing.T) {
+	for _, tc := range []struct {
+		path           string
+		example, stubs bool
+	}{
+		{"examples/applications/search.py", true, false},
+		{"docs/conf.py", true, false},
+		{"asv_bench/benchmarks/io.py", true, false},
+		{"mypy/typeshed/stdlib/os/__init__.pyi", false, true},
+		{"pkg/core.pyi", false, true},
+		{"tests/fixtures/data.py", false, true},
+		// Refused: names that only look like those directories.
+		{"pkg/documents/reader.py", false, false},
+		{"pkg/examples.py", false, false},
+		{"pkg/docstring.py", false, false},
+		{"pkg/stubs.py", false, false},
+		{"pkg/fixtures_util.py", false, false},
+		{"mybench/run.py", false, false},
+		{"pkg/core.py", false, false},
+	} {
+		if got := isExamplePath(tc.path); got != tc.example {
+			t.Errorf("isExamplePath(%s) = %v, want %v", tc.path, got, tc.example)
+		}
+		if got := isStubPath(tc.path); got != tc.stubs {
+			t.Errorf("isStubPath(%s) = %v, want %v", tc.path, got, tc.stubs)
+		}
+	}
+	for _, tc := range []struct {
+		title           string
+		examples, stubs bool
+	}{
+		{"Example in docs/quickstart.md is broken", true, false},
+		{"Benchmark regression in groupby", true, false},
+		{"Wrong type in os.pyi stub", false, true},
+		{"typeshed sync breaks reveal_type", false, true},
+		{"CrossEncoder is not pushed to cuda", false, false},
+		{"Fix the docstring of map_overlap", false, false},
+		{"Doctest of exampled function fails", false, false},
+	} {
+		is := parseIssue(tc.title+"\nbody", true)
+		if is.aboutExamples != tc.examples || is.aboutStubs != tc.stubs {
+			t.Errorf("%q: about examples %v, stubs %v; want %v, %v", tc.title, is.aboutExamples, is.aboutStubs, tc.examples, tc.stubs)
+		}
+	}
+	files := demote(demote(demote([]string{"docs/a.py", "tests/test_a.py", "a.pyi", "a.py", "examples/test_b.py"}, isExamplePath), isStubPath), isTestPath)
+	if want := []string{"a.py", "docs/a.py", "a.pyi", "tests/test_a.py", "examples/test_b.py"}; !cmp.Equal(files, want) {
+		t.Errorf("demoted: %q, want %q (library, examples, stubs, tests)", files, want)
 	}
 }

@@ -1,17 +1,10 @@
 package codesearch
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 
+	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/symbols"
 )
 
@@ -28,132 +21,54 @@ const maxIndexedFile = 1 << 20
 //
 // known returns what an earlier build made of a blob (nil if nothing): such
 // a blob is not read, and fn gets it with an empty src.
-func treeFiles(ctx context.Context, gitDir, commit string, known func(id string) *blobEntry, fn func(path string, src string, b *blobEntry, id string)) error {
+func treeFiles(ctx context.Context, rp *repo.Repo, commit string, known func(id string) *blobEntry, fn func(path string, src string, b *blobEntry, id string)) error {
 	type entry struct {
 		id, path string
 		known    *blobEntry
 	}
 	var entries []entry
-	ls, err := gitOut(ctx, gitDir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+	tree, err := rp.Tree(ctx, commit)
 	if err != nil {
 		return err
 	}
-	for _, rec := range bytes.Split(ls, []byte{0}) {
-		// <mode> SP <type> SP <id> SP+ <size> TAB <path>
-		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
-		if !ok {
+	for _, t := range tree {
+		if !t.Regular() || t.Size < 0 || t.Size > maxIndexedFile || symbols.LanguageOf(t.Path) == "" {
 			continue
 		}
-		f := strings.Fields(string(meta))
-		if len(f) != 4 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
-			continue
-		}
-		size, err := strconv.ParseInt(f[3], 10, 64)
-		if err != nil || size > maxIndexedFile || symbols.LanguageOf(string(path)) == "" {
-			continue
-		}
-		e := entry{id: f[2], path: string(path)}
+		e := entry{id: t.ID, path: t.Path}
 		if known != nil {
 			e.known = known(blobKey(e.id, e.path))
 		}
 		entries = append(entries, e)
 	}
-	toRead := 0
-	for _, e := range entries {
+	var toRead []string
+	var at []int // the entry of each blob to read
+	for i, e := range entries {
 		if e.known == nil {
-			toRead++
+			toRead = append(toRead, e.id)
+			at = append(at, i)
 		}
 	}
-	if toRead == 0 {
-		for _, e := range entries {
-			fn(e.path, "", e.known, e.id)
+	next := 0 // the first entry not yet given to fn
+	err = rp.Blobs(ctx, toRead, func(i int, src string, ok bool) error {
+		// The known entries before this one first: in tree order with the
+		// others, as chunk ids follow it.
+		for ; next < at[i]; next++ {
+			fn(entries[next].path, "", entries[next].known, entries[next].id)
+		}
+		next++
+		if ok {
+			fn(entries[at[i]].path, src, nil, entries[at[i]].id)
 		}
 		return nil
-	}
-	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", "--batch")
-	// A partial clone would fetch each missing blob from its remote, one
-	// round trip per file: a missing blob is skipped instead.
-	cmd.Env = append(os.Environ(), "GIT_NO_LAZY_FETCH=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
+	})
 	if err != nil {
 		return err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
+	for ; next < len(entries); next++ {
+		fn(entries[next].path, "", entries[next].known, entries[next].id)
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git cat-file: %w", err)
-	}
-	go func() {
-		bw := bufio.NewWriter(in)
-		for _, e := range entries {
-			if e.known == nil {
-				bw.WriteString(e.id)
-				bw.WriteByte('\n')
-			}
-		}
-		bw.Flush()
-		in.Close()
-	}()
-	br := bufio.NewReaderSize(out, 1<<20)
-	var readErr error
-	for _, e := range entries {
-		if e.known != nil {
-			// In tree order with the others: chunk ids follow it.
-			fn(e.path, "", e.known, e.id)
-			continue
-		}
-		head, err := br.ReadString('\n')
-		if err != nil {
-			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
-			break
-		}
-		f := strings.Fields(head)
-		if len(f) == 2 && f[1] == "missing" {
-			continue
-		}
-		if len(f) != 3 || f[1] != "blob" {
-			readErr = fmt.Errorf("git cat-file: %s: unexpected header %q", e.path, head)
-			break
-		}
-		size, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
-			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
-			break
-		}
-		// Read into a string of the file's size: no growing buffer, and
-		// no copy to turn it into the text that is tokenized.
-		var b strings.Builder
-		b.Grow(int(size))
-		if _, err := io.CopyN(&b, br, size); err != nil {
-			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
-			break
-		}
-		if _, err := br.Discard(1); err != nil { // the newline after the content
-			readErr = fmt.Errorf("git cat-file: %s: %w", e.path, err)
-			break
-		}
-		fn(e.path, b.String(), nil, e.id)
-	}
-	_, _ = io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil && readErr == nil {
-		return fmt.Errorf("git cat-file %s: %s: %w", commit, strings.TrimSpace(stderr.String()), err)
-	}
-	return readErr
-}
-
-func gitOut(ctx context.Context, gitDir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %s: %w", args[0], strings.TrimSpace(stderr.String()), err)
-	}
-	return out, nil
+	return nil
 }
 
 // blobKey is the blob cache's key: a blob's id and its path. A file's

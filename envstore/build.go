@@ -2,13 +2,11 @@ package envstore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -208,14 +206,14 @@ func (s *Store) buildOne(ctx context.Context, r *repo.Repo, rev string, opts *Bu
 	if err := os.Remove(filepath.Join(tree, ".git")); err != nil {
 		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
 	}
-	epoch, env, err := setupEpoch(ctx, r.GitDir(), commit, opts.Env)
+	epoch, env, err := setupEpoch(ctx, r, commit, opts.Env)
 	if err != nil {
 		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
 	}
 	if err := setTimes(tree, epoch); err != nil {
 		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
 	}
-	tracked, err := trackedFiles(ctx, r.GitDir(), commit, tree)
+	tracked, err := trackedFiles(ctx, r, commit, tree)
 	if err != nil {
 		return fail(fmt.Errorf("envstore: build %s: %w", commit, err))
 	}
@@ -287,7 +285,7 @@ func (s *Store) buildOne(ctx context.Context, r *repo.Repo, rev string, opts *Bu
 // the same bytes for the same sources at every commit, and the store keeps
 // them once. A value that is not a number is passed on as the user set it,
 // and the commit's time dates the files.
-func setupEpoch(ctx context.Context, gitDir, commit string, env []string) (int64, []string, error) {
+func setupEpoch(ctx context.Context, r *repo.Repo, commit string, env []string) (int64, []string, error) {
 	set, user := "", false
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "SOURCE_DATE_EPOCH="); ok {
@@ -297,13 +295,9 @@ func setupEpoch(ctx context.Context, gitDir, commit string, env []string) (int64
 	if t, err := strconv.ParseInt(set, 10, 64); user && err == nil && t >= 0 {
 		return t, env, nil
 	}
-	out, err := gitOutput(ctx, gitDir, "show", "-s", "--format=%ct", commit)
+	t, err := r.CommitTime(ctx, commit)
 	if err != nil {
 		return 0, nil, err
-	}
-	t, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-	if err != nil {
-		return 0, nil, fmt.Errorf("committer time of %s: %w", commit, err)
 	}
 	if user {
 		return t, env, nil
@@ -326,19 +320,6 @@ func setTimes(tree string, epoch int64) error {
 		}
 		return nil
 	})
-}
-
-// gitOutput runs git on the repository gitDir and returns its standard
-// output; the error holds its standard error.
-func gitOutput(ctx context.Context, gitDir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + gitDir}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
 }
 
 // statKey is what says a file has not changed: git's test, with the change
@@ -366,30 +347,21 @@ type trackedFile struct {
 
 // trackedFiles lists commit's regular files with their blob ids and sizes
 // (git ls-tree) and the state of each in tree after checkout.
-func trackedFiles(ctx context.Context, gitDir, commit, tree string) (map[string]trackedFile, error) {
-	out, err := gitOutput(ctx, gitDir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+func trackedFiles(ctx context.Context, r *repo.Repo, commit, tree string) (map[string]trackedFile, error) {
+	entries, err := r.Tree(ctx, commit)
 	if err != nil {
 		return nil, err
 	}
 	files := map[string]trackedFile{}
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		meta, p, ok := strings.Cut(string(rec), "\t")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(meta) // mode type object size
-		if len(f) != 4 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
-			continue
-		}
-		size, err := strconv.ParseInt(f[3], 10, 64)
-		if err != nil {
+	for _, e := range entries {
+		if !e.Regular() || e.Size < 0 {
 			continue
 		}
 		var st syscall.Stat_t
-		if err := syscall.Lstat(filepath.Join(tree, filepath.FromSlash(p)), &st); err != nil {
+		if err := syscall.Lstat(filepath.Join(tree, filepath.FromSlash(e.Path)), &st); err != nil {
 			continue // not checked out (sparse, or a path git could not write)
 		}
-		files[p] = trackedFile{blob: f[2], size: size, key: keyOf(&st)}
+		files[e.Path] = trackedFile{blob: e.ID, size: e.Size, key: keyOf(&st)}
 	}
 	return files, nil
 }
@@ -698,14 +670,11 @@ func Revisions(ctx context.Context, r *repo.Repo, spec string) ([]string, error)
 		if err != nil {
 			return nil, fmt.Errorf("envstore: --commits: %w", err)
 		}
-		cmd := exec.CommandContext(ctx, "git", append(append([]string{"--git-dir=" + r.GitDir(), "rev-list", "--reverse"}, args...), "--")...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		revs, err := r.RevList(ctx, args, repo.RevListOptions{Reverse: true})
 		if err != nil {
-			return nil, fmt.Errorf("envstore: git rev-list %s: %w: %s", spec, err, strings.TrimSpace(stderr.String()))
+			return nil, fmt.Errorf("envstore: %s: %w", spec, err)
 		}
-		return strings.Fields(string(out)), nil
+		return revs, nil
 	}
 	var out []string
 	for _, rev := range strings.Split(spec, ",") {

@@ -28,7 +28,11 @@ import (
 // the destination (.<name>.overlay/), so every write (root's included: an
 // append, a truncate, a chmod, a rename, a delete) lands in the upper layer
 // and the store's files are never opened for writing. Mounting costs the
-// same whatever the tree's size.
+// same whatever the tree's size, and so does the check that the tree is
+// complete and made from the manifest the store holds (a marker beside the
+// tree, checked by a stat of the manifest, which is not decoded). Without
+// the privilege to mount the kernel's overlay, fuse-overlayfs mounts one
+// where it works.
 //
 // Each mount is recorded twice: in the layer directory beside the
 // destination (record.json, which Release reads) and in the store
@@ -118,7 +122,7 @@ func (s *Store) completeTree(commit string) (*treeMarker, bool) {
 	}
 	mk.Manifest.setStat(&st)
 	if b, err := json.Marshal(mk); err == nil {
-		atomicfile.Write(mp, b, 0o444) // best effort: the hash decides anyway
+		atomicfile.WriteUnsynced(mp, b, 0o444) // best effort: the hash decides anyway
 	}
 	return &mk, true
 }
@@ -278,7 +282,7 @@ func probeOverlay(dir string) overlayProbe {
 	if err != nil {
 		return overlayProbe{why: err.Error()}
 	}
-	if err := unix.Mount("overlay", m, "overlay", 0, opts); err == nil {
+	if err := mountOverlay(m, opts); err == nil {
 		if err := unix.Unmount(m, 0); err != nil {
 			unix.Unmount(m, unix.MNT_DETACH)
 		}
@@ -313,6 +317,20 @@ func probeOverlay(dir string) overlayProbe {
 		}
 		return p
 	}
+}
+
+// mountOverlay mounts the kernel's overlay at m. It is volatile (no sync
+// of the upper layer's file system, at unmount either, which otherwise
+// flushes the whole disk and takes the most of a restore and release on a
+// busy machine): the upper layer is thrown away at release, and a crash
+// unmounts it anyway. A kernel without the option (before 5.10) mounts
+// without it.
+func mountOverlay(m, opts string) error {
+	err := unix.Mount("overlay", m, "overlay", 0, opts+",volatile")
+	if err == unix.EINVAL {
+		err = unix.Mount("overlay", m, "overlay", 0, opts)
+	}
+	return err
 }
 
 // fuseMount mounts an overlay at m with fuse-overlayfs, which needs no
@@ -454,11 +472,12 @@ func (s *Store) restoreOverlay(ctx context.Context, commit, abs string, opts Res
 		return fail(err)
 	}
 	// The store's record first: a run killed after the mount leaves a
-	// record that GC finds.
-	if err := atomicfile.Write(s.mountRecordPath(abs), b, 0o644); err != nil {
+	// record that GC finds. Not synced: a mount does not outlive a crash
+	// of the machine, and a record without its mount is forgotten.
+	if err := atomicfile.WriteUnsynced(s.mountRecordPath(abs), b, 0o644); err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.Write(filepath.Join(layers, "record.json"), b, 0o644); err != nil {
+	if err := atomicfile.WriteUnsynced(filepath.Join(layers, "record.json"), b, 0o644); err != nil {
 		return fail(err)
 	}
 	if err := os.Mkdir(abs, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -469,7 +488,7 @@ func (s *Store) restoreOverlay(ctx context.Context, commit, abs string, opts Res
 		if err := fuseMount(abs, mopts); err != nil {
 			return fail(fmt.Errorf("mount overlay at %s: %w", abs, err))
 		}
-	} else if err := unix.Mount("overlay", abs, "overlay", 0, mopts); err != nil {
+	} else if err := mountOverlay(abs, mopts); err != nil {
 		return fail(fmt.Errorf("mount overlay at %s: %w", abs, err))
 	}
 	res.Files, res.Dirs, res.Symlinks, res.Bytes = mk.Files, mk.Dirs, mk.Symlinks, mk.Bytes

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"slices"
 	"strings"
+	"syscall"
 	"unsafe"
 )
 
@@ -483,7 +483,7 @@ type FileResult struct {
 // results of earlier ones. Nothing is written: see [WriteResults]. Either
 // every file patch applies or Apply returns an error.
 func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
-	ov := overlay{fsys: fsys, files: map[string]*string{}, opts: opts, leaving: map[string]int{}, taken: map[string]bool{}}
+	ov := overlay{fsys: fsys, files: map[string]*string{}, opts: opts}
 	fps := p.Files
 	if opts.Reverse {
 		fps = make([]*FilePatch, len(p.Files))
@@ -493,7 +493,7 @@ func Apply(p *Patch, fsys FileSystem, opts ApplyOptions) ([]FileResult, error) {
 	}
 	for _, fp := range fps {
 		if fp.Op == Rename || fp.Op == Delete {
-			ov.leaving[fp.OldPath]++
+			ov.vac.Leaves(fp.OldPath)
 		}
 	}
 	var out []FileResult
@@ -512,13 +512,9 @@ type overlay struct {
 	fsys  FileSystem
 	files map[string]*string // nil: removed
 	opts  ApplyOptions
-	// leaving counts the file patches still to come that rename or delete
-	// each path away: as git apply does, a rename or creation may take a
-	// path that a later file patch vacates (two files swapped in one
-	// patch). taken marks such a path once taken: its original is still
-	// the source of the file patch that vacates it.
-	leaving map[string]int
-	taken   map[string]bool
+	// vac: the paths file patches still to come vacate, which a rename
+	// or creation may take (two files swapped in one patch, x and x/y).
+	vac Vacancies
 }
 
 func (ov *overlay) read(name string) (string, bool, error) {
@@ -530,13 +526,26 @@ func (ov *overlay) read(name string) (string, bool, error) {
 	}
 	// Under a file that the patch renames or deletes away (x renamed to
 	// x/y): nothing there yet.
-	for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
-		if c, ok := ov.files[d]; ok && c == nil || ov.leaving[d] > 0 {
-			return "", false, nil
-		}
+	if ov.vac.UnderLeaving(name, ov.removed) {
+		return "", false, nil
 	}
-	return ov.readOrig(name)
+	c, ok, err := ov.readOrig(name)
+	if errors.Is(err, syscall.EISDIR) && ov.vac.Below(name) {
+		// A directory whose files the patch moves away (x/y renamed to
+		// x): the write checks that nothing else is in it.
+		return "", false, nil
+	}
+	return c, ok, err
 }
+
+// removed reports whether an earlier file patch removed name.
+func (ov *overlay) removed(name string) bool {
+	c, ok := ov.files[name]
+	return ok && c == nil
+}
+
+// written reports whether an earlier file patch wrote name.
+func (ov *overlay) written(name string) bool { return ov.files[name] != nil }
 
 // readOrig reads name from the file system, as it was before the patch.
 func (ov *overlay) readOrig(name string) (string, bool, error) {
@@ -571,7 +580,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	case Create:
 		if _, ok, err := ov.read(fp.NewPath); err != nil {
 			return res, err
-		} else if ok && ov.take(fp.NewPath) {
+		} else if ok && ov.vac.Take(fp.NewPath, ov.written(fp.NewPath)) {
 			// A later file patch moves the file away: the path is free.
 		} else if ok && !fp.Overwrite {
 			return res, fmt.Errorf("apply: create %s: %w", fp.NewPath, ErrFileExists)
@@ -599,7 +608,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			fp = &c
 		}
 		read := ov.read
-		if ov.taken[fp.OldPath] && (fp.Op == Rename || fp.Op == Delete) {
+		if ov.vac.Taken(fp.OldPath) && (fp.Op == Rename || fp.Op == Delete) {
 			read = ov.readOrig // its new content came from an earlier file patch
 		}
 		c, ok, err := read(fp.OldPath)
@@ -617,7 +626,7 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 		if fp.Op == Rename || fp.Op == Copy {
 			if _, ok, err := ov.read(fp.NewPath); err != nil {
 				return res, err
-			} else if ok && fp.NewPath != fp.OldPath && ov.take(fp.NewPath) {
+			} else if ok && fp.NewPath != fp.OldPath && ov.vac.Take(fp.NewPath, ov.written(fp.NewPath)) {
 				// A later file patch moves the file away: the path is free.
 			} else if ok && (!fp.Overwrite || fp.Op != Rename) {
 				return res, fmt.Errorf("apply: %s %s to %s: %w", fp.Op, fp.OldPath, fp.NewPath, ErrFileExists)
@@ -633,13 +642,8 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 			return res, err
 		}
 	}
-	if fp.Op == Rename || fp.Op == Delete {
-		ov.leaving[fp.OldPath]--
-	}
 	vacate := func() {
-		if ov.taken[fp.OldPath] {
-			delete(ov.taken, fp.OldPath) // the path holds the new file that took it
-		} else {
+		if !ov.vac.Left(fp.OldPath) { // else the path holds the new file that took it
 			ov.files[fp.OldPath] = nil
 		}
 	}
@@ -662,20 +666,6 @@ func (ov *overlay) applyOne(fp *FilePatch) (FileResult, error) {
 	c := bytesString(content)
 	ov.files[fp.NewPath] = &c
 	return res, nil
-}
-
-// take reports whether an existing path may be written by a rename or
-// creation because a later file patch renames or deletes it away, and
-// marks it taken.
-func (ov *overlay) take(name string) bool {
-	if ov.leaving[name] == 0 || ov.taken[name] {
-		return false
-	}
-	if c, ok := ov.files[name]; ok && c != nil {
-		return false // written by an earlier file patch: not the original
-	}
-	ov.taken[name] = true
-	return true
 }
 
 // TraditionalTarget returns the file that a traditional diff (no "diff

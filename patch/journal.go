@@ -55,6 +55,11 @@ type journalStep struct {
 	// which is kept until the commit, so that a roll back removes the
 	// target only when it is that file.
 	Linked bool `json:"linked,omitempty"`
+	// DirBackup: the target is a directory whose files the write removes
+	// (x/y renamed to x); Backup is that directory, moved aside whole
+	// with the backups of its files, so that the new file takes its
+	// place.
+	DirBackup bool `json:"dir_backup,omitempty"`
 }
 
 // check refuses a journal whose names are not those a write makes: a
@@ -83,6 +88,9 @@ func (j *journal) check() error {
 		}
 		if s.Backup != "" && !isTempName(s.Backup, s.Target, ".patchbench-orig-") {
 			return fmt.Errorf("bad backup %q for %q", s.Backup, s.Target)
+		}
+		if s.DirBackup && (s.Backup == "" || s.Tmp == "") {
+			return fmt.Errorf("bad directory backup for %q", s.Target)
 		}
 	}
 	return nil
@@ -176,6 +184,7 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 		return nil
 	}
 	names := make(map[string]string, len(paths))
+	var dirTargets []string // written where a directory is
 	for _, p := range paths {
 		n, cerr := r.check(p)
 		if cerr != nil {
@@ -188,9 +197,25 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 			return fmt.Errorf("write: %w %q: the patch makes it a symbolic link; symbolic links are not written", ErrUnsafePath, p)
 		}
 		if fi, serr := r.root.Lstat(n); serr == nil && !fi.Mode().IsRegular() {
-			return fmt.Errorf("write %s: not a regular file (%s)", p, fi.Mode().Type())
+			if !fi.IsDir() || content[p] == nil {
+				return fmt.Errorf("write %s: not a regular file (%s)", p, fi.Mode().Type())
+			}
+			dirTargets = append(dirTargets, p)
 		}
 		names[p] = filepath.ToSlash(n)
+	}
+	removed := map[string]bool{}
+	for _, p := range paths {
+		if content[p] == nil {
+			removed[names[p]] = true
+		}
+	}
+	for _, p := range dirTargets {
+		// A file takes a directory's place (x/y renamed to x) only when
+		// the write removes every file in it, as git apply does.
+		if err := r.onlyRemoved(names[p], removed); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
 	}
 	// Each step works in its target's directory, opened component by
 	// component, refusing links (openDir): a directory swapped for a link
@@ -207,12 +232,6 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	// deferred: directories made where a file this write removes is now
 	// (x renamed to x/y), so made only once that file is gone.
 	deferred := map[string]bool{}
-	removed := map[string]bool{}
-	for _, p := range paths {
-		if content[p] == nil {
-			removed[names[p]] = true
-		}
-	}
 	for _, p := range paths {
 		n := names[p]
 		s := journalStep{Dir: path.Dir(n), Target: path.Base(n)}
@@ -249,8 +268,9 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 			s.Tmp = freeName(dir, "."+s.Target+".patchbench-")
 		}
 		if dir != nil {
-			if _, serr := dir.Lstat(s.Target); serr == nil {
+			if fi, serr := dir.Lstat(s.Target); serr == nil {
 				s.Backup = freeName(dir, "."+s.Target+".patchbench-orig-")
+				s.DirBackup = fi.IsDir()
 			}
 		}
 		j.Steps = append(j.Steps, s)
@@ -291,7 +311,7 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 				return fmt.Errorf("write %s: %w", p, err)
 			}
 			perm := fs.FileMode(0o644)
-			if st, serr := dir.Lstat(s.Target); serr == nil {
+			if st, serr := dir.Lstat(s.Target); serr == nil && st.Mode().IsRegular() {
 				perm = st.Mode().Perm()
 			}
 			if m, ok := mode[p]; ok {
@@ -483,9 +503,29 @@ func (r *Root) rollBack(ds *dirs, j *journal) error {
 	for i := len(j.Dirs) - 1; i >= 0; i-- {
 		r.removeDir(j.Dirs[i])
 	}
+	// A directory moved aside goes back first: the backups of the files
+	// removed from it are in it.
+	for _, s := range j.Steps {
+		if !s.DirBackup {
+			continue
+		}
+		dir := open(s)
+		if dir == nil {
+			continue
+		}
+		if _, err := dir.Lstat(s.Backup); err != nil {
+			continue // not moved yet
+		}
+		if fi, err := dir.Lstat(s.Target); err == nil && !fi.IsDir() {
+			dir.Remove(s.Target) // the new file that took its place
+		}
+		if err := dir.Rename(s.Backup, s.Target); err != nil {
+			errs = append(errs, fmt.Errorf("restore %s: %w", path.Join(s.Dir, s.Target), err))
+		}
+	}
 	for i := len(j.Steps) - 1; i >= 0; i-- {
 		s := j.Steps[i]
-		if s.Backup == "" {
+		if s.Backup == "" || s.DirBackup {
 			continue
 		}
 		dir := open(s)
@@ -512,7 +552,10 @@ func (r *Root) rollForward(ds *dirs, j *journal, jname string) error {
 		if err != nil {
 			continue // gone: a directory left empty, removed already
 		}
-		if s.Backup != "" {
+		switch {
+		case s.DirBackup:
+			dir.RemoveAll(s.Backup) // the directory, with the backups of the files removed from it
+		case s.Backup != "":
 			dir.Remove(s.Backup)
 		}
 		if s.Tmp != "" {
@@ -534,6 +577,33 @@ func (r *Root) rollForward(ds *dirs, j *journal, jname string) error {
 		}
 	}
 	return r.root.Remove(jname)
+}
+
+// onlyRemoved checks that every file under the directory dir is one the
+// write removes, and that it holds nothing but such files and
+// directories.
+func (r *Root) onlyRemoved(dir string, removed map[string]bool) error {
+	f, err := r.root.Open(filepath.FromSlash(dir))
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		p := dir + "/" + e.Name()
+		switch {
+		case e.IsDir():
+			if err := r.onlyRemoved(p, removed); err != nil {
+				return err
+			}
+		case !e.Type().IsRegular() || !removed[p]:
+			return fmt.Errorf("%s is a directory, and %s in it stays", dir, p)
+		}
+	}
+	return nil
 }
 
 // removeDir removes dir if it is an empty directory: a directory the

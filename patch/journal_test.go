@@ -2,7 +2,6 @@ package patch_test
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchbench/patchbench/internal/testtree"
 	"github.com/patchbench/patchbench/patch"
 )
 
@@ -52,6 +52,38 @@ var killCases = map[string]killCase{
 		},
 		steps: 4,
 	},
+	// x/y renamed back to x (a file takes the place of the directory
+	// whose only file leaves), and a and b swapped.
+	"renames back": {
+		old: map[string]string{"x/y": "x\n", "x/sub/z": "z\n", "a": "a\n", "b": "b\n"},
+		new: map[string]string{"x": "x!\n", "a": "b\n", "b": "a\n"},
+		results: []patch.FileResult{
+			{OldPath: "x/sub/z", Op: patch.Delete},
+			{OldPath: "x/y", Path: "x", Op: patch.Rename, Content: []byte("x!\n")},
+			{OldPath: "b", Path: "a", Op: patch.Rename, Content: []byte("b\n")},
+			{OldPath: "a", Path: "b", Op: patch.Rename, Content: []byte("a\n")},
+		},
+		steps: 5,
+	},
+}
+
+// TestWriteFileOverDirectory: a file takes a directory's place only when
+// the write removes every file in it (as git apply does); otherwise the
+// write is refused before anything changes.
+func TestWriteFileOverDirectory(t *testing.T) {
+	old := map[string]string{"x/y": "x\n", "x/stays": "s\n", "a": "a\n"}
+	dir := t.TempDir()
+	testtree.Write(t, dir, old)
+	err := patch.WriteResults(dir, []patch.FileResult{
+		{OldPath: "a", Path: "a", Op: patch.Modify, Content: []byte("A\n")},
+		{OldPath: "x/y", Path: "x", Op: patch.Rename, Content: []byte("x\n")},
+	})
+	if err == nil || !strings.Contains(err.Error(), "x/stays in it stays") {
+		t.Fatalf("err = %v, want a refusal naming x/stays", err)
+	}
+	if d := cmp.Diff(old, testtree.Read(t, dir)); d != "" {
+		t.Errorf("the refused write changed the tree (-want +got):\n%s", d)
+	}
 }
 
 // killPoints are where a write of steps files is killed: every point
@@ -100,9 +132,9 @@ func TestWriteKilled(t *testing.T) {
 			t.Run(name+"/"+point, func(t *testing.T) {
 				dir := t.TempDir()
 				tree := filepath.Join(dir, "tree")
-				writeFiles(t, tree, kc.old)
+				testtree.Write(t, tree, kc.old)
 				killAt(t, dir, name, point)
-				crashed := listTree(t, tree)
+				crashed := testtree.Read(t, tree)
 				if !sameFiles(crashed, kc.old) && !sameFiles(crashed, kc.new) {
 					mixed++
 				}
@@ -119,7 +151,7 @@ func TestWriteKilled(t *testing.T) {
 				if point == "commit" {
 					want = kc.new
 				}
-				if d := cmp.Diff(want, listTree(t, tree)); d != "" {
+				if d := cmp.Diff(want, testtree.Read(t, tree)); d != "" {
 					t.Errorf("after recovery (-want +got):\n%s\nleft by the kill: %v", d, crashed)
 				}
 				if did, err := r.Recover(); err != nil || len(did) != 0 {
@@ -132,11 +164,11 @@ func TestWriteKilled(t *testing.T) {
 		}
 		// Not killed, the write gives the new tree and nothing else.
 		dir := t.TempDir()
-		writeFiles(t, dir, kc.old)
+		testtree.Write(t, dir, kc.old)
 		if err := patch.WriteResults(dir, kc.results); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if d := cmp.Diff(kc.new, listTree(t, dir)); d != "" {
+		if d := cmp.Diff(kc.new, testtree.Read(t, dir)); d != "" {
 			t.Errorf("%s written (-want +got):\n%s", name, d)
 		}
 	}
@@ -171,52 +203,6 @@ func killAt(t *testing.T, dir, name, point string) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
-}
-
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, c := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// listTree maps every file under dir, hidden ones included, to its
-// content, and every empty directory D to "D/".
-func listTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if es, _ := os.ReadDir(p); len(es) == 0 && p != dir {
-				out[rel+"/"] = ""
-			}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[rel] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func sameFiles(a, b map[string]string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }

@@ -285,7 +285,7 @@ func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if fi.IsDir() {
-		return nil, fmt.Errorf("read %s: is a directory", name)
+		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR} // "read x: is a directory"
 	}
 	if limit >= 0 && fi.Size() > limit {
 		return nil, fmt.Errorf("read %s: %w: %d bytes, over the bound of %d", name, ErrTooLarge, fi.Size(), limit)

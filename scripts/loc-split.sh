@@ -52,7 +52,7 @@ PY
 echo "| part | signals | file Acc@5 | file Acc@10 | function Acc@5 | function Acc@10 |"
 echo "| --- | --- | ---: | ---: | ---: | ---: |"
 for part in tuning heldout; do
-  for sig in ${SIGNALS:-all none all,-clean all,-paths all,-names all,-stems all,-tests}; do
+  for sig in ${SIGNALS:-default all none all,-clean all,-paths all,-names all,-stems all,-tests all,-examples all,-stubs all,-files default,examples default,files}; do
     out=$work/abl/$part/$sig
     mkdir -p "$work/abl/$part"
     "$pb" loc run --dataset "$work/$part.jsonl" --repos "$repos" --index-cache "$work/index" \

@@ -14,6 +14,7 @@ import (
 	"github.com/patchbench/patchbench/envstore"
 	"github.com/patchbench/patchbench/internal/shtemplate"
 	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/sandbox"
 )
 
@@ -182,9 +183,13 @@ func writeCandidate(tree, name, content string) error {
 func restore(ctx context.Context, commit, dest string, opts CheckOptions) (func(), error) {
 	nothing := func() {}
 	if opts.Store != nil {
-		full, err := git(ctx, opts.Repo, "rev-parse", "--verify", commit+"^{commit}")
-		if err == nil {
-			commit = strings.TrimSpace(full)
+		if opts.Repo != "" {
+			if rp, err := repo.Open(ctx, opts.Repo); err == nil {
+				if full, err := rp.ResolveCommit(ctx, commit); err == nil {
+					commit = full
+				}
+				rp.Close()
+			}
 		}
 		res, err := opts.Store.Restore(ctx, commit, dest, envstore.RestoreOptions{Overlay: true, Temporary: true})
 		if err != nil {
@@ -201,9 +206,13 @@ func restore(ctx context.Context, commit, dest string, opts CheckOptions) (func(
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", opts.Repo, commit, dest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("checkout of %s: %w: %s", commit, err, strings.TrimSpace(string(out)))
+	rp, err := repo.Open(ctx, opts.Repo)
+	if err != nil {
+		return nil, err
+	}
+	defer rp.Close()
+	if err := rp.Export(ctx, commit, dest); err != nil {
+		return nil, err
 	}
 	return nothing, nil
 }

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"sync"
 
@@ -169,17 +168,6 @@ func WriteTasksTo(w io.Writer, tasks []Task) error {
 	return nil
 }
 
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return string(out), nil
-}
-
 // BuildOptions configure Build.
 type BuildOptions struct {
 	// AnyFile makes tasks of files without a built-in check too (see
@@ -199,39 +187,42 @@ func Build(ctx context.Context, repoDir, rng string, opts BuildOptions) (tasks [
 	if err != nil {
 		return nil, nil, fmt.Errorf("ape build: --commits: %w", err)
 	}
-	revs, err := git(ctx, repoDir, append([]string{"rev-list", "--reverse", "--no-merges"}, append(rangeArgs, "--")...)...)
+	rp, err := repo.Open(ctx, repoDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ape build: %w", err)
 	}
-	for _, commit := range strings.Fields(revs) {
-		parents, err := git(ctx, repoDir, "rev-list", "--parents", "-n1", commit)
+	defer rp.Close()
+	revs, err := rp.RevList(ctx, rangeArgs, repo.RevListOptions{Reverse: true, NoMerges: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ape build: %w", err)
+	}
+	for _, commit := range revs {
+		ps, err := rp.Parents(ctx, commit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ape build: %w", err)
 		}
-		ps := strings.Fields(parents)
-		if len(ps) != 2 {
+		if len(ps) != 1 {
 			continue // a root commit has no PreFile
 		}
-		parent := ps[1]
-		msg, err := git(ctx, repoDir, "log", "-1", "--format=%B", commit)
+		parent := ps[0]
+		msg, err := rp.Message(ctx, commit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ape build: %w", err)
 		}
-		names, err := git(ctx, repoDir, "diff-tree", "-r", "--no-renames", "--name-status", "-z", parent, commit)
+		changes, err := rp.Changes(ctx, parent, commit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ape build: %w", err)
 		}
-		fields := strings.Split(strings.TrimSuffix(names, "\x00"), "\x00")
-		for i := 0; i+1 < len(fields); i += 2 {
-			if fields[i] != "M" {
+		for _, ch := range changes {
+			if ch.Status != "M" {
 				continue
 			}
-			path := fields[i+1]
+			path := ch.Path
 			if !opts.AnyFile && !HasCheck(path) {
 				skipped = append(skipped, fmt.Sprintf("%.12s:%s", commit, path))
 				continue
 			}
-			t, err := buildTask(ctx, repoDir, parent, commit, path, msg)
+			t, err := buildTask(ctx, rp, parent, commit, path, msg)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -241,23 +232,24 @@ func Build(ctx context.Context, repoDir, rng string, opts BuildOptions) (tasks [
 	return tasks, skipped, nil
 }
 
-func buildTask(ctx context.Context, repoDir, parent, commit, path, msg string) (Task, error) {
-	before, err := git(ctx, repoDir, "show", parent+":"+path)
+func buildTask(ctx context.Context, rp *repo.Repo, parent, commit, path, msg string) (Task, error) {
+	before, err := rp.ReadFile(ctx, parent, path)
 	if err != nil {
 		return Task{}, fmt.Errorf("ape build: %s of %s: %w", path, commit, err)
 	}
-	after, err := git(ctx, repoDir, "show", commit+":"+path)
+	after, err := rp.ReadFile(ctx, commit, path)
 	if err != nil {
 		return Task{}, fmt.Errorf("ape build: %s of %s: %w", path, commit, err)
 	}
-	diff, err := git(ctx, repoDir, "diff", "--no-color", "--no-ext-diff", parent, commit, "--", path)
+	diffb, err := rp.Diff(ctx, parent, commit, repo.DiffOptions{Paths: []string{path}})
 	if err != nil {
 		return Task{}, fmt.Errorf("ape build: %s of %s: %w", path, commit, err)
 	}
+	diff := string(diffb)
 	added, removed := diffSize(diff)
 	t := Task{
 		ID: fmt.Sprintf("%.12s:%s", commit, path), CommitHash: commit, ParentCommit: parent,
-		FilePathBefore: path, FilePathAfter: path, ContentBefore: before, ContentAfter: after,
+		FilePathBefore: path, FilePathAfter: path, ContentBefore: string(before), ContentAfter: string(after),
 		GoldDiff: diff, Instruction: strings.TrimSpace(msg), AddedLines: added,
 		TotalChanges: added + removed, ChangeType: "modified",
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -208,44 +207,31 @@ func Build(ctx context.Context, o BuildOptions) ([]*Row, BuildStats, error) {
 	if err != nil {
 		return nil, st, fmt.Errorf("build: --rev: %w", err)
 	}
-	args := []string{"-c", "core.quotePath=false", "log", "--no-merges", "--no-renames", "--no-color",
-		"--format=%x01%H%x1f%P%x1f%s", "--numstat"}
-	out, err := git(ctx, o.Repo, append(append(args, revArgs...), "--")...)
+	r, err := repo.Open(ctx, o.Repo)
+	if err != nil {
+		return nil, st, fmt.Errorf("build: %w", err)
+	}
+	defer r.Close()
+	commits, err := r.Log(ctx, revArgs)
 	if err != nil {
 		return nil, st, fmt.Errorf("build: %w", err)
 	}
 	byClass := map[string][]candidate{}
-	for _, chunk := range strings.Split(string(out), "\x01")[1:] {
+	for _, cm := range commits {
 		st.Commits++
-		header, body, _ := strings.Cut(chunk, "\n")
-		f := strings.SplitN(header, "\x1f", 3)
-		if len(f) != 3 || f[1] == "" || strings.Contains(f[1], " ") {
-			continue // a root commit, or (with --no-merges, never) several parents
+		if len(cm.Parents) != 1 || len(cm.Files) != 1 {
+			continue // a root commit, or (with --no-merges, never) several parents; or not one file
 		}
-		var stats []string
-		for _, l := range strings.Split(body, "\n") {
-			if l != "" {
-				stats = append(stats, l)
-			}
-		}
-		if len(stats) != 1 {
-			continue
-		}
-		parts := strings.SplitN(stats[0], "\t", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		added, err1 := strconv.Atoi(parts[0])
-		removed, err2 := strconv.Atoi(parts[1])
-		p := parts[2]
-		if strings.HasPrefix(p, `"`) || added+removed == 0 && err1 == nil && err2 == nil {
+		fs := cm.Files[0]
+		added, removed, p := fs.Added, fs.Removed, fs.Path
+		if strings.HasPrefix(p, `"`) || added+removed == 0 && !fs.Binary {
 			continue // a path git had to quote, or a mode change
 		}
 		lang := LangOf(p)
 		if lang == "" || (o.Lang != "" && lang != o.Lang) {
 			continue
 		}
-		if err1 != nil || err2 != nil {
+		if fs.Binary {
 			st.Rejected[RejectBinary]++ // numstat gives "-" for binary files
 			continue
 		}
@@ -253,7 +239,7 @@ func Build(ctx context.Context, o BuildOptions) ([]*Row, BuildStats, error) {
 			st.Rejected[why]++
 			continue
 		}
-		c := candidate{commit: f[0], parent: f[1], path: p, subject: f[2], added: added, removed: removed}
+		c := candidate{commit: cm.ID, parent: cm.Parents[0], path: p, subject: cm.Subject, added: added, removed: removed}
 		h := sha256.Sum256([]byte(strconv.FormatInt(o.Seed, 10) + "\x00" + c.commit))
 		c.order = binary.BigEndian.Uint64(h[:8])
 		class := SizeClassOf(added + removed)
@@ -261,11 +247,6 @@ func Build(ctx context.Context, o BuildOptions) ([]*Row, BuildStats, error) {
 		st.Candidates[class]++
 	}
 
-	r, err := repo.Open(ctx, o.Repo)
-	if err != nil {
-		return nil, st, fmt.Errorf("build: %w", err)
-	}
-	defer r.Close()
 	want := map[string]int{Small: o.N * sizeShares[Small] / 100, Medium: o.N * sizeShares[Medium] / 100}
 	want[Large] = o.N - want[Small] - want[Medium]
 	var rows []*Row
@@ -290,7 +271,7 @@ func Build(ctx context.Context, o BuildOptions) ([]*Row, BuildStats, error) {
 			if taken[0] == quota[0] && taken[1] == quota[1] {
 				break
 			}
-			row, reason, err := buildRow(ctx, r, o.Repo, name, c)
+			row, reason, err := buildRow(ctx, r, name, c)
 			if err != nil {
 				return nil, st, err
 			}
@@ -324,7 +305,7 @@ func Build(ctx context.Context, o BuildOptions) ([]*Row, BuildStats, error) {
 
 // buildRow reads a candidate's file before and after and applies the
 // content filters; a non-empty reason says why the candidate is refused.
-func buildRow(ctx context.Context, r *repo.Repo, dir, name string, c candidate) (*Row, string, error) {
+func buildRow(ctx context.Context, r *repo.Repo, name string, c candidate) (*Row, string, error) {
 	old, err := r.ReadFile(ctx, c.parent, c.path)
 	if err != nil {
 		return nil, "not in the parent commit", nil // an added file
@@ -349,8 +330,7 @@ func buildRow(ctx context.Context, r *repo.Repo, dir, name string, c candidate) 
 	if strings.Join(strings.Fields(string(old)), "") == strings.Join(strings.Fields(string(nw)), "") {
 		return nil, RejectSpace, nil
 	}
-	diff, err := git(ctx, dir, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-renames",
-		"--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", c.parent, c.commit, "--", c.path)
+	diff, err := r.Diff(ctx, c.parent, c.commit, repo.DiffOptions{Unquoted: true, Paths: []string{c.path}})
 	if err != nil {
 		return nil, "", fmt.Errorf("build: %w", err)
 	}
@@ -379,34 +359,4 @@ func lineCount(b []byte) int {
 		n++
 	}
 	return n
-}
-
-// git runs git in dir and returns its standard output.
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("git %s in %s: %s", subcommand(args), dir, msg)
-	}
-	return out, nil
-}
-
-// subcommand returns the git subcommand among args, skipping "-c NAME=VALUE".
-func subcommand(args []string) string {
-	for i := 0; i < len(args); i++ {
-		if args[i] == "-c" {
-			i++
-			continue
-		}
-		if !strings.HasPrefix(args[i], "-") {
-			return args[i]
-		}
-	}
-	return ""
 }

@@ -1,11 +1,9 @@
 package loc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -189,8 +187,7 @@ func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("loc build: --commits: %w", err)
 	}
-	args := append([]string{"rev-list", "--no-merges", "--reverse"}, revs...)
-	out, err := gitOutput(ctx, rp.GitDir(), append(args, "--")...)
+	commits, err := rp.RevList(ctx, revs, repo.RevListOptions{Reverse: true, NoMerges: true})
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("loc build: commits %s: %w", rangeSpec, err)
 	}
@@ -200,18 +197,18 @@ func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string
 	for _, k := range f.Kinds {
 		kinds[k] = true
 	}
-	for _, commit := range strings.Fields(string(out)) {
+	for _, commit := range commits {
 		if err := ctx.Err(); err != nil {
 			return cases, problems, skipped, err
 		}
 		id := name + "@" + commit[:12]
 		fail := func(err error) { problems = append(problems, Problem{ID: id, Err: err.Error()}) }
-		msg, err := gitOutput(ctx, rp.GitDir(), "log", "-1", "--format=%B", commit)
+		msg, err := rp.Message(ctx, commit)
 		if err != nil {
 			fail(err)
 			continue
 		}
-		kind := CommitKind(string(msg))
+		kind := CommitKind(msg)
 		if len(kinds) > 0 && !kinds[kind] {
 			skipped++
 			continue
@@ -221,7 +218,7 @@ func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string
 			skipped++ // a root commit: nothing to localize in
 			continue
 		}
-		stat, err := gitOutput(ctx, rp.GitDir(), "diff", "--numstat", "-M", parent, commit)
+		stat, err := rp.NumStat(ctx, parent, commit, repo.DiffOptions{Renames: true})
 		if err != nil {
 			fail(err)
 			continue
@@ -231,8 +228,7 @@ func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string
 			skipped++
 			continue
 		}
-		diff, err := gitOutput(ctx, rp.GitDir(), "diff", "-M", "--no-color", "--no-ext-diff",
-			"--src-prefix=a/", "--dst-prefix=b/", parent, commit)
+		diff, err := rp.Diff(ctx, parent, commit, repo.DiffOptions{Renames: true})
 		if err != nil {
 			fail(err)
 			continue
@@ -243,7 +239,7 @@ func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string
 			continue
 		}
 		cases = append(cases, Case{
-			ID: id, Repo: name, BaseCommit: parent, Query: strings.TrimSpace(string(msg)),
+			ID: id, Repo: name, BaseCommit: parent, Query: strings.TrimSpace(msg),
 			GroundTruth: gt, Category: kind, Source: "git:" + rangeSpec,
 		})
 	}
@@ -252,33 +248,10 @@ func BuildFromHistory(ctx context.Context, rp *repo.Repo, name, rangeSpec string
 
 // numstat totals git diff --numstat: files and changed lines (binary
 // files count as files only).
-func numstat(out []byte) (files, lines int) {
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fs := strings.Fields(l)
-		if len(fs) < 3 {
-			continue
-		}
+func numstat(stats []repo.FileStat) (files, lines int) {
+	for _, st := range stats {
 		files++
-		var a, d int
-		fmt.Sscanf(fs[0], "%d", &a)
-		fmt.Sscanf(fs[1], "%d", &d)
-		lines += a + d
+		lines += st.Added + st.Removed
 	}
 	return files, lines
-}
-
-// gitOutput runs git in gitDir for what package repo does not offer
-// (rev-list, log, diff).
-func gitOutput(ctx context.Context, gitDir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return nil, fmt.Errorf("git %s: %s", args[0], msg)
-		}
-		return nil, fmt.Errorf("git %s: %w", args[0], err)
-	}
-	return out, nil
 }

@@ -38,8 +38,8 @@ type RunOptions struct {
 	Model string
 	// IndexDir caches the indexed mode's indexes (see [Indexed]).
 	IndexDir string
-	// Signals are the indexed mode's signals (see [codesearch.ParseSignals]); empty
-	// means all.
+	// Signals are the indexed mode's signals (see [codesearch.ParseSignals]);
+	// empty means [codesearch.DefaultSignals].
 	Signals string
 	// MaxTurns and Temperature configure the agentic search (loc grid
 	// varies them); ModelOptions is its model-call path.

@@ -155,6 +155,9 @@ type TestRun struct {
 	// EnvStore says the tree was the base commit's environment restored
 	// from the --env-store, not a fresh worktree.
 	EnvStore bool `json:"env_store,omitempty"`
+	// EnvMethod is how the environment was restored: "overlay" (a mount,
+	// in constant time), or "reflink", "hardlink", "copy" (files made).
+	EnvMethod string `json:"env_method,omitempty"`
 	// Image is the official harness's image the tests ran in (--image
 	// swebench).
 	Image      string       `json:"image,omitempty"`

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -188,7 +187,7 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		return testOutcome{status: StatusInfraError, reason: fmt.Sprintf("make work directory: %v", err)}
 	}
 	defer os.RemoveAll(tmp)
-	tree, cleanup, err := testTree(ctx, r, commit, filepath.Join(tmp, "tree"), cfg)
+	tree, envMethod, cleanup, err := testTree(ctx, r, commit, filepath.Join(tmp, "tree"), cfg)
 	if err != nil {
 		return testOutcome{status: StatusInfraError, reason: err.Error()}
 	}
@@ -201,11 +200,11 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		if err := resetFiles(ctx, r, commit, tree, inst.TestPatch); err != nil {
 			return testOutcome{status: StatusTestError, reason: err.Error()}
 		}
-		if err := gitApply(ctx, tree, inst.TestPatch); err != nil {
+		if err := repo.ApplyInDir(ctx, tree, inst.TestPatch); err != nil {
 			return testOutcome{status: StatusTestError, reason: "the test patch does not apply: " + err.Error()}
 		}
 	}
-	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline, Parser: parser, EnvStore: cfg.EnvStore != nil}
+	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline, Parser: parser, EnvStore: cfg.EnvStore != nil, EnvMethod: envMethod}
 	c := sandbox.Command{
 		Dir:           tree,
 		Args:          []string{"/bin/sh", "-c", cmdline},
@@ -276,22 +275,22 @@ func gradeRun(inst Instance, cfg *TestConfig, run *TestRun, parser string, res s
 // without reaching the store (reflinks, copies, or hard links only where
 // this process cannot write read-only files); everything below replaces
 // files anyway (patch.WriteResults, resetFiles, git apply).
-func testTree(ctx context.Context, r *repo.Repo, commit, dir string, cfg *TestConfig) (string, func(), error) {
+func testTree(ctx context.Context, r *repo.Repo, commit, dir string, cfg *TestConfig) (string, string, func(), error) {
 	if cfg.EnvStore != nil {
 		res, err := cfg.EnvStore.Restore(ctx, commit, dir, envstore.RestoreOptions{Overlay: true, Temporary: true})
 		if err != nil {
-			return "", nil, fmt.Errorf("env store: %w", err)
+			return "", "", nil, fmt.Errorf("env store: %w", err)
 		}
 		if res.Method == envstore.RestoreOverlay.String() {
-			return res.Dir, func() { envstore.Release(res.Dir) }, nil
+			return res.Dir, res.Method, func() { envstore.Release(res.Dir) }, nil
 		}
-		return res.Dir, func() {}, nil
+		return res.Dir, res.Method, func() {}, nil
 	}
 	wt, err := r.AddWorktree(ctx, commit, dir)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
-	return wt.Dir, func() { wt.Remove(context.WithoutCancel(ctx)) }, nil
+	return wt.Dir, "", func() { wt.Remove(context.WithoutCancel(ctx)) }, nil
 }
 
 func listSome(s []string) string {
@@ -366,21 +365,6 @@ func resetFiles(ctx context.Context, r *repo.Repo, commit, dir, testPatch string
 	}
 	if err := root.WriteResults(results); err != nil {
 		return fmt.Errorf("reset: %w", err)
-	}
-	return nil
-}
-
-// gitApply applies a patch in dir with git apply.
-func gitApply(ctx context.Context, dir, text string) error {
-	cmd := exec.CommandContext(ctx, "git", "apply", "--whitespace=nowarn", "-")
-	cmd.Dir = dir
-	// A restored environment has no .git: stop git from taking a
-	// repository above it for the tree's.
-	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
-	cmd.Stdin = strings.NewReader(text)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("git apply: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/patchbench/patchbench/internal/testdata"
+	"github.com/patchbench/patchbench/internal/testtree"
 )
 
 // codexScenario is one of codex's apply_patch scenarios: the tree before,
@@ -143,48 +143,8 @@ func txtarScenarios(t *testing.T) []codexScenario {
 	return out
 }
 
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, c := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+func writeTree(t *testing.T, dir string, files map[string]string) { testtree.Write(t, dir, files) }
 
 // readTree maps every regular file under dir to its content; empty when
 // dir does not exist. Directories left empty count too, as "dir/".
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) && p == dir {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if es, _ := os.ReadDir(p); len(es) == 0 && p != dir {
-				out[rel+"/"] = ""
-			}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[rel] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func readTree(t *testing.T, dir string) map[string]string { return testtree.Read(t, dir) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/patchbench/patchbench/bench/swe"
 	"github.com/patchbench/patchbench/bench/swe/swetest"
+	"github.com/patchbench/patchbench/envstore"
 	"github.com/patchbench/patchbench/sandbox"
 )
 
@@ -127,9 +128,17 @@ func sweEvalEndToEnd(t *testing.T, useStore bool) {
 	if code != 0 {
 		t.Fatalf("swe eval: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	overlay, _ := envstore.OverlayAvailable(dir)
 	if useStore {
 		if code, stdout, stderr := runCLI(t, "", "env", "verify", "--store", store); code != 0 {
 			t.Errorf("env verify after the run: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		// Every overlay the run mounted is released.
+		if m := storeMounts(t, store); len(m) != 0 {
+			t.Errorf("overlays of the store still mounted after the run:\n%s", strings.Join(m, "\n"))
+		}
+		if recs, _ := filepath.Glob(filepath.Join(store, "mounts", "*.json")); len(recs) != 0 {
+			t.Errorf("mount records left after the run: %q", recs)
 		}
 	}
 	want := sandbox.Detect(context.Background()).Name()
@@ -159,6 +168,11 @@ func sweEvalEndToEnd(t *testing.T, useStore bool) {
 			applied = append(applied, id)
 			if r.Test == nil || r.Test.Runner != want || r.Test.EnvStore != useStore {
 				t.Errorf("%s: test run %+v, want runner %s, env store %v", id, r.Test, want, useStore)
+			}
+			// Where this process can mount an overlay, each test tree is
+			// one (constant time), else files.
+			if r.Test != nil && useStore && (r.Test.EnvMethod == "overlay") != overlay {
+				t.Errorf("%s: environment restored by %q; overlay available: %v", id, r.Test.EnvMethod, overlay)
 			}
 		}
 		if exp.WithTests == "resolved" {

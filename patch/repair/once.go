@@ -64,19 +64,77 @@ func sides(h *looseHunk) (old, neu [][]string, ok bool) {
 	return old, neu, true
 }
 
-// exactAt reports whether ls (each line by any of its readings) are the
-// file's lines from line at on, line endings aside.
-func exactAt(t *text, ls [][]string, at int) bool {
-	if at < 0 || at+len(ls) > len(t.lines) {
+// sideAt reports whether one side of h (the old side when skip is
+// patch.LineInsert, the new side when it is patch.LineDelete), each line
+// by any of its readings, is the file's lines from line at on, line
+// endings aside. It reads the hunk's lines in place, making no copy of
+// a side: it runs for every hunk of a patch.
+func sideAt(t *text, h *looseHunk, skip patch.LineKind, at int) bool {
+	if at < 0 {
 		return false
 	}
-	for i, rs := range ls {
-		f := strings.TrimSuffix(t.lines[at+i], "\r")
-		if !slices.ContainsFunc(rs, func(r string) bool { return strings.TrimSuffix(r, "\r") == f }) {
+	i := at
+	for _, l := range h.lines {
+		if l.kind == skip {
+			continue
+		}
+		if i >= len(t.lines) {
 			return false
 		}
+		f := strings.TrimSuffix(t.lines[i], "\r")
+		found := false
+		for _, r := range l.texts {
+			if strings.TrimSuffix(r, "\r") == f {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+		i++
 	}
 	return true
+}
+
+// sideLens returns the number of old and new lines of h; ok is false
+// when a context line is an elision, which says nothing exact (as
+// sides).
+func sideLens(h *looseHunk) (nOld, nNew int, ok bool) {
+	for _, l := range h.lines {
+		if l.elision && l.kind == patch.LineContext {
+			return 0, 0, false
+		}
+		if l.kind != patch.LineInsert {
+			nOld++
+		}
+		if l.kind != patch.LineDelete {
+			nNew++
+		}
+	}
+	return nOld, nNew, true
+}
+
+// sameRuns reports whether the hunk's old and new sides are the same
+// lines (first readings): only the final newline may change.
+func sameRuns(h *looseHunk) bool {
+	i, j := 0, 0
+	next := func(k int, skip patch.LineKind) int {
+		for k < len(h.lines) && h.lines[k].kind == skip {
+			k++
+		}
+		return k
+	}
+	for {
+		i, j = next(i, patch.LineInsert), next(j, patch.LineDelete)
+		if i == len(h.lines) || j == len(h.lines) {
+			return i == len(h.lines) && j == len(h.lines)
+		}
+		if h.lines[i].texts[0] != h.lines[j].texts[0] {
+			return false
+		}
+		i, j = i+1, j+1
+	}
 }
 
 // ownPlace judges the hunk at its own place, at.
@@ -84,13 +142,13 @@ func ownPlace(t *text, h *looseHunk, at int) ownState {
 	if !h.hasPos {
 		return ownUnknown
 	}
-	old, neu, ok := sides(h)
+	nOld, nNew, ok := sideLens(h)
 	if !ok {
 		return ownUnknown
 	}
-	if slices.EqualFunc(old, neu, func(a, b []string) bool { return a[0] == b[0] }) {
+	if sameRuns(h) {
 		// Only the final newline changes: the file's end says which.
-		if !h.markers || h.oldNoEOL == h.newNoEOL || !exactAt(t, old, at) || at+len(old) != len(t.lines) {
+		if !h.markers || h.oldNoEOL == h.newNoEOL || !sideAt(t, h, patch.LineInsert, at) || at+nOld != len(t.lines) {
 			return ownUnknown
 		}
 		if t.eol == !h.newNoEOL {
@@ -101,19 +159,19 @@ func ownPlace(t *text, h *looseHunk, at int) ownState {
 	// An empty side is no evidence: a hunk without context that only
 	// removes is judged by its old side alone (placed by its line number,
 	// as one that only adds is), one that only adds is both.
-	o, n := exactAt(t, old, at), len(neu) > 0 && exactAt(t, neu, at)
+	o, n := sideAt(t, h, patch.LineInsert, at), nNew > 0 && sideAt(t, h, patch.LineDelete, at)
 	if h.unified && hasContext(h) {
 		// A unified diff's hunk with context on one side only reaches the
 		// end (or the start) of the file on the other, as git reads it:
 		// either side is there only where the file ends (or starts).
 		first, last := h.lines[0].kind, h.lines[len(h.lines)-1].kind
-		o = o && (last == patch.LineContext || at+len(old) == len(t.lines)) && (first == patch.LineContext || at == 0)
-		n = n && (last == patch.LineContext || at+len(neu) == len(t.lines)) && (first == patch.LineContext || at == 0)
+		o = o && (last == patch.LineContext || at+nOld == len(t.lines)) && (first == patch.LineContext || at == 0)
+		n = n && (last == patch.LineContext || at+nNew == len(t.lines)) && (first == patch.LineContext || at == 0)
 	}
 	if n && h.markers && h.oldNoEOL != h.newNoEOL {
 		// The change includes the final newline: the file must end there
 		// as the new side says.
-		n = at+len(neu) == len(t.lines) && t.eol == !h.newNoEOL
+		n = at+nNew == len(t.lines) && t.eol == !h.newNoEOL
 	}
 	if n && !ownEvidence(h, h.unified && hasContext(h)) {
 		// Its added lines say little (a brace, a blank line, lines it also
@@ -176,21 +234,47 @@ func delta(h *looseHunk) int {
 // so nothing but likelihood tells. A hunk without context that only adds
 // stays ownBoth, refused.
 func ownPlaces(t *text, hunks []*looseHunk) ([]ownState, []int) {
+	return ownPlacesOf(t, len(hunks), func(i int) *looseHunk { return hunks[i] })
+}
+
+// ownPlacesOf is ownPlaces over n hunks that hunk(i) gives, each asked
+// for once: a strictly parsed patch of many hunks is never converted
+// whole.
+func ownPlacesOf(t *text, n int, hunk func(i int) *looseHunk) ([]ownState, []int) {
 	// The offset after a hunk with both sides at its place depends on
-	// which it is: one pass reads every such hunk as not applied, one as
-	// applied.
-	pass := func(bothApplied bool) ([]ownState, []int) {
-		st := make([]ownState, len(hunks))
-		ats := make([]int, len(hunks))
-		off := 0
-		for i, h := range hunks {
-			at := ownStart(h, off)
-			st[i], ats[i] = ownPlace(t, h, at), at
-			if st[i] == ownNew || st[i] == ownBoth && bothApplied {
-				off += delta(h)
+	// which it is: reading A takes every such hunk as not applied,
+	// reading B as applied. Both are made in one pass.
+	stA, atsA := make([]ownState, n), make([]int, n)
+	stB, atsB := make([]ownState, n), make([]int, n)
+	longer := make([]ownState, n) // what the longer side says of a hunk with both sides
+	offA, offB := 0, 0
+	for i := range n {
+		h := hunk(i)
+		atsA[i] = ownStart(h, offA)
+		stA[i] = ownPlace(t, h, atsA[i])
+		atsB[i], stB[i] = atsA[i], stA[i]
+		if offB != offA {
+			atsB[i] = ownStart(h, offB)
+			stB[i] = ownPlace(t, h, atsB[i])
+		}
+		d := delta(h)
+		if stA[i] == ownNew {
+			offA += d
+		}
+		if stB[i] == ownNew || stB[i] == ownBoth {
+			offB += d
+		}
+		if stA[i] == ownBoth {
+			// An empty old side (a hunk without context that only adds)
+			// says nothing: it stays ownBoth.
+			longer[i] = ownBoth
+			if nOld, nNew, ok := sideLens(h); ok && nOld > 0 {
+				longer[i] = ownOld
+				if nNew > nOld {
+					longer[i] = ownNew
+				}
 			}
 		}
-		return st, ats
 	}
 	// fits reports whether no hunk contradicts the reading that every
 	// hunk is at side s (or both), and whether one says it alone.
@@ -209,8 +293,6 @@ func ownPlaces(t *text, hunks []*looseHunk) ([]ownState, []int) {
 			}
 		}
 	}
-	stA, atsA := pass(false)
-	stB, atsB := pass(true)
 	cA, dA := fits(stA, ownOld)
 	cB, dB := fits(stB, ownNew)
 	switch {
@@ -228,16 +310,8 @@ func ownPlaces(t *text, hunks []*looseHunk) ([]ownState, []int) {
 	// with the very lines the longer side adds. A hunk without context
 	// that only adds has an empty old side, which says nothing: refused.
 	for i, x := range stA {
-		if x != ownBoth {
-			continue
-		}
-		old, neu, _ := sides(hunks[i])
-		switch {
-		case len(old) == 0:
-		case len(neu) > len(old):
-			stA[i] = ownNew
-		default:
-			stA[i] = ownOld
+		if x == ownBoth {
+			stA[i] = longer[i]
 		}
 	}
 	return stA, atsA
@@ -301,22 +375,40 @@ func noContext(h *looseHunk) bool {
 // context removes lines (git places such a hunk at the end of the file,
 // the default mode by its line number). Otherwise the pipeline decides.
 func strictOnce(p *patch.Patch, fsys patch.FileSystem, reverse bool) bool {
-	for _, f := range fromStrict(p) {
+	for _, fp := range p.Files {
+		name, op := fp.OldPath, fp.Op
 		if reverse {
-			f.reverse()
+			name = fp.NewPath
+			switch op {
+			case patch.Create:
+				op = patch.Delete
+			case patch.Delete:
+				op = patch.Create
+			}
 		}
-		if len(f.hunks) == 0 || f.op == patch.Create {
+		if len(fp.Hunks) == 0 || op == patch.Create {
 			continue
 		}
-		name := f.oldName
 		c, err := patch.ReadFileString(fsys, name)
 		if err != nil {
 			return false
 		}
-		t := newText(c)
-		st, _ := ownPlaces(t, f.hunks)
-		for i, s := range st {
-			if s == ownNew || s == ownBoth || s == ownElsewhere || noContext(f.hunks[i]) {
+		// Each hunk is converted when judged, not the patch whole.
+		noCtx := false
+		hunk := func(i int) *looseHunk {
+			h := looseOf(fp.Hunks[i])
+			if reverse {
+				h.reverse()
+			}
+			noCtx = noCtx || noContext(h)
+			return h
+		}
+		st, _ := ownPlacesOf(newText(c), len(fp.Hunks), hunk)
+		if noCtx {
+			return false
+		}
+		for _, s := range st {
+			if s == ownNew || s == ownBoth || s == ownElsewhere {
 				return false
 			}
 		}

@@ -446,20 +446,29 @@ func fromStrict(p *patch.Patch) []*looseFile {
 	for _, fp := range p.Files {
 		f := &looseFile{oldName: fp.OldPath, newName: fp.NewPath, op: fp.Op, oldMode: fp.OldMode, newMode: fp.NewMode}
 		for _, h := range fp.Hunks {
-			lh := &looseHunk{anchors: h.Anchors, atEnd: h.AtEnd, line: h.PatchLine, oldNoEOL: h.OldNoEOL, newNoEOL: h.NewNoEOL, markers: !h.KeepEOL, appends: true}
-			if h.HasPos {
-				lh.oldStart, lh.newStart, lh.hasPos = h.OldStart, h.NewStart, true
-			}
-			for _, l := range h.Lines {
-				ll := looseLine{kind: l.Kind, texts: []string{l.Text}}
-				ll.elision = l.Kind != patch.LineInsert && isElision(l.Text)
-				lh.lines = append(lh.lines, ll)
-			}
-			f.hunks = append(f.hunks, lh)
+			f.hunks = append(f.hunks, looseOf(h))
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// looseOf is a strictly parsed hunk as the pipeline holds hunks.
+func looseOf(h *patch.Hunk) *looseHunk {
+	lh := &looseHunk{anchors: h.Anchors, atEnd: h.AtEnd, line: h.PatchLine, oldNoEOL: h.OldNoEOL, newNoEOL: h.NewNoEOL, markers: !h.KeepEOL, appends: true}
+	if h.HasPos {
+		lh.oldStart, lh.newStart, lh.hasPos = h.OldStart, h.NewStart, true
+	}
+	// One array of texts for the hunk, not one a line.
+	texts := make([]string, len(h.Lines))
+	lh.lines = make([]looseLine, 0, len(h.Lines))
+	for i, l := range h.Lines {
+		texts[i] = l.Text
+		ll := looseLine{kind: l.Kind, texts: texts[i : i+1 : i+1]}
+		ll.elision = l.Kind != patch.LineInsert && isElision(l.Text)
+		lh.lines = append(lh.lines, ll)
+	}
+	return lh
 }
 
 // reverse turns the section into the one that undoes it.
@@ -487,20 +496,25 @@ func (f *looseFile) reverse() {
 		f.op = patch.Create
 	}
 	for _, h := range f.hunks {
-		h.oldStart, h.newStart = h.newStart, h.oldStart
-		h.oldCount, h.newCount = h.newCount, h.oldCount
-		h.oldNoEOL, h.newNoEOL = h.newNoEOL, h.oldNoEOL
-		for i := range h.lines {
-			l := &h.lines[i]
-			switch l.kind {
-			case patch.LineInsert:
-				l.kind = patch.LineDelete
-				l.elision = isElision(l.texts[0])
-			case patch.LineDelete:
-				l.kind = patch.LineInsert
-				l.texts = l.texts[:1]
-				l.elision = false
-			}
+		h.reverse()
+	}
+}
+
+// reverse turns the hunk into the one that undoes it.
+func (h *looseHunk) reverse() {
+	h.oldStart, h.newStart = h.newStart, h.oldStart
+	h.oldCount, h.newCount = h.newCount, h.oldCount
+	h.oldNoEOL, h.newNoEOL = h.newNoEOL, h.oldNoEOL
+	for i := range h.lines {
+		l := &h.lines[i]
+		switch l.kind {
+		case patch.LineInsert:
+			l.kind = patch.LineDelete
+			l.elision = isElision(l.texts[0])
+		case patch.LineDelete:
+			l.kind = patch.LineInsert
+			l.texts = l.texts[:1]
+			l.elision = false
 		}
 	}
 }

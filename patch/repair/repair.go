@@ -47,6 +47,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"github.com/patchbench/patchbench/patch"
@@ -284,6 +285,13 @@ func Repair(text string, opts Options) (*Result, error) {
 	width := contextWidth(files)
 	markCutEvidence(files)
 	ov := overlay{fsys: opts.FS, files: map[string]*string{}}
+	for _, lf := range files {
+		// The paths renamed or deleted away, as git apply counts them
+		// before it applies anything.
+		if o, n, _, err := resolvePath(lf, opts, &ov); err == nil && vacates(lf, o, n) {
+			ov.vac.Leaves(o)
+		}
+	}
 	var firstErr error
 	res.Results = []patch.FileResult{}
 	for _, lf := range files {
@@ -426,6 +434,9 @@ type overlay struct {
 	orig  map[string]string  // first content read, for the canonical diff
 	// missing remembers files the file system does not have.
 	missing map[string]bool
+	// vac: the paths sections still to come rename or delete away, which
+	// a rename or creation may take (two files swapped, x and x/y).
+	vac patch.Vacancies
 }
 
 func (ov *overlay) read(name string) (string, bool, error) {
@@ -435,6 +446,15 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		}
 		return *c, true, nil
 	}
+	if ov.vac.UnderLeaving(name, ov.removed) {
+		// Under a file that the patch moves away (x renamed to x/y).
+		return "", false, nil
+	}
+	return ov.readOrig(name)
+}
+
+// readOrig reads name as it was before the patch.
+func (ov *overlay) readOrig(name string) (string, bool, error) {
 	if c, ok := ov.orig[name]; ok {
 		return c, true, nil
 	}
@@ -442,6 +462,11 @@ func (ov *overlay) read(name string) (string, bool, error) {
 		return "", false, nil
 	}
 	c, err := patch.ReadFileString(ov.fsys, name)
+	if errors.Is(err, syscall.EISDIR) && ov.vac.Below(name) {
+		// A directory whose files the patch moves away (x/y renamed to
+		// x): the write checks that nothing else is in it.
+		return "", false, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if ov.missing == nil {
 			ov.missing = map[string]bool{}
@@ -460,6 +485,15 @@ func (ov *overlay) read(name string) (string, bool, error) {
 	}
 	return c, true, nil
 }
+
+// removed reports whether an earlier section removed name.
+func (ov *overlay) removed(name string) bool {
+	c, ok := ov.files[name]
+	return ok && c == nil
+}
+
+// written reports whether an earlier section wrote name.
+func (ov *overlay) written(name string) bool { return ov.files[name] != nil }
 
 func (ov *overlay) exists(name string) bool {
 	_, ok, err := ov.read(name)
@@ -688,7 +722,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 			return fail(err.Error(), readKind(err))
 		}
 	}
-	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) {
+	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) && (newPath == oldPath || !ov.vac.Take(newPath, ov.written(newPath))) {
 		// As git apply: a rename or copy does not replace a file (V4A's
 		// Move to does, as codex's apply_patch).
 		return fail(fmt.Sprintf("the %s target %s already exists", lf.op, newPath), KindFileExists)
@@ -700,7 +734,11 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	content := ""
 	op := lf.op
 	if op != patch.Create {
-		c, ok, err := ov.read(oldPath)
+		read := ov.read
+		if ov.vac.Taken(oldPath) && (op == patch.Rename || op == patch.Delete) {
+			read = ov.readOrig // its new content came from an earlier section
+		}
+		c, ok, err := read(oldPath)
 		if err != nil {
 			return fail(err.Error(), readKind(err))
 		}
@@ -712,7 +750,7 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 			}
 		}
 		content = c
-	} else if ov.exists(newPath) {
+	} else if ov.exists(newPath) && !ov.vac.Take(newPath, ov.written(newPath)) {
 		// Creating a file that exists: already applied if it has the content.
 		c, _, _ := ov.read(newPath)
 		if want := createdContent(lf); c == want {
@@ -747,17 +785,35 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	if op == patch.Create {
 		res.OldPath = ""
 	}
+	// vacate: the path holds nothing now, or the new file that took it.
+	vacate := func() {
+		if !ov.vac.Left(oldPath) {
+			ov.files[oldPath] = nil
+		}
+	}
 	switch op {
 	case patch.Delete:
-		ov.files[oldPath] = nil
+		vacate()
 	default:
 		res.Content = newBytes
 		if op == patch.Rename {
-			ov.files[oldPath] = nil
+			vacate()
 		}
 		ov.files[newPath] = &newContent
 	}
 	return fr, res, nil
+}
+
+// vacates reports whether a section with these resolved names renames or
+// deletes its file away (a git diff whose names differ renames).
+func vacates(lf *looseFile, oldPath, newPath string) bool {
+	switch {
+	case oldPath == "":
+		return false
+	case lf.op == patch.Rename || lf.op == patch.Delete:
+		return true
+	}
+	return lf.op == patch.Modify && lf.git && newPath != "" && newPath != oldPath
 }
 
 func allAppends(lf *looseFile) bool {

@@ -49,12 +49,13 @@ func applyStrict(text string, opts Options, res *Result) bool {
 			}
 		}
 	}
-	if !strictOnce(p, opts.FS, opts.Reverse) {
+	// strictOnce and Apply read each file through rec: once.
+	rec := &recordFS{fsys: opts.FS}
+	if !strictOnce(p, rec, opts.Reverse) {
 		// A hunk applied already at its own place, which git would apply
 		// again where its context repeats: the pipeline judges it.
 		return false
 	}
-	rec := &recordFS{fsys: opts.FS}
 	results, err := patch.Apply(p, rec, patch.ApplyOptions{Reverse: opts.Reverse, Git: true})
 	if err != nil {
 		return false
@@ -145,6 +146,11 @@ type recordFS struct {
 }
 
 func (r *recordFS) ReadFile(name string) ([]byte, error) {
+	if c, ok := r.orig[name]; ok {
+		// Read before: the same bytes, which no reader changes (patch
+		// reads them as a string).
+		return unsafe.Slice(unsafe.StringData(c), len(c)), nil
+	}
 	b, err := r.fsys.ReadFile(name)
 	if err != nil {
 		return b, err

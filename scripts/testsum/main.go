@@ -82,6 +82,8 @@ func summarize(r io.Reader, w io.Writer) summary {
 		}
 		key := e.Package + "\x00" + e.Test
 		switch e.Action {
+		case "run":
+			outputs[key] = nil // a test that started: it must end
 		case "output":
 			if e.Test == "" {
 				// Package-level output: keep the ok/FAIL/no test files lines
@@ -97,6 +99,8 @@ func summarize(r io.Reader, w io.Writer) summary {
 			if e.Test != "" {
 				fmt.Fprint(w, strings.Join(outputs[key], ""))
 				sum.failed++
+			} else {
+				sum.failed += unfinished(w, outputs, e.Package)
 			}
 			delete(outputs, key)
 		case "skip":
@@ -113,6 +117,26 @@ func summarize(r io.Reader, w io.Writer) summary {
 		}
 	}
 	return sum
+}
+
+// unfinished prints, for a package that failed, the tests of it that never
+// ended (the test binary timed out or crashed while they ran: go test's
+// panic is in their output) and returns how many there were.
+func unfinished(w io.Writer, outputs map[string][]string, pkg string) int {
+	var keys []string
+	for k := range outputs {
+		if p, test, _ := strings.Cut(k, "\x00"); p == pkg && test != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		_, test, _ := strings.Cut(k, "\x00")
+		lines := outputs[k]
+		fmt.Fprintf(w, "--- FAIL: %s (did not finish)\n%s", test, strings.Join(lines[max(0, len(lines)-30):], ""))
+		delete(outputs, k)
+	}
+	return len(keys)
 }
 
 // reason is what t.Skip said: the output lines after "--- SKIP", trimmed.

@@ -36,3 +36,24 @@ not json: a build error
 		t.Errorf("counts %q, want %q", got, want)
 	}
 }
+
+// TestSummarizeTimeout: a package whose binary timed out while a test ran
+// has that test counted as failed, with go test's panic printed.
+func TestSummarizeTimeout(t *testing.T) {
+	in := `{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p","Test":"TestA"}
+{"Action":"run","Package":"p","Test":"TestSlow"}
+{"Action":"output","Package":"p","Test":"TestSlow","Output":"=== RUN   TestSlow\n"}
+{"Action":"output","Package":"p","Test":"TestSlow","Output":"panic: test timed out after 45m0s\n"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t2700.1s\n"}
+{"Action":"fail","Package":"p"}
+`
+	var out strings.Builder
+	sum := summarize(strings.NewReader(in), &out)
+	if !strings.Contains(out.String(), "--- FAIL: TestSlow (did not finish)\n=== RUN   TestSlow\npanic: test timed out after 45m0s\n") {
+		t.Errorf("printed %q, want TestSlow's panic", out.String())
+	}
+	if got, want := sum.counts(), "1 passed, 1 failed, 0 skipped"; got != want {
+		t.Errorf("counts %q, want %q", got, want)
+	}
+}

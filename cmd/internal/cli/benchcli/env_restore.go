@@ -30,10 +30,12 @@ func newEnvRestoreCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 must not exist or be an empty directory (else exit 2). A restore that fails
 leaves nothing at DEST.
 
-Where this process can mount one (root), DEST is an overlay: the commit's
-read-only tree in the store (made once, at its first such restore) below,
-a fresh upper directory beside DEST (.NAME.overlay) above, so every write
-lands there and the restore takes the same time whatever the tree's size.
+Where this process can mount one (root: the kernel's overlayfs; else
+fuse-overlayfs where it works), DEST is an overlay: the commit's read-only
+tree in the store (made once, at its first such restore) below, a fresh
+upper directory beside DEST (.NAME.overlay) above, so every write lands
+there and the restore takes the same time whatever the tree's size (the
+manifest is not read again). The output says why there is none otherwise.
 "env release DEST" unmounts it and removes what was written. --no-overlay
 (or --copy, --link, --reflink) makes files instead:
 

@@ -43,7 +43,7 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes, or relace-mcp's schema)")
 	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools); default agentic when --model is given")
-	f.StringVar(&o.signals, "signals", "all", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(codesearch.Signals, ", ")+"; all, none, or all,-NAME to leave one out")
+	f.StringVar(&o.signals, "signals", "default", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(codesearch.Signals, ", ")+"; default ("+codesearch.DefaultSignals+"), all, none, or all,-NAME to leave one out")
 	f.StringVar(&o.indexDir, "index-cache", "", "`DIR` caching the indexed mode's indexes (default REPOS/.loc-index)")
 	o.repos.register(cmd)
 	o.model.register(f, "reference (the ground truth), replay/FILE (LocAgent loc_outputs.jsonl or relace-style answers), openai/NAME, anthropic/NAME (agentic)")
