@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -378,11 +379,9 @@ func (r *Repo) Export(ctx context.Context, rev, dest string) error {
 // ApplyInDir applies a patch text to the files of dir, which need not be
 // a repository (git apply; a repository above dir is not used).
 func ApplyInDir(ctx context.Context, dir, text string) error {
-	cmd := exec.CommandContext(ctx, "git", "apply", "--whitespace=nowarn", "-")
-	cmd.Dir = dir
-	// A restored environment has no .git: stop git from taking a
+	// A restored environment has no .git: Command stops git from taking a
 	// repository above it for the tree's.
-	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	cmd := Command(ctx, dir, os.Environ(), "apply", "--whitespace=nowarn", "-")
 	cmd.Stdin = strings.NewReader(text)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -398,4 +397,18 @@ func checkRevs(revs ...string) error {
 		}
 	}
 	return nil
+}
+
+// Command is git ARGS to run in dir, a plain directory (a case's tree, a
+// restored environment) that git must not take for part of a repository
+// above it: with env (the caller's choice: a fixed one to read git's
+// messages from, or this process's) and GIT_CEILING_DIRECTORIES set to
+// dir's parent. Every git run outside a Repo goes through it, so that
+// this package is the one place git is run from (the apply peers that
+// applybench and swe's official chain measure included).
+func Command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(slices.Clip(env), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	return cmd
 }

@@ -38,6 +38,7 @@ import (
 
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/patch/repair"
+	"github.com/patchbench/patchbench/repo"
 )
 
 // Case is one row of the corpus, in the schema of malformed-dev.jsonl.gz.
@@ -154,11 +155,16 @@ func command(name, label string, cmds ...[]string) Tool {
 				// without usable names.
 				full = append(full, filepath.FromSlash(c.Path))
 			}
-			cmd := exec.CommandContext(ctx, args[0], full...)
-			cmd.Dir = dir
-			cmd.Stdin = nil
 			// No repository around the case directory, and no user config.
-			cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+			env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+			var cmd *exec.Cmd
+			if args[0] == "git" {
+				cmd = repo.Command(ctx, dir, env, full...)
+			} else {
+				cmd = exec.CommandContext(ctx, args[0], full...)
+				cmd.Dir = dir
+				cmd.Env = append(env, "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+			}
 			err := cmd.Run()
 			if err == nil {
 				return true, nil

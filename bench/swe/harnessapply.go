@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/repo"
 )
 
 // Appliers of the patch stage (Config.Apply).
@@ -189,12 +190,17 @@ type baseFile struct {
 func runTool(ctx context.Context, dir, home string, argv []string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, harnessApplyTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = []string{
+	env := []string{
 		"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=" + home,
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
-		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir),
+	}
+	var cmd *exec.Cmd
+	if argv[0] == "git" {
+		cmd = repo.Command(ctx, dir, env, argv[1:]...)
+	} else {
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(env, "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
