@@ -36,11 +36,7 @@ func agentRepo(t *testing.T) (*repo.Repo, string) {
 			t.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "one"}} {
-		if _, err := gittest.Run(t, dir, "", args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	gittest.Commit(t, dir)
 	r, err := repo.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

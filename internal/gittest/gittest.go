@@ -35,3 +35,13 @@ func Run(t testing.TB, dir, stdin string, args ...string) (string, error) {
 	}
 	return out.String(), nil
 }
+
+// Commit makes dir a repository holding what is in it, in one commit.
+func Commit(t testing.TB, dir string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "one"}} {
+		if _, err := Run(t, dir, "", args...); err != nil {
+			t.Fatalf("git %s: %v", args[0], err)
+		}
+	}
+}
