@@ -1,6 +1,7 @@
 package codesearch
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -21,6 +22,10 @@ type Evidence struct {
 	// demoteTests, demoteStubs and demoteExamples move test files, stubs
 	// and fixtures, and examples after the others, once fused.
 	demoteTests, demoteStubs, demoteExamples bool
+
+	// files is the lists' files in a form fused fast, made on first use
+	// (a fit fuses one case's evidence thousands of times).
+	files *fileLists
 }
 
 // List is one signal's ranking: a score per file and per function id
@@ -28,6 +33,27 @@ type Evidence struct {
 type List struct {
 	Name         string
 	Files, Funcs ranked
+}
+
+// rankedItem is an item of a list and its rank (items that tie share it).
+type rankedItem struct {
+	key  string
+	rank int
+}
+
+// ranks returns r's items best first with their ranks; items that tie
+// share a rank.
+func (r ranked) ranks() []rankedItem {
+	order := r.order()
+	out := make([]rankedItem, len(order))
+	rank, prev := 0, -1.0
+	for i, k := range order {
+		if r[k] != prev {
+			rank, prev = i+1, r[k]
+		}
+		out[i] = rankedItem{k, rank}
+	}
+	return out
 }
 
 // Fusion weighs the lists in reciprocal rank fusion (Cormack et al.
@@ -69,19 +95,13 @@ func (r ranked) order() []string {
 	return out
 }
 
-// fuse adds each item's weighted reciprocal rank in r to into; items that
-// tie in a list share its rank.
-func fuse(into map[string]float64, r ranked, f Fusion, w float64) {
+// fuse adds each item's weighted reciprocal rank in items to into.
+func fuse(into map[string]float64, items []rankedItem, f Fusion, w float64) {
 	if w == 0 {
 		return
 	}
-	rank := 0
-	prev := -1.0
-	for i, k := range r.order() {
-		if r[k] != prev {
-			rank, prev = i+1, r[k]
-		}
-		into[k] += w / (f.K + float64(rank))
+	for _, it := range items {
+		into[it.key] += w / (f.K + float64(it.rank))
 	}
 }
 
@@ -94,12 +114,10 @@ type Ranking struct {
 
 // Fuse ranks the files and functions of e's lists by f.
 func (e *Evidence) Fuse(f Fusion) Ranking {
-	fileScore := map[string]float64{}
+	files, fileScore := e.fuseFiles(f)
 	funcScore := map[string]float64{}
 	for _, l := range e.Lists {
-		w := f.weight(l.Name)
-		fuse(fileScore, l.Files, f, w)
-		fuse(funcScore, l.Funcs, f, w)
+		fuse(funcScore, l.Funcs.ranks(), f, f.weight(l.Name))
 	}
 	// A function also gets its file's fused score: the functions of the
 	// files the signals agree on come first.
@@ -107,23 +125,162 @@ func (e *Evidence) Fuse(f Fusion) Ranking {
 		p, _, _ := strings.Cut(id, ":")
 		funcScore[id] += fileScore[p]
 	}
-	r := Ranking{Files: ranked(fileScore).order()}
+	r := Ranking{Files: files}
 	for _, id := range ranked(funcScore).order() {
 		r.Functions = append(r.Functions, e.chunkOf[id])
 	}
-	if e.demoteExamples {
-		r.Files = demote(r.Files, isExamplePath)
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isExamplePath(c.Path) })
-	}
-	if e.demoteStubs {
-		r.Files = demote(r.Files, isStubPath)
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isStubPath(c.Path) })
-	}
-	if e.demoteTests {
-		r.Files = demote(r.Files, isTestPath)
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isTestPath(c.Path) })
+	for _, bad := range e.demoted() {
+		r.Functions = demote(r.Functions, func(c Chunk) bool { return bad(c.Path) })
 	}
 	return r
+}
+
+// fuseFiles ranks the files of e's lists by f, and returns their fused
+// scores.
+func (e *Evidence) fuseFiles(f Fusion) ([]string, map[string]float64) {
+	d := e.fileLists()
+	score, in := d.fuse(f)
+	var order []int32
+	for id := range d.names {
+		if in[id] {
+			order = append(order, int32(id))
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return d.before(score, order[i], order[j]) })
+	files := make([]string, len(order))
+	scores := make(map[string]float64, len(order))
+	for i, id := range order {
+		files[i] = d.names[id]
+		scores[files[i]] = score[id]
+	}
+	return files, scores
+}
+
+// fileLists is an Evidence's file lists with files as numbers: each
+// list's files with their ranks, and each file's kind (0: code, then
+// examples, stubs and fixtures, tests, in the order they go last).
+type fileLists struct {
+	names []string
+	kind  []int8
+	lists []string // the list names
+	items [][]idRank
+}
+
+type idRank struct {
+	id   int32
+	rank int32
+}
+
+func (e *Evidence) fileLists() *fileLists {
+	if e.files != nil {
+		return e.files
+	}
+	d := &fileLists{}
+	ids := map[string]int32{}
+	for _, l := range e.Lists {
+		var items []idRank
+		for _, it := range l.Files.ranks() {
+			id, ok := ids[it.key]
+			if !ok {
+				id = int32(len(d.names))
+				ids[it.key] = id
+				d.names = append(d.names, it.key)
+				d.kind = append(d.kind, e.kindOf(it.key))
+			}
+			items = append(items, idRank{id, int32(it.rank)})
+		}
+		d.lists = append(d.lists, l.Name)
+		d.items = append(d.items, items)
+	}
+	e.files = d
+	return d
+}
+
+// kindOf returns the group a file goes in once fused: 0 the code, then
+// examples, then stubs and fixtures, then tests (each when its signal
+// moves it).
+func (e *Evidence) kindOf(p string) int8 {
+	switch {
+	case e.demoteTests && isTestPath(p):
+		return 3
+	case e.demoteStubs && isStubPath(p):
+		return 2
+	case e.demoteExamples && isExamplePath(p):
+		return 1
+	}
+	return 0
+}
+
+// fuse returns each file's fused score and whether a list of non-zero
+// weight ranks it (the others are left out of the ranking).
+func (d *fileLists) fuse(f Fusion) ([]float64, []bool) {
+	score := make([]float64, len(d.names))
+	in := make([]bool, len(d.names))
+	for i, items := range d.items {
+		w := f.weight(d.lists[i])
+		if w == 0 {
+			continue
+		}
+		for _, it := range items {
+			score[it.id] += w / (f.K + float64(it.rank))
+			in[it.id] = true
+		}
+	}
+	return score, in
+}
+
+// before orders files by kind, then fused score, then name.
+func (d *fileLists) before(score []float64, a, b int32) bool {
+	if d.kind[a] != d.kind[b] {
+		return d.kind[a] < d.kind[b]
+	}
+	if score[a] != score[b] {
+		return score[a] > score[b]
+	}
+	return d.names[a] < d.names[b]
+}
+
+// top returns the first n files of the fusion by f, as fuseFiles orders
+// them, without sorting them all.
+func (d *fileLists) top(f Fusion, n int) []string {
+	score, in := d.fuse(f)
+	best := make([]int32, 0, n+1)
+	for id := range d.names {
+		if !in[id] {
+			continue
+		}
+		i := len(best)
+		for i > 0 && d.before(score, int32(id), best[i-1]) {
+			i--
+		}
+		if i < n {
+			best = slices.Insert(best, i, int32(id))
+			if len(best) > n {
+				best = best[:n]
+			}
+		}
+	}
+	out := make([]string, len(best))
+	for i, id := range best {
+		out[i] = d.names[id]
+	}
+	return out
+}
+
+// demoted returns the kinds of file that go last, in the order they are
+// moved: examples, then stubs and fixtures, then tests last of all.
+func (e *Evidence) demoted() []func(string) bool {
+	var out []func(string) bool
+	if e.demoteExamples {
+		out = append(out, isExamplePath)
+	}
+	if e.demoteStubs {
+		out = append(out, isStubPath)
+	}
+	if e.demoteTests {
+		out = append(out, isTestPath)
+	}
+	return out
 }
 
 // rank fuses BM25 over the chunks with the signals that are on, by

@@ -3,6 +3,7 @@ package codesearch
 import (
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/patchbench/patchbench/symbols"
@@ -454,8 +455,14 @@ func (t *repoTables) neighbours(ix *Index, is *issue, bm ranked) ranked {
 	// A seed linked to many files (a utils module every file imports)
 	// says little about each: a neighbour weighs 1/(the seed's links),
 	// summed over its seeds; its BM25 score breaks ties.
-	out := ranked{}
+	// Seeds in order: the sums are then the same whatever a map's order.
+	order := make([]string, 0, len(seeds))
 	for s := range seeds {
+		order = append(order, s)
+	}
+	sort.Strings(order)
+	out := ranked{}
+	for _, s := range order {
 		links := append(append([]string(nil), g.out[s]...), g.in[s]...)
 		for _, f := range links {
 			if score, ok := bm[f]; ok && !seeds[f] {
