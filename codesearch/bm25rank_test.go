@@ -363,9 +363,12 @@ func TestParseSignalsDefault(t *testing.T) {
 		in   string
 		want map[string]bool
 	}{
-		{"default", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalTests: true, SignalStubs: true}},
-		{"default,names", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalTests: true, SignalStubs: true, SignalNames: true}},
-		{"default,-tests", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalTests: false, SignalStubs: true}},
+		{"default", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalCalls: true, SignalImports: true,
+			SignalFiles: true, SignalTests: true, SignalStubs: true}},
+		{"default,names", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalCalls: true, SignalImports: true,
+			SignalFiles: true, SignalTests: true, SignalStubs: true, SignalNames: true}},
+		{"default,-tests,-files", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalCalls: true, SignalImports: true,
+			SignalFiles: false, SignalTests: false, SignalStubs: true}},
 		{"all", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalCalls: true, SignalImports: true,
 			SignalNames: true, SignalStems: true, SignalTests: true, SignalExamples: true, SignalStubs: true, SignalFiles: true}},
 	} {
