@@ -97,11 +97,12 @@ func pyImports(src string) []pyImport {
 	return out
 }
 
-// importedName reads "a as b" (alias b) or "a" (no alias).
+// importedName reads "a as b" (alias b) or "a" (no alias); anything
+// else, an alias that is no identifier included, is no import.
 func importedName(s string) (name, alias string) {
 	f := strings.Fields(s)
 	switch {
-	case len(f) == 3 && f[1] == "as":
+	case len(f) == 3 && f[1] == "as" && pyIdentRe.MatchString(f[2]):
 		return f[0], f[2]
 	case len(f) == 1:
 		return f[0], ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -134,4 +135,23 @@ func TestCalled(t *testing.T) {
 	if want := []string{"pkg/api/__init__.py", "pkg/util.py"}; !cmp.Equal(got, want) {
 		t.Errorf("neighbours = %q, want %q", got, want)
 	}
+}
+
+func FuzzPyImports(f *testing.F) {
+	f.Add("from .a import (b,\n c as d)\nimport x.y as z\n")
+	f.Add("from a import b \\\n, c\n>>> import q\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		lines := strings.Count(src, "\n") + 1
+		for _, im := range pyImports(src) {
+			if im.line < 1 || im.line > lines {
+				t.Fatalf("line %d of %d: %+v", im.line, lines, im)
+			}
+			if im.name != "" && im.name != "*" && !pyIdentRe.MatchString(im.name) || im.alias != "" && !pyIdentRe.MatchString(im.alias) {
+				t.Fatalf("name or alias not an identifier: %+v", im)
+			}
+			if rest := strings.TrimLeft(im.module, "."); rest != "" && !pyModuleRe.MatchString(rest) || im.module == "" {
+				t.Fatalf("module %q", im.module)
+			}
+		}
+	})
 }
