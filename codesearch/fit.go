@@ -69,6 +69,29 @@ func FitFusion(cases []FitCase, g FitGrid) FitResult {
 	return best
 }
 
+// FitFuncs returns the fusion that is base with the functions fused by
+// the best of a grid of constants ks and file weights ws (see
+// [FuncFusion]), by score (function Acc@10 over the tuning cases, say);
+// base's file ranking is left as it is. Ties go to the simpler fusion as
+// in [FitFusion], base itself (the functions fused with its K, the
+// file's score weighing 1) being the simplest.
+func FitFuncs(base Fusion, ks, ws []float64, score func(Fusion) float64) FitResult {
+	var best FitResult
+	var bestCost [3]float64
+	for _, k := range ks {
+		for _, w := range ws {
+			f := base
+			f.Funcs = &FuncFusion{K: k, File: w}
+			acc, cost := score(f), fusionCost(f)
+			best.Tried++
+			if best.Tried == 1 || acc > best.Acc || acc == best.Acc && less(cost, bestCost) {
+				best.Fusion, best.Acc, bestCost = f, acc, cost
+			}
+		}
+	}
+	return best
+}
+
 // FitScore is the mean file Acc@at of f over cases.
 func FitScore(cases []FitCase, f Fusion, at int) float64 {
 	if len(cases) == 0 {
@@ -82,8 +105,10 @@ func FitScore(cases []FitCase, f Fusion, at int) float64 {
 }
 
 // fusionCost orders fusions by simplicity: the weights other than 1 (and
-// a constant other than 60), how far the weights are from 1 (a factor of
-// 2 counts 1, weight 0 counts 4) and how far the constant is from 60.
+// a constant other than 60, and the functions' constant and file weight
+// other than K and 1), how far the weights are from 1 (a factor of 2
+// counts 1, weight 0 counts 4) and how far the constants are from 60 and
+// K.
 func fusionCost(f Fusion) [3]float64 {
 	var c [3]float64
 	for _, w := range f.Weights {
@@ -100,6 +125,19 @@ func fusionCost(f Fusion) [3]float64 {
 	if f.K != 60 {
 		c[0]++
 		c[2] = math.Abs(math.Log2(f.K / 60))
+	}
+	if ff := f.Funcs; ff != nil {
+		if ff.File != 1 {
+			c[0]++
+			c[1] += 4
+			if ff.File != 0 {
+				c[1] += math.Abs(math.Log2(ff.File)) - 4
+			}
+		}
+		if ff.K != f.K {
+			c[0]++
+			c[2] += math.Abs(math.Log2(ff.K / f.K))
+		}
 	}
 	return c
 }

@@ -2,9 +2,11 @@
 // (the tuning part of scripts/loc-split.sh): it reads what each signal
 // says about every case once, then tries every fusion of a grid of
 // per-list weights and RRF constants (codesearch.FitFusion) for the best
-// mean file Acc@k, ties going to the simpler fusion. It prints the best
-// fusion as Go, the equal-weight fusion's score beside it, and each
-// list's weight swept with the others at the best.
+// mean file Acc@k, ties going to the simpler fusion; then, that file
+// ranking kept, the functions' own constant and the weight of their
+// file's score (codesearch.FitFuncs) for the best function Acc@10. It
+// prints the best fusion as Go, the equal-weight fusion's score beside
+// it, and each list's weight swept with the others at the best.
 //
 //	go run ./scripts/locfit -cases tuning.jsonl -repos REPOS -index-cache DIR
 //	go run ./scripts/locfit -eval -cases heldout.jsonl -repos REPOS -index-cache DIR
@@ -60,7 +62,7 @@ func run(casesFile, repos, cache, signals, weights, ks string, at int, eval bool
 	store := repo.NewStore(repos)
 	store.NoClone = true
 	defer store.Close()
-	s := codesearch.NewIndexed(cache)
+	s := loc.NewIndexed(cache)
 	s.Signals = on
 	var fit []codesearch.FitCase
 	for _, c := range cs {
@@ -80,9 +82,22 @@ func run(casesFile, repos, cache, signals, weights, ks string, at int, eval bool
 		fit = append(fit, codesearch.FitCase{Evidence: e, Gold: c.GroundTruth.Paths()})
 	}
 	slices.Sort(g.Lists)
+	// funcAcc is the mean function Acc@10 of f over the cases with
+	// ground-truth functions, scored as loc run scores its answers.
+	funcAcc := func(f codesearch.Fusion) float64 {
+		sum, n := 0.0, 0
+		for i, c := range cs {
+			m := loc.Score(c.GroundTruth, loc.Complete(s.Found(fit[i].Evidence.Fuse(f))))
+			if v, ok := m["function_acc@10"]; ok {
+				sum, n = sum+v, n+1
+			}
+		}
+		return sum / float64(max(n, 1))
+	}
 	if eval {
-		fmt.Printf("%d cases, signals %s: file Acc@%d %.3f with equal weights (k=60), %.3f with codesearch.DefaultFusion\n", len(fit), signals, at,
-			codesearch.FitScore(fit, codesearch.Fusion{K: 60}, at), codesearch.FitScore(fit, codesearch.DefaultFusion, at))
+		fmt.Printf("%d cases, signals %s: file Acc@%d %.3f with equal weights (k=60), %.3f with codesearch.DefaultFusion (function Acc@10 %.3f)\n",
+			len(fit), signals, at, codesearch.FitScore(fit, codesearch.Fusion{K: 60}, at), codesearch.FitScore(fit, codesearch.DefaultFusion, at),
+			funcAcc(codesearch.DefaultFusion))
 		return nil
 	}
 	best := codesearch.FitFusion(fit, g)
@@ -97,6 +112,10 @@ func run(casesFile, repos, cache, signals, weights, ks string, at int, eval bool
 		fmt.Printf("%q: %g", l, best.Fusion.Weights[l])
 	}
 	fmt.Println("}}")
+	funcs := codesearch.FitFuncs(best.Fusion, g.Ks, g.Weights, funcAcc)
+	fmt.Printf("functions fused with k=%g and the file's score weighing 1: function Acc@10 %.3f\n", best.Fusion.K, funcAcc(best.Fusion))
+	fmt.Printf("best of %d: function Acc@10 %.3f with codesearch.FuncFusion{K: %g, File: %g}\n",
+		funcs.Tried, funcs.Acc, funcs.Fusion.Funcs.K, funcs.Fusion.Funcs.File)
 	// Each list's weight swept, the others at the best.
 	fmt.Printf("\n| list | %s |\n| --- |%s\n", joinFloats(g.Weights, " | "), strings.Repeat(" ---: |", len(g.Weights)))
 	for _, l := range g.Lists {
