@@ -44,3 +44,24 @@ func TestFitFusion(t *testing.T) {
 		t.Errorf("Fuse with the fit: files %q, want c.py first", r.Files)
 	}
 }
+
+// TestFitFuncs: the functions' fit keeps the file fusion, prefers the
+// plain fusion (the file's constant, file weight 1) on a tie, and finds
+// the file weight the score asks for.
+func TestFitFuncs(t *testing.T) {
+	base := Fusion{K: 10, Weights: map[string]float64{"paths": 2}}
+	ks, ws := []float64{10, 60}, []float64{0, 0.5, 1}
+	flat := FitFuncs(base, ks, ws, func(Fusion) float64 { return 0.5 })
+	if want := (FitResult{Fusion: Fusion{K: 10, Weights: base.Weights, Funcs: &FuncFusion{K: 10, File: 1}}, Acc: 0.5, Tried: 6}); !cmp.Equal(want, flat) {
+		t.Errorf("on a tie: %+v, want %+v", flat, want)
+	}
+	half := FitFuncs(base, ks, ws, func(f Fusion) float64 {
+		if f.Funcs.File == 0.5 && f.Funcs.K == 60 {
+			return 1
+		}
+		return 0
+	})
+	if got := *half.Fusion.Funcs; got != (FuncFusion{K: 60, File: 0.5}) || half.Fusion.K != 10 {
+		t.Errorf("fit %+v, want the functions at k=60, file weight 0.5, the files at k=10", half.Fusion)
+	}
+}
