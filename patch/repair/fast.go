@@ -1,0 +1,413 @@
+package repair
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+
+	"github.com/patchbench/patchbench/patch"
+)
+
+// The fast path: a large, well-formed git diff of one file whose every
+// hunk fits exactly at its own place is applied by streaming it, the file
+// held once as bytes and the new content written straight to its
+// temporary file, with no parsed patch, no slice of lines and no copy of
+// either side (a diff of 100,000 hunks is as large as the file).
+//
+// It stands in for the engine only where the engine's decision is
+// certain, and the conditions are those under which it is, step by step:
+// the text is one "diff --git a/P b/P" section (an optional "index" line,
+// "--- a/P", "+++ b/P") of counted hunks and nothing else, every line
+// ending in a newline, no CR in a header, no "\ No newline" marker, no
+// empty body line, none that starts as a ---/+++ header does, no "***
+// Begin Patch" anywhere (Repair tries V4A first
+// then); so patch.Detect says udiff, patch.Parse reads the same hunks and
+// tolerant mode takes its strict attempt (applyStrict). Every hunk has
+// context and a change, starts after the previous one ends, its new start
+// is its old start plus the lines earlier hunks added (so that git's
+// first try, the header's new line, is its old place), its old side is
+// the file's bytes there exactly (line endings included; a file's last
+// line without a newline fits no hunk line), it reaches the start or the
+// end of the file where it lacks leading or trailing context (git's
+// rule), and its new side is not there too, CR aside: strictOnce then
+// finds every hunk's old side and not its new at its own place and lets
+// the strict apply stand, and patch.Apply places every hunk at its
+// header's line with offset 0. Whatever is not so is left to the engine,
+// which reads the text again from the start: the fast path only ever
+// makes the engine's own decision, faster.
+
+// errNotFast says the engine must decide.
+var errNotFast = errors.New("not for the fast path")
+
+// fastMinSize is the smallest patch the fast path is tried on: below it
+// the engine costs less than the second read the fast path makes.
+const fastMinSize = 64 << 10
+
+// fastOK reports whether the options allow the fast path: a unified diff
+// read with -p1 (the default), applied to the files it names.
+func fastOK(opts ApplyOptions) bool {
+	if opts.Target != "" || (opts.Format != "" && opts.Format != patch.UDiff) {
+		return false
+	}
+	if opts.Strict || opts.FixedStrip {
+		return opts.Strip == 1
+	}
+	return true
+}
+
+// fastFile is one pass of the fast path over the patch text.
+type fastFile struct {
+	br      *bufio.Reader
+	line    []byte
+	reverse bool
+	// places, when not nil, receives each hunk's placement.
+	places *[]patch.Placement
+	hunks  int // hunks seen
+	// work counts the file lines passed and the body lines compared: the
+	// tests bound it by the lines of the file and the patch.
+	work int
+}
+
+// next reads the next line, with its newline; false at the end of the
+// text (line empty) or on anything else (a line without a newline, one
+// longer than the buffer, a read error: the engine reads again).
+func (f *fastFile) next() (ok bool, eof bool) {
+	l, err := f.br.ReadSlice('\n')
+	f.line = l
+	if err != nil {
+		return false, err == io.EOF && len(l) == 0
+	}
+	if bytes.Contains(l, []byte("*** Begin Patch")) {
+		return false, false
+	}
+	return true, false
+}
+
+// header reads the file section's header and returns the file's path.
+func (f *fastFile) header() (string, error) {
+	if ok, _ := f.next(); !ok {
+		return "", errNotFast
+	}
+	rest, ok := bytes.CutPrefix(f.line, []byte("diff --git a/"))
+	if !ok {
+		return "", errNotFast
+	}
+	a, b, ok := bytes.Cut(bytes.TrimSuffix(rest, []byte("\n")), []byte(" b/"))
+	if !ok || !bytes.Equal(a, b) || !plainPath(a) {
+		return "", errNotFast
+	}
+	name := string(a)
+	if patch.CheckPath(name) != nil || path.Clean(name) != name {
+		return "", errNotFast
+	}
+	if ok, _ := f.next(); !ok {
+		return "", errNotFast
+	}
+	if idx, ok := bytes.CutPrefix(f.line, []byte("index ")); ok {
+		if !plainIndex(bytes.TrimSuffix(idx, []byte("\n"))) {
+			return "", errNotFast
+		}
+		if ok, _ := f.next(); !ok {
+			return "", errNotFast
+		}
+	}
+	if string(f.line) != "--- a/"+name+"\n" {
+		return "", errNotFast
+	}
+	if ok, _ := f.next(); !ok || string(f.line) != "+++ b/"+name+"\n" {
+		return "", errNotFast
+	}
+	return name, nil
+}
+
+// plainPath: printable ASCII without space, quote or backslash, which
+// git writes unquoted and every reader splits alike.
+func plainPath(p []byte) bool {
+	if len(p) == 0 {
+		return false
+	}
+	for _, c := range p {
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainIndex: "H..H" or "H..H 100644" (or 100755), lower-case hex: no
+// mode change, no symbolic link.
+func plainIndex(s []byte) bool {
+	hashes, mode, hasMode := bytes.Cut(s, []byte(" "))
+	if hasMode && string(mode) != "100644" && string(mode) != "100755" {
+		return false
+	}
+	x, y, ok := bytes.Cut(hashes, []byte(".."))
+	return ok && isHex(x) && isHex(y)
+}
+
+func isHex(s []byte) bool {
+	if len(s) < 4 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// hunkHeader parses "@@ -A,B +C,D @@" (a count may be left out: 1),
+// then a newline or a space and section text, with no CR.
+func hunkHeader(l []byte) (a, b, c, d int, ok bool) {
+	if bytes.IndexByte(l, '\r') >= 0 {
+		return 0, 0, 0, 0, false
+	}
+	p := 0
+	lit := func(s string) bool {
+		if !bytes.HasPrefix(l[p:], []byte(s)) {
+			return false
+		}
+		p += len(s)
+		return true
+	}
+	num := func() (int, bool) {
+		n, start := 0, p
+		for ; p < len(l) && '0' <= l[p] && l[p] <= '9'; p++ {
+			if p-start >= 12 {
+				return 0, false
+			}
+			n = n*10 + int(l[p]-'0')
+		}
+		return n, p > start
+	}
+	rng := func() (start, count int, ok bool) {
+		if start, ok = num(); !ok {
+			return 0, 0, false
+		}
+		count = 1
+		if lit(",") {
+			count, ok = num()
+		}
+		return start, count, ok
+	}
+	if !lit("@@ -") {
+		return 0, 0, 0, 0, false
+	}
+	if a, b, ok = rng(); !ok || !lit(" +") {
+		return 0, 0, 0, 0, false
+	}
+	if c, d, ok = rng(); !ok || !lit(" @@") {
+		return 0, 0, 0, 0, false
+	}
+	if rest := l[p:]; string(rest) != "\n" && (len(rest) < 2 || rest[0] != ' ') {
+		return 0, 0, 0, 0, false
+	}
+	return a, b, c, d, true
+}
+
+// fileLine returns the file's line starting at byte off, with its
+// newline when it has one.
+func fileLine(c []byte, off int) []byte {
+	if i := bytes.IndexByte(c[off:], '\n'); i >= 0 {
+		return c[off : off+i+1]
+	}
+	return c[off:]
+}
+
+// sameButCR compares two lines as sideAt does: without the newline and
+// one CR before it.
+func sameButCR(x, y []byte) bool {
+	x = bytes.TrimSuffix(bytes.TrimSuffix(x, []byte("\n")), []byte("\r"))
+	y = bytes.TrimSuffix(bytes.TrimSuffix(y, []byte("\n")), []byte("\r"))
+	return bytes.Equal(x, y)
+}
+
+// hunksOf checks every hunk against the file's bytes c and, with w set,
+// writes the new content to w.
+func (f *fastFile) hunksOf(c []byte, w io.Writer) error {
+	nLines := bytes.Count(c, []byte("\n"))
+	if len(c) > 0 && c[len(c)-1] != '\n' {
+		nLines++
+	}
+	write := func(b []byte) error {
+		if w == nil {
+			return nil
+		}
+		_, err := w.Write(b)
+		return err
+	}
+	line, off := 0, 0 // the file's cursor: line number and its byte offset
+	written := 0      // bytes of c written or skipped
+	prevEnd, cum := 0, 0
+	ok, eof := f.next()
+	for {
+		if !ok {
+			if !eof || f.hunks == 0 {
+				return errNotFast
+			}
+			return write(c[written:])
+		}
+		a, b, cn, d, hok := hunkHeader(f.line)
+		if !hok {
+			return errNotFast
+		}
+		if f.reverse {
+			a, b, cn, d = cn, d, a, b
+		}
+		at := a - 1
+		if b == 0 || d == 0 || at < prevEnd || cn != a+cum {
+			return errNotFast
+		}
+		for line < at {
+			i := bytes.IndexByte(c[off:], '\n')
+			if i < 0 {
+				return errNotFast
+			}
+			off += i + 1
+			line++
+			f.work++
+		}
+		if err := write(c[written:off]); err != nil {
+			return err
+		}
+		// o: the old side's cursor; n: the new side's, while the new
+		// side matches.
+		oLine, oOff, nLine, nOff, nMatch := line, off, line, off, true
+		oldLeft, newLeft := b, d
+		var first, last byte
+		changed, context := false, false
+		for oldLeft > 0 || newLeft > 0 {
+			if ok, _ := f.next(); !ok {
+				return errNotFast
+			}
+			l := f.line
+			f.work++
+			if bytes.HasPrefix(l, []byte("--- ")) || bytes.HasPrefix(l, []byte("+++ ")) {
+				// A body line that reads as a file header to the engine's
+				// scans of the whole text (crlfHeaders, prefixedNames):
+				// they may send the patch down the pipeline.
+				return errNotFast
+			}
+			k := l[0]
+			if f.reverse && (k == '+' || k == '-') {
+				k ^= '+' ^ '-'
+			}
+			if k != ' ' && k != '-' && k != '+' {
+				return errNotFast
+			}
+			if first == 0 {
+				first = k
+			}
+			last = k
+			text := l[1:]
+			changed, context = changed || k != ' ', context || k == ' '
+			if k != '+' {
+				if oldLeft--; oldLeft < 0 || oLine >= nLines {
+					return errNotFast
+				}
+				fl := fileLine(c, oOff)
+				if !bytes.Equal(fl, text) {
+					return errNotFast
+				}
+				oLine, oOff = oLine+1, oOff+len(fl)
+			}
+			if k != '-' {
+				if newLeft--; newLeft < 0 {
+					return errNotFast
+				}
+				if nMatch {
+					if nLine >= nLines {
+						nMatch = false
+					} else {
+						fl := fileLine(c, nOff)
+						nMatch = sameButCR(fl, text)
+						nLine, nOff = nLine+1, nOff+len(fl)
+					}
+				}
+				if err := write(text); err != nil {
+					return err
+				}
+			}
+		}
+		if !changed || !context || nMatch || first != ' ' && at != 0 || last != ' ' && at+b != nLines || a <= 1 && at != 0 {
+			return errNotFast
+		}
+		f.hunks++
+		if f.places != nil {
+			*f.places = append(*f.places, patch.Placement{Line: cn})
+		}
+		line, off, written = oLine, oOff, oOff
+		prevEnd, cum = at+b, cum+d-b
+		ok, eof = f.next()
+	}
+}
+
+// newFastReader buffers the patch text: a line longer than the buffer
+// leaves the patch to the engine.
+func newFastReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 256<<10) }
+
+// fastPass runs one pass over the patch text from r: the header, then
+// the hunks against the file that open returns (read once, by the first
+// pass), writing to w when it is set.
+func fastPass(r io.Reader, reverse bool, places *[]patch.Placement, open func(name string) ([]byte, error), w io.Writer) (name string, hunks int, err error) {
+	f := &fastFile{br: newFastReader(r), reverse: reverse, places: places}
+	if name, err = f.header(); err != nil {
+		return "", 0, err
+	}
+	c, err := open(name)
+	if err != nil {
+		return "", 0, errNotFast
+	}
+	if err := f.hunksOf(c, w); err != nil {
+		return "", 0, err
+	}
+	return name, f.hunks, nil
+}
+
+// applyFast tries the fast path on the patch text in src (size bytes):
+// false, leaving rep alone, when the engine must decide. Per-hunk reports
+// are made unless brief.
+func applyFast(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOptions, brief bool, rep *Report) bool {
+	if size < fastMinSize || !fastOK(opts) {
+		return false
+	}
+	var content []byte
+	open := func(name string) ([]byte, error) {
+		var err error
+		content, err = root.ReadFile(name)
+		return content, err
+	}
+	var places *[]patch.Placement
+	if !brief {
+		places = new([]patch.Placement)
+	}
+	name, hunks, err := fastPass(io.NewSectionReader(src, 0, size), opts.Reverse, places, open, nil)
+	if err != nil {
+		return false
+	}
+	res := patch.FileResult{OldPath: name, Path: name, Op: patch.Modify, Content: []byte{}}
+	if places != nil {
+		res.Placements = *places
+	}
+	res.WriteContent = func(w io.Writer) error {
+		// The second pass checks all again, against the same bytes: a
+		// patch file changed in between fails the write, undone.
+		same := func(string) ([]byte, error) { return content, nil }
+		n, h, err := fastPass(io.NewSectionReader(src, 0, size), opts.Reverse, nil, same, w)
+		if err == nil && (n != name || h != hunks) {
+			err = errNotFast
+		}
+		if err != nil {
+			return fmt.Errorf("%s: the patch changed while it was applied: %w", opts.Name, err)
+		}
+		return nil
+	}
+	rep.Format = patch.UDiff
+	rep.Files = []FileReport{ResultReport(res)}
+	rep.Results = []patch.FileResult{res}
+	return true
+}
