@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"path"
 
@@ -209,14 +210,72 @@ func hunkHeader(l []byte) (a, b, c, d int, ok bool) {
 	return a, b, c, d, true
 }
 
-// fileLine returns the file's line starting at byte off, with its
-// newline when it has one.
-func fileLine(c []byte, off int) []byte {
-	if i := bytes.IndexByte(c[off:], '\n'); i >= 0 {
-		return c[off : off+i+1]
-	}
-	return c[off:]
+// fileWin reads the file being patched forward, holding only its bytes
+// from keep on: the unchanged lines pass through it, and it holds no
+// more than a hunk's span and a read at a time (plus the lines a hunk's
+// new side is compared with). It sums what it reads, so that the second
+// pass can tell it read the file the first pass checked.
+type fileWin struct {
+	r     io.Reader
+	chunk int    // bytes read at a time
+	buf   []byte // the file's bytes from offset base on
+	base  int
+	keep  int // offset before which the bytes may be dropped
+	eof   bool
+	err   error // a read error: the engine decides
+	crc   uint32
+	size  int
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// fill reads more of the file, making room first by dropping what is
+// before keep or growing the buffer.
+func (w *fileWin) fill() {
+	if len(w.buf) == cap(w.buf) {
+		drop := w.keep - w.base
+		if drop > 0 && 2*drop >= len(w.buf) {
+			w.buf = w.buf[:copy(w.buf, w.buf[drop:])]
+		} else {
+			nb := make([]byte, len(w.buf)-drop, max(2*(len(w.buf)-drop), w.chunk))
+			copy(nb, w.buf[drop:])
+			w.buf = nb
+		}
+		w.base = w.keep
+	}
+	n, err := w.r.Read(w.buf[len(w.buf):min(cap(w.buf), len(w.buf)+w.chunk)])
+	w.crc = crc32.Update(w.crc, castagnoli, w.buf[len(w.buf):len(w.buf)+n])
+	w.buf, w.size = w.buf[:len(w.buf)+n], w.size+n
+	if err == io.EOF {
+		w.eof = true
+	} else if err != nil {
+		w.eof, w.err = true, err
+	}
+}
+
+// line returns the file's line at offset off (at or after keep), with
+// its newline when it has one; false where the file ends. The bytes are
+// the window's, good until the next call.
+func (w *fileWin) line(off int) ([]byte, bool) {
+	from := off // where the search for the newline goes on
+	for {
+		if j := bytes.IndexByte(w.buf[from-w.base:], '\n'); j >= 0 {
+			return w.buf[off-w.base : from-w.base+j+1], true
+		}
+		from = w.base + len(w.buf)
+		if w.eof {
+			if off < from {
+				return w.buf[off-w.base:], true
+			}
+			return nil, false
+		}
+		w.fill()
+	}
+}
+
+// bytes returns the file's bytes from offset from (at or after keep) to
+// to, which were read.
+func (w *fileWin) bytes(from, to int) []byte { return w.buf[from-w.base : to-w.base] }
 
 // sameButCR compares two lines as sideAt does: without the newline and
 // one CR before it.
@@ -226,31 +285,28 @@ func sameButCR(x, y []byte) bool {
 	return bytes.Equal(x, y)
 }
 
-// hunksOf checks every hunk against the file's bytes c and, with w set,
-// writes the new content to w.
-func (f *fastFile) hunksOf(c []byte, w io.Writer) error {
-	nLines := bytes.Count(c, []byte("\n"))
-	if len(c) > 0 && c[len(c)-1] != '\n' {
-		nLines++
-	}
-	write := func(b []byte) error {
-		if w == nil {
-			return nil
+// flushEvery bounds the unchanged bytes held before they are written.
+const flushEvery = 64 << 10
+
+// hunksOf checks every hunk against the file that win reads and, with w
+// set, writes the new content to w.
+func (f *fastFile) hunksOf(win *fileWin, w io.Writer) error {
+	written := 0 // the file's bytes before it are written, or skipped
+	// flush writes the file's bytes up to offset to, which it may then
+	// drop.
+	flush := func(to int) error {
+		if w != nil && to > written {
+			if _, err := w.Write(win.bytes(written, to)); err != nil {
+				return err
+			}
 		}
-		_, err := w.Write(b)
-		return err
+		written, win.keep = to, to
+		return nil
 	}
 	line, off := 0, 0 // the file's cursor: line number and its byte offset
-	written := 0      // bytes of c written or skipped
 	prevEnd, cum := 0, 0
 	ok, eof := f.next()
-	for {
-		if !ok {
-			if !eof || f.hunks == 0 {
-				return errNotFast
-			}
-			return write(c[written:])
-		}
+	for ok {
 		a, b, cn, d, hok := hunkHeader(f.line)
 		if !hok {
 			return errNotFast
@@ -263,20 +319,24 @@ func (f *fastFile) hunksOf(c []byte, w io.Writer) error {
 			return errNotFast
 		}
 		for line < at {
-			i := bytes.IndexByte(c[off:], '\n')
-			if i < 0 {
+			l, lok := win.line(off)
+			if !lok {
 				return errNotFast
 			}
-			off += i + 1
-			line++
+			off, line = off+len(l), line+1
 			f.work++
+			if off-written >= flushEvery {
+				if err := flush(off); err != nil {
+					return err
+				}
+			}
 		}
-		if err := write(c[written:off]); err != nil {
+		if err := flush(off); err != nil {
 			return err
 		}
 		// o: the old side's cursor; n: the new side's, while the new
 		// side matches.
-		oLine, oOff, nLine, nOff, nMatch := line, off, line, off, true
+		oLine, oOff, nOff, nMatch := line, off, off, true
 		oldLeft, newLeft := b, d
 		var first, last byte
 		changed, context := false, false
@@ -306,11 +366,9 @@ func (f *fastFile) hunksOf(c []byte, w io.Writer) error {
 			text := l[1:]
 			changed, context = changed || k != ' ', context || k == ' '
 			if k != '+' {
-				if oldLeft--; oldLeft < 0 || oLine >= nLines {
-					return errNotFast
-				}
-				fl := fileLine(c, oOff)
-				if !bytes.Equal(fl, text) {
+				oldLeft--
+				fl, lok := win.line(oOff)
+				if oldLeft < 0 || !lok || !bytes.Equal(fl, text) {
 					return errNotFast
 				}
 				oLine, oOff = oLine+1, oOff+len(fl)
@@ -320,52 +378,80 @@ func (f *fastFile) hunksOf(c []byte, w io.Writer) error {
 					return errNotFast
 				}
 				if nMatch {
-					if nLine >= nLines {
-						nMatch = false
-					} else {
-						fl := fileLine(c, nOff)
-						nMatch = sameButCR(fl, text)
-						nLine, nOff = nLine+1, nOff+len(fl)
-					}
+					fl, lok := win.line(nOff)
+					nMatch = lok && sameButCR(fl, text)
+					nOff += len(fl)
 				}
-				if err := write(text); err != nil {
-					return err
+				if w != nil {
+					if _, err := w.Write(text); err != nil {
+						return err
+					}
 				}
 			}
 		}
-		if !changed || !context || nMatch || first != ' ' && at != 0 || last != ' ' && at+b != nLines || a <= 1 && at != 0 {
+		if !changed || !context || nMatch || first != ' ' && at != 0 || a <= 1 && at != 0 {
 			return errNotFast
+		}
+		if last != ' ' {
+			// No trailing context: the old side ends the file.
+			if _, more := win.line(oOff); more {
+				return errNotFast
+			}
 		}
 		f.hunks++
 		if f.places != nil {
 			*f.places = append(*f.places, patch.Placement{Line: cn})
 		}
-		line, off, written = oLine, oOff, oOff
+		line, off = oLine, oOff
+		written, win.keep = off, off // the old side is not written
 		prevEnd, cum = at+b, cum+d-b
 		ok, eof = f.next()
 	}
+	if !eof || f.hunks == 0 {
+		return errNotFast
+	}
+	// The rest of the file, read to its end (the sum covers it all).
+	for {
+		if err := flush(win.base + len(win.buf)); err != nil {
+			return err
+		}
+		if win.eof {
+			break
+		}
+		win.fill()
+	}
+	if win.err != nil {
+		return errNotFast
+	}
+	return nil
 }
 
 // newFastReader buffers the patch text: a line longer than the buffer
 // leaves the patch to the engine.
 func newFastReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 256<<10) }
 
+// fastChunk is the size of the reads of the file being patched.
+const fastChunk = 256 << 10
+
 // fastPass runs one pass over the patch text from r: the header, then
-// the hunks against the file that open returns (read once, by the first
-// pass), writing to w when it is set.
-func fastPass(r io.Reader, reverse bool, places *[]patch.Placement, open func(name string) ([]byte, error), w io.Writer) (name string, hunks int, err error) {
+// the hunks against the file that open opens, writing to w when it is
+// set. It returns the file's name, the hunks, and the file's size and
+// checksum.
+func fastPass(r io.Reader, reverse bool, places *[]patch.Placement, open func(name string) (io.ReadCloser, error), chunk int, w io.Writer) (name string, hunks, size int, crc uint32, err error) {
 	f := &fastFile{br: newFastReader(r), reverse: reverse, places: places}
 	if name, err = f.header(); err != nil {
-		return "", 0, err
+		return "", 0, 0, 0, err
 	}
-	c, err := open(name)
+	fr, err := open(name)
 	if err != nil {
-		return "", 0, errNotFast
+		return "", 0, 0, 0, errNotFast
 	}
-	if err := f.hunksOf(c, w); err != nil {
-		return "", 0, err
+	defer fr.Close()
+	win := &fileWin{r: fr, chunk: chunk}
+	if err := f.hunksOf(win, w); err != nil {
+		return "", 0, 0, 0, err
 	}
-	return name, f.hunks, nil
+	return name, f.hunks, win.size, win.crc, nil
 }
 
 // applyFast tries the fast path on the patch text in src (size bytes):
@@ -375,17 +461,12 @@ func applyFast(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOptions,
 	if size < fastMinSize || !fastOK(opts) {
 		return false
 	}
-	var content []byte
-	open := func(name string) ([]byte, error) {
-		var err error
-		content, err = root.ReadFile(name)
-		return content, err
-	}
+	open := func(name string) (io.ReadCloser, error) { return root.Open(name) }
 	var places *[]patch.Placement
 	if !brief {
 		places = new([]patch.Placement)
 	}
-	name, hunks, err := fastPass(io.NewSectionReader(src, 0, size), opts.Reverse, places, open, nil)
+	name, hunks, fsize, crc, err := fastPass(io.NewSectionReader(src, 0, size), opts.Reverse, places, open, fastChunk, nil)
 	if err != nil {
 		return false
 	}
@@ -394,15 +475,14 @@ func applyFast(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOptions,
 		res.Placements = *places
 	}
 	res.WriteContent = func(w io.Writer) error {
-		// The second pass checks all again, against the same bytes: a
-		// patch file changed in between fails the write, undone.
-		same := func(string) ([]byte, error) { return content, nil }
-		n, h, err := fastPass(io.NewSectionReader(src, 0, size), opts.Reverse, nil, same, w)
-		if err == nil && (n != name || h != hunks) {
+		// The second pass checks all again: a patch or a file changed
+		// in between fails the write, which is undone.
+		n, h, fs, c, err := fastPass(io.NewSectionReader(src, 0, size), opts.Reverse, nil, open, fastChunk, w)
+		if err == nil && (n != name || h != hunks || fs != fsize || c != crc) {
 			err = errNotFast
 		}
 		if err != nil {
-			return fmt.Errorf("%s: the patch changed while it was applied: %w", opts.Name, err)
+			return fmt.Errorf("%s: the patch or %s changed while it was applied: %w", opts.Name, name, err)
 		}
 		return nil
 	}

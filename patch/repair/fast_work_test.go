@@ -39,7 +39,6 @@ func insertions(n int) (old, diff string) {
 // and returns the work it counted and the bytes it allocated.
 func fastCost(t *testing.T, text, content string) (work int, alloc uint64) {
 	t.Helper()
-	c := []byte(content)
 	f := &fastFile{reverse: false}
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -48,7 +47,7 @@ func fastCost(t *testing.T, text, content string) (work int, alloc uint64) {
 	if _, err := f.header(); err != nil {
 		t.Fatalf("header: %v", err)
 	}
-	if err := f.hunksOf(c, io.Discard); err != nil {
+	if err := f.hunksOf(&fileWin{r: strings.NewReader(content), chunk: fastChunk}, io.Discard); err != nil {
 		t.Fatalf("hunks: %v", err)
 	}
 	runtime.ReadMemStats(&after)
