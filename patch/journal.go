@@ -693,7 +693,7 @@ func writeTemp(dir *os.Root, name string, data []byte, stream func(io.Writer) er
 		return err
 	}
 	if stream != nil {
-		bw := bufio.NewWriterSize(f, 256<<10)
+		bw := bufio.NewWriterSize(f, 64<<10)
 		if err = stream(bw); err == nil {
 			err = bw.Flush()
 		}

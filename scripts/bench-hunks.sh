@@ -17,8 +17,9 @@
 # /usr/bin/time, whose own start is counted for every tool alike) and
 # peak RSS (/usr/bin/time -f %M), then each patchbench's ratios to GNU
 # patch, its peak RSS against the file's and the patch's sizes, and the
-# peak RSS of the same binary doing nothing (`patchbench --version`: the
-# Go runtime and the binary's pages, which no apply can go below).
+# peak RSS of the same binary applying a one-line change to a 6-byte file
+# (the start-up floor: the Go runtime and the binary's pages, which no
+# apply goes below).
 # Targets: at most 2x GNU patch's CPU time (which the machine's load
 # distorts less than wall time) at every hunk count, and peak RSS within
 # 2x the file; the second is judged, and failed, on the RSS above that
@@ -53,9 +54,15 @@ tool_cmd() { # TOOL DIR PATCH
   esac
 }
 
-# The start-up floor: the peak RSS of the binary doing nothing.
-basekb=$(for i in 1 2 3 4 5; do /usr/bin/time -f %M "$pb" --version 2>&1 >/dev/null | tail -1; done | median)
-echo "start-up floor: $pb --version peaks at $basekb KB"
+# The start-up floor: the peak RSS of the binary applying a one-line
+# change to a three-line file.
+mkdir -p "$TMP/floor"
+printf 'diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' >"$TMP/floor/p.diff"
+basekb=$(for i in 1 2 3 4 5; do
+  printf 'a\nb\nc\n' >"$TMP/floor/f"
+  /usr/bin/time -f %M "$pb" apply -C "$TMP/floor" "$TMP/floor/p.diff" 2>&1 >/dev/null | tail -1
+done | median)
+echo "start-up floor: $pb apply of a one-line change to a 6-byte file peaks at $basekb KB"
 status=0
 TIMEFORMAT='%3U %3S'
 printf '%-8s %-18s %10s %10s %10s\n' hunks tool wall_ms cpu_ms rss_kb

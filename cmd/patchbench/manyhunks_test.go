@@ -135,3 +135,45 @@ func TestApplyManyHunksFastPath(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyManyHunksKilled: an apply by the fast path, killed with
+// SIGKILL once its streamed temporary file is written ("temps") or
+// swapped in ("step 1"), is undone by apply --recover and completed by
+// applying again, as any write is, and leaves nothing beside the file.
+func TestApplyManyHunksKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	pb, err := exec.LookPath("patchbench") // the test binary, set up by TestMain
+	if err != nil {
+		t.Skip("patchbench is not in PATH")
+	}
+	old, neu, diff := testdata.ManyHunks(2000)
+	pf := filepath.Join(t.TempDir(), "p.diff")
+	if err := os.WriteFile(pf, []byte(diff), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, point := range []string{"temps", "step 1"} {
+		for _, how := range []string{"--recover", "apply again"} {
+			t.Run(point+"/"+how, func(t *testing.T) {
+				dir := t.TempDir()
+				writeTree(t, dir, map[string]string{"f": old})
+				killApply(t, pb, dir, pf, point)
+				args, want := []string{"apply", "--recover", "-C", dir}, old
+				if how == "apply again" {
+					args, want = []string{"apply", "-C", dir, pf}, neu
+				}
+				if out, err := exec.Command(pb, args...).CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", how, err, out)
+				}
+				if got := readTree(t, dir); len(got) != 1 || got["f"] != want {
+					names := []string{}
+					for n := range got {
+						names = append(names, n)
+					}
+					t.Errorf("after %s: files %v, f is the wanted one: %v", how, names, got["f"] == want)
+				}
+			})
+		}
+	}
+}

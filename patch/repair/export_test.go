@@ -20,12 +20,12 @@ func FastApply(text string, fsys patch.FileSystem, reverse bool) (name string, c
 		b, err := fsys.ReadFile(name)
 		return io.NopCloser(bytes.NewReader(b)), err
 	}
-	name, hunks, size, crc, err := fastPass(strings.NewReader(text), reverse, &places, open, 7, nil)
+	name, hunks, size, crc, err := fastPass(strings.NewReader(text), int64(len(text)), reverse, &places, open, 7, nil)
 	if err != nil {
 		return "", nil, nil, false
 	}
 	var b bytes.Buffer
-	n2, h2, size2, crc2, err := fastPass(strings.NewReader(text), reverse, nil, open, 7, &b)
+	n2, h2, size2, crc2, err := fastPass(strings.NewReader(text), int64(len(text)), reverse, nil, open, 7, &b)
 	if err != nil || n2 != name || h2 != hunks || size2 != size || crc2 != crc {
 		panic("the fast path's second pass disagrees with its first")
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"path"
 
 	"github.com/patchbench/patchbench/patch"
@@ -426,19 +427,23 @@ func (f *fastFile) hunksOf(win *fileWin, w io.Writer) error {
 	return nil
 }
 
-// newFastReader buffers the patch text: a line longer than the buffer
-// leaves the patch to the engine.
-func newFastReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 256<<10) }
-
-// fastChunk is the size of the reads of the file being patched.
+// fastChunk is the size of the buffer of the patch text, and of the
+// reads of the file being patched: no larger than they are (a small
+// patch needs no large buffer).
 const fastChunk = 256 << 10
+
+// newFastReader buffers the patch text, size bytes: a line longer than
+// the buffer leaves the patch to the engine.
+func newFastReader(r io.Reader, size int64) *bufio.Reader {
+	return bufio.NewReaderSize(r, int(min(fastChunk, size+1)))
+}
 
 // fastPass runs one pass over the patch text from r: the header, then
 // the hunks against the file that open opens, writing to w when it is
 // set. It returns the file's name, the hunks, and the file's size and
 // checksum.
-func fastPass(r io.Reader, reverse bool, places *[]patch.Placement, open func(name string) (io.ReadCloser, error), chunk int, w io.Writer) (name string, hunks, size int, crc uint32, err error) {
-	f := &fastFile{br: newFastReader(r), reverse: reverse, places: places}
+func fastPass(r io.Reader, textSize int64, reverse bool, places *[]patch.Placement, open func(name string) (io.ReadCloser, error), chunk int, w io.Writer) (name string, hunks, size int, crc uint32, err error) {
+	f := &fastFile{br: newFastReader(r, textSize), reverse: reverse, places: places}
 	if name, err = f.header(); err != nil {
 		return "", 0, 0, 0, err
 	}
@@ -447,6 +452,11 @@ func fastPass(r io.Reader, reverse bool, places *[]patch.Placement, open func(na
 		return "", 0, 0, 0, errNotFast
 	}
 	defer fr.Close()
+	if st, ok := fr.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil {
+			chunk = int(min(int64(chunk), fi.Size()+1))
+		}
+	}
 	win := &fileWin{r: fr, chunk: chunk}
 	if err := f.hunksOf(win, w); err != nil {
 		return "", 0, 0, 0, err
@@ -466,7 +476,7 @@ func applyFast(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOptions,
 	if !brief {
 		places = new([]patch.Placement)
 	}
-	name, hunks, fsize, crc, err := fastPass(io.NewSectionReader(src, 0, size), opts.Reverse, places, open, fastChunk, nil)
+	name, hunks, fsize, crc, err := fastPass(io.NewSectionReader(src, 0, size), size, opts.Reverse, places, open, fastChunk, nil)
 	if err != nil {
 		return false
 	}
@@ -477,7 +487,7 @@ func applyFast(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOptions,
 	res.WriteContent = func(w io.Writer) error {
 		// The second pass checks all again: a patch or a file changed
 		// in between fails the write, which is undone.
-		n, h, fs, c, err := fastPass(io.NewSectionReader(src, 0, size), opts.Reverse, nil, open, fastChunk, w)
+		n, h, fs, c, err := fastPass(io.NewSectionReader(src, 0, size), size, opts.Reverse, nil, open, fastChunk, w)
 		if err == nil && (n != name || h != hunks || fs != fsize || c != crc) {
 			err = errNotFast
 		}

@@ -43,7 +43,7 @@ func fastCost(t *testing.T, text, content string) (work int, alloc uint64) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	f.br = newFastReader(strings.NewReader(text))
+	f.br = newFastReader(strings.NewReader(text), int64(len(text)))
 	if _, err := f.header(); err != nil {
 		t.Fatalf("header: %v", err)
 	}
