@@ -56,7 +56,7 @@ func fastCost(t *testing.T, text, content string) (work int, alloc uint64) {
 
 // TestFastPathLinear: the fast path's work is at most the lines of the
 // file plus those of the patch, and the bytes it allocates do not grow
-// with the hunks (the read buffer only), at 500 and 4,000 hunks, for
+// with the hunks (the two read buffers only), at 2,000 and 8,000 hunks, for
 // changed lines (ManyHunks) and for insertions that move every later
 // hunk. A quadratic scan, or an allocation per hunk, fails it.
 func TestFastPathLinear(t *testing.T) {
@@ -66,7 +66,7 @@ func TestFastPathLinear(t *testing.T) {
 	}
 	for _, kind := range []string{"changed lines", "insertions"} {
 		var s []sample
-		for _, n := range []int{500, 4000} {
+		for _, n := range []int{2000, 8000} {
 			var old, diff string
 			if kind == "insertions" {
 				old, diff = insertions(n)
@@ -84,9 +84,14 @@ func TestFastPathLinear(t *testing.T) {
 				t.Errorf("%s: work %d over the %d lines of the file and the patch", kind, x.work, x.lines)
 			}
 		}
-		if grow := int64(s[1].alloc) - int64(s[0].alloc); grow > 64<<10 {
-			t.Errorf("%s: %d bytes allocated at 500 hunks, %d at 4,000: %d more", kind, s[0].alloc, s[1].alloc, grow)
+		for _, x := range s {
+			if x.alloc > 2*fastChunk+64<<10 {
+				t.Errorf("%s: %d bytes allocated, over the two buffers of %d", kind, x.alloc, fastChunk)
+			}
 		}
-		t.Logf("%s: work %d / %d lines, %d bytes allocated at 500 hunks; %d / %d, %d bytes at 4,000", kind, s[0].work, s[0].lines, s[0].alloc, s[1].work, s[1].lines, s[1].alloc)
+		if grow := int64(s[1].alloc) - int64(s[0].alloc); grow > 64<<10 {
+			t.Errorf("%s: %d bytes allocated at 2,000 hunks, %d at 8,000: %d more", kind, s[0].alloc, s[1].alloc, grow)
+		}
+		t.Logf("%s: work %d / %d lines, %d bytes allocated at 2,000 hunks; %d / %d, %d bytes at 8,000", kind, s[0].work, s[0].lines, s[0].alloc, s[1].work, s[1].lines, s[1].alloc)
 	}
 }
