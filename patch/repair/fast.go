@@ -429,8 +429,9 @@ func (f *fastFile) hunksOf(win *fileWin, w io.Writer) error {
 
 // fastChunk is the size of the buffer of the patch text, and of the
 // reads of the file being patched: no larger than they are (a small
-// patch needs no large buffer).
-const fastChunk = 256 << 10
+// patch needs no large buffer). A patch line longer than it goes to the
+// engine; the file's lines may be longer (the window grows).
+const fastChunk = 64 << 10
 
 // newFastReader buffers the patch text, size bytes: a line longer than
 // the buffer leaves the patch to the engine.

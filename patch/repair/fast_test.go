@@ -199,6 +199,8 @@ func TestFastPathDecisions(t *testing.T) {
 		{"path with ..", file, strings.ReplaceAll(hunk, "/f", "/x/../f"), false},
 		{"a removed line that reads as a header, CRLF", "a\r\nb\r\n-- x\r\nc\r\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -2,3 +2,2 @@\n b\r\n--- x\r\n c\r\n", false},
 		{"removed and added lines that read as headers", "a\nb\n-- x\nc\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -2,3 +2,3 @@\n b\n--- x\n+++ y\n c\n", false},
+		{"a line longer than the buffer", "a\nb\n" + strings.Repeat("x", 70<<10) + "\nc\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n " + strings.Repeat("x", 70<<10) + "\n", false},
+		{"a line a little shorter than the buffer", "a\nb\n" + strings.Repeat("x", 60<<10) + "\nc\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n " + strings.Repeat("x", 60<<10) + "\n", true},
 		{"no change", file, "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -3,2 +3,2 @@\n c\n d\n", false},
 	}
 	for _, tc := range tests {
