@@ -14,10 +14,11 @@ import (
 )
 
 // The fast path: a large, well-formed git diff of one file whose every
-// hunk fits exactly at its own place is applied by streaming it, the file
-// held once as bytes and the new content written straight to its
-// temporary file, with no parsed patch, no slice of lines and no copy of
-// either side (a diff of 100,000 hunks is as large as the file).
+// hunk fits exactly at its own place is applied by streaming it twice,
+// once to check every hunk and once to write the new content straight to
+// its temporary file, the file read through a window (fileWin), with no
+// parsed patch, no slice of lines and no copy of the text or the file
+// held whole (a diff of 100,000 hunks is larger than its file).
 //
 // It stands in for the engine only where the engine's decision is
 // certain, and the conditions are those under which it is, step by step:
@@ -25,8 +26,8 @@ import (
 // "--- a/P", "+++ b/P") of counted hunks and nothing else, every line
 // ending in a newline, no CR in a header, no "\ No newline" marker, no
 // empty body line, none that starts as a ---/+++ header does, no "***
-// Begin Patch" anywhere (Repair tries V4A first
-// then); so patch.Detect says udiff, patch.Parse reads the same hunks and
+// Begin Patch" anywhere (Repair tries V4A first then); so patch.Detect
+// says udiff, patch.Parse reads the same hunks and
 // tolerant mode takes its strict attempt (applyStrict). Every hunk has
 // context and a change, starts after the previous one ends, its new start
 // is its old start plus the lines earlier hunks added (so that git's

@@ -10,6 +10,7 @@ package repair_test
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -88,6 +89,8 @@ func fileSections(text string) []string {
 	return out
 }
 
+var fastCommitsStep = flag.Int("fast-commits-step", 6, "TestFastPathVsEngine: take every N-th commit of the click and cobra histories")
+
 // fastTally counts the fast path's decisions over a family of cases.
 type fastTally struct{ cases, fast, wrong int }
 
@@ -132,7 +135,7 @@ func TestFastPathVsEngine(t *testing.T) {
 	for _, c := range onceFormats(t) {
 		each(c.family, c)
 	}
-	for _, c := range onceCommits(t, 6) {
+	for _, c := range onceCommits(t, *fastCommitsStep) {
 		each(c.family, c)
 	}
 	for _, r := range testdata.Load[testdata.Malformed](t, "malformed-dev.jsonl.gz") {
