@@ -148,6 +148,9 @@ type Store struct {
 	// overlayFuse: mount with fuse-overlayfs (no privilege to mount the
 	// kernel's overlayfs).
 	overlayFuse bool
+	// kernelMountFailed: a restore that tried the kernel's overlay first
+	// (see mountFirst) could not mount it.
+	kernelMountFailed atomic.Bool
 
 	// manifestReads counts manifests decoded, for the tests that check
 	// an overlay restore of a materialized tree decodes none.

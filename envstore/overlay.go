@@ -240,6 +240,25 @@ func OverlayAvailable(dir string) (bool, string) {
 	return p.ok, p.why
 }
 
+// kernelOverlayWhy is the reason an overlay restore gives when it mounts
+// the kernel's overlay.
+const kernelOverlayWhy = "this process can mount an overlay: the store's read-only tree below, writes in a fresh upper layer beside the destination"
+
+// errMount is wrapped by restoreOverlay's error when the mount itself
+// failed (and nothing was left).
+var errMount = errors.New("mount overlay")
+
+// hasSysAdmin reports whether this process has CAP_SYS_ADMIN in its
+// effective set, which mounting the kernel's overlay takes.
+func hasSysAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) != 0
+}
+
 // overlayProbe is what probeOverlay found.
 type overlayProbe struct {
 	ok     bool
@@ -286,7 +305,7 @@ func probeOverlay(dir string) overlayProbe {
 		if err := unix.Unmount(m, 0); err != nil {
 			unix.Unmount(m, unix.MNT_DETACH)
 		}
-		return overlayProbe{ok: true, kernel: true, why: "this process can mount an overlay: the store's read-only tree below, writes in a fresh upper layer beside the destination"}
+		return overlayProbe{ok: true, kernel: true, why: kernelOverlayWhy}
 	} else {
 		kernelWhy := fmt.Sprintf("mounting an overlay failed (mount: %v)", err)
 		var p overlayProbe
@@ -486,10 +505,10 @@ func (s *Store) restoreOverlay(ctx context.Context, commit, abs string, opts Res
 	mopts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", tree, filepath.Join(layers, "upper"), filepath.Join(layers, "work"))
 	if s.overlayFuse {
 		if err := fuseMount(abs, mopts); err != nil {
-			return fail(fmt.Errorf("mount overlay at %s: %w", abs, err))
+			return fail(fmt.Errorf("%w at %s: %w", errMount, abs, err))
 		}
 	} else if err := mountOverlay(abs, mopts); err != nil {
-		return fail(fmt.Errorf("mount overlay at %s: %w", abs, err))
+		return fail(fmt.Errorf("%w at %s: %w", errMount, abs, err))
 	}
 	res.Files, res.Dirs, res.Symlinks, res.Bytes = mk.Files, mk.Dirs, mk.Symlinks, mk.Bytes
 	return nil

@@ -224,6 +224,24 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return fail(err)
 	}
+	if s.mountFirst(opts) {
+		// The mount is the probe: a process that may mount (root) does
+		// not mount and unmount a trial overlay first, which costs more
+		// than the restore (an unmount waits for the file system).
+		err := s.restoreOverlay(ctx, full, abs, opts, &res)
+		if err == nil {
+			s.overlayOnce.Do(func() { s.overlayOK, s.overlayWhy = true, kernelOverlayWhy })
+			res.Method, res.MethodReason = RestoreOverlay.String(), kernelOverlayWhy
+			if opts.Method == RestoreOverlay {
+				res.MethodReason = "an overlay asked for"
+			}
+			return res, nil
+		}
+		if !errors.Is(err, errMount) {
+			return fail(err)
+		}
+		s.kernelMountFailed.Store(true)
+	}
 	overlay, overlayWhy, err := s.chooseOverlay(opts, filepath.Dir(abs))
 	if err != nil {
 		return fail(err)
@@ -346,6 +364,18 @@ func (s *Store) makeTree(ctx context.Context, m *Manifest, tmp string, method Re
 		}
 	}
 	return nil
+}
+
+// mountFirst says whether a restore asked for an overlay tries the
+// kernel's at once, before any probe: when this process has CAP_SYS_ADMIN
+// (root), with which the mount works where the kernel has overlayfs, and
+// no mount has failed here yet. A mount that fails all the same is cleaned
+// up, and the probes decide.
+func (s *Store) mountFirst(opts RestoreOptions) bool {
+	if opts.Method != RestoreOverlay && !(opts.Method == RestoreAuto && opts.Overlay) {
+		return false
+	}
+	return !s.kernelMountFailed.Load() && hasSysAdmin()
 }
 
 // chooseOverlay says whether a restore mounts an overlay: when asked to,
