@@ -148,6 +148,9 @@ type Store struct {
 	// overlayFuse: mount with fuse-overlayfs (no privilege to mount the
 	// kernel's overlayfs).
 	overlayFuse bool
+	// overlayUserNS: the kernel's overlay mounts in a user namespace
+	// (probed only where it does not mount here).
+	overlayUserNS bool
 	// kernelMountFailed: a restore that tried the kernel's overlay first
 	// (see mountFirst) could not mount it.
 	kernelMountFailed atomic.Bool

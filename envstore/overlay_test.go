@@ -86,15 +86,7 @@ func TestOverlayRootWrites(t *testing.T) {
 		t.Fatalf("the append is not seen through the overlay: %q", got)
 	}
 
-	after := storeHash(t, s)
-	for p, e := range before {
-		if after[p] != e {
-			t.Errorf("store file %s changed through the overlay", p)
-		}
-	}
-	if len(after) != len(before) {
-		t.Errorf("the store has %d files after the writes, %d before", len(after), len(before))
-	}
+	storeUnchanged(t, before, storeHash(t, s))
 	compareTrees(t, want, readTree(t, b), false)
 	mustVerify(t, s)
 
