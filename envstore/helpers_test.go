@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
+	"github.com/patchbench/patchbench/internal/nobody"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/sandbox"
 )
@@ -284,43 +284,8 @@ func storeUnchanged(t *testing.T, before, after map[string]treeEntry) {
 	}
 }
 
-// asNobody runs the test name again as nobody (uid 65534) in base, with
-// env added and HOME and TMPDIR set to home, after handing nobody a copy
-// of the test binary (the build cache's directories are private) and the
-// given paths under base (all of base when none), and fails t unless it
-// passes. It returns the output.
+// asNobody runs the test name again as nobody: see nobody.Rerun.
 func asNobody(t *testing.T, base, name, home string, env []string, paths ...string) string {
 	t.Helper()
-	bin := filepath.Join(base, "envstore.test")
-	copyFile(t, os.Args[0], bin, 0o755)
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		paths = []string{base}
-	}
-	for _, d := range append(paths, bin) {
-		err := filepath.WalkDir(d, func(p string, _ fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, 65534, 65534)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
-	cmd.Dir = base
-	cmd.Env = append(append(os.Environ(), env...), "HOME="+home, "TMPDIR="+home)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	t.Logf("as nobody:\n%s", out)
-	if err != nil {
-		t.Fatalf("the test as nobody: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: "+name) {
-		t.Fatalf("the test as nobody did not run")
-	}
-	return string(out)
+	return nobody.Rerun(t, base, name, home, env, paths...)
 }
