@@ -570,6 +570,8 @@ type Indexed struct {
 	// Signals are the signals fused with BM25 (see [Signals]); nil
 	// means [DefaultSignals].
 	Signals map[string]bool
+	// Fusion weighs the signals' lists; nil means [DefaultFusion].
+	Fusion *Fusion
 
 	// MaxMemory bounds the memory of the indexes kept between searches
 	// (see [DefaultIndexMemory]); 0 keeps every index.
@@ -805,20 +807,34 @@ func (s *Indexed) clock(b *busyClock, start bool) {
 // with BM25 fused with the signals that are on, and counts the query in
 // the stats.
 func (s *Indexed) Rank(ctx context.Context, rp *repo.Repo, commit, query string) (Ranking, error) {
+	e, err := s.Evidence(ctx, rp, commit, query)
+	if err != nil {
+		return Ranking{}, err
+	}
+	f := DefaultFusion
+	if s.Fusion != nil {
+		f = *s.Fusion
+	}
+	return e.Fuse(f), nil
+}
+
+// Evidence returns what each signal that is on says about query at rp's
+// commit, before fusion, and counts the query in the stats.
+func (s *Indexed) Evidence(ctx context.Context, rp *repo.Repo, commit, query string) (*Evidence, error) {
 	ix, release, err := s.acquire(ctx, rp, commit)
 	defer release()
 	if err != nil {
-		return Ranking{}, err
+		return nil, err
 	}
 	s.clock(&s.querying, true)
 	on := s.Signals
 	if on == nil {
 		on, _ = ParseSignals(DefaultSignals)
 	}
-	r := ix.rank(query, on)
+	e := ix.evidence(query, on)
 	s.clock(&s.querying, false)
 	s.mu.Lock()
 	s.stats.Queries++
 	s.mu.Unlock()
-	return r, nil
+	return e, nil
 }
