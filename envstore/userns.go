@@ -27,9 +27,9 @@ import (
 // and mount namespace of its own. Such a mount is seen only by the
 // processes in that namespace and ends with them, so `env restore` cannot
 // leave one at a destination; a test stage can use one: a holder process
-// (sh, then cat reading a pipe from this process) makes the namespaces,
-// mounts the overlay at the destination there and stays until it is
-// released or this process dies. This process reaches the tree through
+// (sh) makes the namespaces,
+// mounts the overlay at the destination there and stays (reading a pipe
+// from this process) until it is released or this process dies. This process reaches the tree through
 // the holder's root (/proc/PID/root/DEST: by descriptors, as patch.Root
 // writes; never a program that takes its working directory's path, which
 // names the empty mount point outside), and runs programs in it through
@@ -123,7 +123,7 @@ func startHolder(ctx context.Context, opts, dest string) (*nsHolder, error) {
 	// without it mounts without.
 	script := `mount -t overlay overlay -o "$1,userxattr,volatile" "$2" 2>/dev/null || mount -t overlay overlay -o "$1,userxattr" "$2" || exit 1
 echo mounted
-exec cat >/dev/null`
+read -r _`
 	cmd := exec.Command("/bin/sh", "-c", script, "sh", opts, dest)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
