@@ -28,8 +28,9 @@ func newEnvCommand(sio cli.Stdio) *cobra.Command {
 		Short: cli.FullShort("env"),
 		Long: `Keep the tree a setup command leaves at each commit of a repository
 (dependencies, build outputs) in a content-addressed store (--store DIR),
-and restore one in well under a second by reflinks or hard links, or by
-copies where neither is safe.
+and restore one: as an overlay of the commit's tree where this process can
+mount one (root), in the same time whatever the tree's size; else by
+reflinks or hard links, or by copies where neither is safe.
 
 Each file content is stored once, read-only, whatever the commit; each
 commit has a manifest (path, mode, size, SHA-256; symlink targets). No write
