@@ -571,6 +571,10 @@ type Indexed struct {
 	// means [DefaultSignals].
 	Signals map[string]bool
 
+	// Dense, when set, adds the dense retriever's ranking to the fusion
+	// (see [Dense]); nil searches without a model.
+	Dense *Dense
+
 	// MaxMemory bounds the memory of the indexes kept between searches
 	// (see [DefaultIndexMemory]); 0 keeps every index.
 	MaxMemory int64
@@ -815,7 +819,20 @@ func (s *Indexed) Rank(ctx context.Context, rp *repo.Repo, commit, query string)
 	if on == nil {
 		on, _ = ParseSignals(DefaultSignals)
 	}
-	r := ix.rank(query, on)
+	var extra []lists
+	if s.Dense != nil {
+		full, err := rp.ResolveCommit(ctx, commit)
+		if err == nil {
+			var l lists
+			l, err = s.Dense.rank(ctx, rp, full, ix, query)
+			extra = append(extra, l)
+		}
+		if err != nil {
+			s.clock(&s.querying, false)
+			return Ranking{}, err
+		}
+	}
+	r := ix.rank(query, on, extra...)
 	s.clock(&s.querying, false)
 	s.mu.Lock()
 	s.stats.Queries++

@@ -275,8 +275,9 @@ type Ranking struct {
 	Functions []Chunk
 }
 
-// rank fuses BM25 over the chunks with the signals that are on.
-func (ix *Index) rank(query string, on map[string]bool) Ranking {
+// rank fuses BM25 over the chunks with the signals that are on, and
+// with extra, rankings made outside the index (the dense retriever).
+func (ix *Index) rank(query string, on map[string]bool, extra ...lists) Ranking {
 	is := parseIssue(query, on[SignalClean])
 	t := ix.tables()
 
@@ -300,6 +301,9 @@ func (ix *Index) rank(query string, on map[string]bool) Ranking {
 	funcScore := map[string]float64{}
 	fuse(fileScore, bmFiles)
 	fuse(funcScore, bmFuncs)
+	for _, l := range extra {
+		fuseLists(fileScore, funcScore, chunkOf, l)
+	}
 	if on[SignalFiles] {
 		sums := ranked{}
 		for _, h := range hits {
