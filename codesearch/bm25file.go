@@ -26,6 +26,7 @@ import (
 //	per chunk: same-path flag (0: a new path follows), [path], name, start, end
 //	per chunk: doc length
 //	classes; per class: path, name, start, end
+//	blobs; per file: its blob id
 //	terms; per term: term, postings; per posting: chunk id delta, tf
 const indexMagic = "patchbench loc index\n"
 
@@ -65,6 +66,10 @@ func writeIndex(path string, ix *Index) error {
 			str(c.Name)
 			num(uint64(c.Start))
 			num(uint64(c.End))
+		}
+		num(uint64(len(ix.Blobs)))
+		for _, b := range ix.Blobs {
+			str(b)
 		}
 		// The pairs sorted, rather than the terms sorted and looked up
 		// each looked up again.
@@ -179,6 +184,11 @@ func decodeIndex(r *bufio.Reader) (*Index, error) {
 		c := Chunk{Path: str(), Name: str()}
 		c.Start, c.End = int(num(math.MaxInt32)), int(num(math.MaxInt32))
 		ix.Classes = append(ix.Classes, c)
+	}
+	nBlobs := num(maxCount)
+	ix.Blobs = make([]string, 0, min(nBlobs, 1<<20))
+	for i := uint64(0); i < nBlobs && bad == nil; i++ {
+		ix.Blobs = append(ix.Blobs, str())
 	}
 	nTerms := num(maxCount)
 	ix.Terms = make(map[string][]posting, min(nTerms, 1<<20))

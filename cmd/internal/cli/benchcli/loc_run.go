@@ -382,9 +382,9 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, filepath.Join(r.out, "report.md"))
 		if sum.Index != nil {
 			ix := sum.Index
-			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache, %d dropped from memory (build %s, load %s; %d queries in %s)\n",
+			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache, %d dropped from memory (build %s, load %s; %d queries in %s); files: %d chunked, %d reused from other commits\n",
 				cli.ProgramName, ix.Built, ix.Loaded, ix.Dropped, ix.BuildTime.Round(time.Millisecond), ix.LoadTime.Round(time.Millisecond),
-				ix.Queries, ix.QueryTime.Round(time.Microsecond))
+				ix.Queries, ix.QueryTime.Round(time.Microsecond), ix.Chunked, ix.Reused)
 		}
 	}
 	return exit(ctx, runner.Ending{Err: err, Started: sum.Report != nil || sum.Done > 0,
