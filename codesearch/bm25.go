@@ -577,6 +577,8 @@ type Indexed struct {
 	// Signals are the signals fused with BM25 (see [Signals]); nil
 	// means [DefaultSignals].
 	Signals map[string]bool
+	// Fusion weighs the signals' lists; nil means [DefaultFusion].
+	Fusion *Fusion
 
 	// Dense, when set, adds the dense retriever's ranking to the fusion
 	// (see [Dense]); nil searches without a model.
@@ -886,33 +888,46 @@ func (s *Indexed) clock(b *busyClock, start bool) {
 // with BM25 fused with the signals that are on, and counts the query in
 // the stats.
 func (s *Indexed) Rank(ctx context.Context, rp *repo.Repo, commit, query string) (Ranking, error) {
+	e, err := s.Evidence(ctx, rp, commit, query)
+	if err != nil {
+		return Ranking{}, err
+	}
+	f := DefaultFusion
+	if s.Fusion != nil {
+		f = *s.Fusion
+	}
+	return e.Fuse(f), nil
+}
+
+// Evidence returns what each signal that is on says about query at rp's
+// commit, before fusion, and counts the query in the stats.
+func (s *Indexed) Evidence(ctx context.Context, rp *repo.Repo, commit, query string) (*Evidence, error) {
 	ix, release, err := s.acquire(ctx, rp, commit)
 	defer release()
 	if err != nil {
-		return Ranking{}, err
+		return nil, err
 	}
 	s.clock(&s.querying, true)
 	on := s.Signals
 	if on == nil {
 		on, _ = ParseSignals(DefaultSignals)
 	}
-	var extra []lists
+	e := ix.evidence(query, on)
 	if s.Dense != nil {
+		// The commit resolved, as the index's: the dense list reads
+		// the same tree.
 		full, err := rp.ResolveCommit(ctx, commit)
 		if err == nil {
-			var l lists
-			l, err = s.Dense.rank(ctx, rp, full, ix, query)
-			extra = append(extra, l)
+			err = s.Dense.addTo(ctx, rp, full, ix, query, e)
 		}
 		if err != nil {
 			s.clock(&s.querying, false)
-			return Ranking{}, err
+			return nil, err
 		}
 	}
-	r := ix.rank(query, on, extra...)
 	s.clock(&s.querying, false)
 	s.mu.Lock()
 	s.stats.Queries++
 	s.mu.Unlock()
-	return r, nil
+	return e, nil
 }

@@ -3,7 +3,6 @@ package codesearch
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -83,10 +82,6 @@ func ParseSignals(s string) (map[string]bool, error) {
 	}
 	return on, nil
 }
-
-// rrfK is reciprocal rank fusion's constant (Cormack et al. 2009): a list's
-// item at rank r adds 1/(rrfK + r).
-const rrfK = 60
 
 // repoTables are what the signals look up in one index: paths by suffix,
 // definitions by name, files by base name. Built on first use.
@@ -194,37 +189,6 @@ func (t *repoTables) resolveModule(m string) []string {
 	return nil
 }
 
-// ranked is a score per item, turned into a ranking.
-type ranked map[string]float64
-
-// order returns the items best first (ties by name, for determinism).
-func (r ranked) order() []string {
-	out := make([]string, 0, len(r))
-	for k := range r {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if r[out[i]] != r[out[j]] {
-			return r[out[i]] > r[out[j]]
-		}
-		return out[i] < out[j]
-	})
-	return out
-}
-
-// fuse adds each list's reciprocal ranks to into; items that tie in a
-// list share its rank.
-func fuse(into map[string]float64, r ranked) {
-	rank := 0
-	prev := -1.0
-	for i, k := range r.order() {
-		if r[k] != prev {
-			rank, prev = i+1, r[k]
-		}
-		into[k] += 1 / float64(rrfK+rank)
-	}
-}
-
 // isTestPath reports whether a path is a test file: in a test directory or
 // named as test runners find tests.
 func isTestPath(p string) bool {
@@ -268,24 +232,24 @@ func isStubPath(p string) bool {
 	return false
 }
 
-// Ranking is the fused answer of the indexed search: files and function
-// chunks, best first.
-type Ranking struct {
-	Files     []string
-	Functions []Chunk
-}
-
-// rank fuses BM25 over the chunks with the signals that are on, and
-// with extra, rankings made outside the index (the dense retriever).
-func (ix *Index) rank(query string, on map[string]bool, extra ...lists) Ranking {
+// evidence reads what each signal that is on says about query: one
+// ranked list per signal (BM25 over the chunks first), for [Evidence.Fuse].
+func (ix *Index) evidence(query string, on map[string]bool) *Evidence {
 	is := parseIssue(query, on[SignalClean])
 	t := ix.tables()
+	e := &Evidence{chunkOf: map[string]Chunk{},
+		demoteTests:    on[SignalTests] && !is.aboutTests,
+		demoteStubs:    on[SignalStubs] && !is.aboutStubs,
+		demoteExamples: on[SignalExamples] && !is.aboutExamples,
+	}
+	add := func(name string, files, funcs ranked) {
+		e.Lists = append(e.Lists, List{Name: name, Files: files, Funcs: funcs})
+	}
 
 	// BM25: a file scores its best chunk, so a large file's many chunks
 	// do not add up.
 	hits := ix.Search(is.text, 1000)
 	bmFiles, bmFuncs := ranked{}, ranked{}
-	chunkOf := map[string]Chunk{}
 	for _, h := range hits {
 		if _, ok := bmFiles[h.Chunk.Path]; !ok {
 			bmFiles[h.Chunk.Path] = h.Score
@@ -293,23 +257,17 @@ func (ix *Index) rank(query string, on map[string]bool, extra ...lists) Ranking 
 		if h.Chunk.Name != "" {
 			id := h.Chunk.Path + ":" + h.Chunk.Name
 			if _, ok := bmFuncs[id]; !ok {
-				bmFuncs[id], chunkOf[id] = h.Score, h.Chunk
+				bmFuncs[id], e.chunkOf[id] = h.Score, h.Chunk
 			}
 		}
 	}
-	fileScore := map[string]float64{}
-	funcScore := map[string]float64{}
-	fuse(fileScore, bmFiles)
-	fuse(funcScore, bmFuncs)
-	for _, l := range extra {
-		fuseLists(fileScore, funcScore, chunkOf, l)
-	}
+	add(ListBM25, bmFiles, bmFuncs)
 	if on[SignalFiles] {
 		sums := ranked{}
 		for _, h := range hits {
 			sums[h.Chunk.Path] += h.Score
 		}
-		fuse(fileScore, sums)
+		add(SignalFiles, sums, nil)
 	}
 
 	if on[SignalPaths] {
@@ -328,7 +286,7 @@ func (ix *Index) rank(query string, on map[string]bool, extra ...lists) Ranking 
 				if c, ok := ix.innermost(p, f.line); ok {
 					id := c.Path + ":" + c.Name
 					if _, ok := funcs[id]; !ok {
-						funcs[id], chunkOf[id] = s, c
+						funcs[id], e.chunkOf[id] = s, c
 					}
 				}
 			}
@@ -347,17 +305,15 @@ func (ix *Index) rank(query string, on map[string]bool, extra ...lists) Ranking 
 				}
 			}
 		}
-		fuse(fileScore, files)
-		fuse(funcScore, funcs)
+		add(SignalPaths, files, funcs)
 	}
 
 	// Names and file names count twice from the title: once as a part
 	// of the whole query, once as what the title is about.
 	for _, src := range []*issue{&is, is.title} {
 		if on[SignalNames] {
-			files, funcs := t.named(ix, src, chunkOf)
-			fuse(fileScore, files)
-			fuse(funcScore, funcs)
+			files, funcs := t.named(ix, src, e.chunkOf)
+			add(SignalNames, files, funcs)
 		}
 		if on[SignalStems] {
 			files := ranked{}
@@ -367,33 +323,10 @@ func (ix *Index) rank(query string, on map[string]bool, extra ...lists) Ranking 
 					files[f] += 1 / float64(len(fs))
 				}
 			}
-			fuse(fileScore, files)
+			add(SignalStems, files, nil)
 		}
 	}
-
-	// A function also gets its file's fused score: the functions of the
-	// files the signals agree on come first.
-	for id := range funcScore {
-		p, _, _ := strings.Cut(id, ":")
-		funcScore[id] += fileScore[p]
-	}
-	r := Ranking{Files: ranked(fileScore).order()}
-	for _, id := range ranked(funcScore).order() {
-		r.Functions = append(r.Functions, chunkOf[id])
-	}
-	if on[SignalExamples] && !is.aboutExamples {
-		r.Files = demote(r.Files, isExamplePath)
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isExamplePath(c.Path) })
-	}
-	if on[SignalStubs] && !is.aboutStubs {
-		r.Files = demote(r.Files, isStubPath)
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isStubPath(c.Path) })
-	}
-	if on[SignalTests] && !is.aboutTests {
-		r.Files = demote(r.Files, func(p string) bool { return isTestPath(p) })
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isTestPath(c.Path) })
-	}
-	return r
+	return e
 }
 
 // named ranks the files and functions that define the names of is: a

@@ -40,23 +40,9 @@ const denseBatch = 512
 // denseTop is the number of chunks the dense list keeps, as BM25's.
 const denseTop = 1000
 
-// lists are ranked files and functions from outside the index, fused
-// beside BM25 as a signal's are (see fuseLists).
-type lists struct {
-	files, funcs ranked
-	chunks       map[string]Chunk // a function's id (path:name) → its chunk
-}
-
-// fuseLists adds l's reciprocal ranks to the fused scores of rank.
-func fuseLists(fileScore, funcScore map[string]float64, chunkOf map[string]Chunk, l lists) {
-	fuse(fileScore, l.files)
-	fuse(funcScore, l.funcs)
-	for id, c := range l.chunks {
-		if _, ok := chunkOf[id]; !ok {
-			chunkOf[id] = c
-		}
-	}
-}
+// ListDense names the dense retriever's list in [Evidence] and in
+// [Fusion]'s weights.
+const ListDense = "dense"
 
 // text cuts s to the byte bound, on a UTF-8 boundary.
 func (d *Dense) text(s string) string {
@@ -71,16 +57,16 @@ func (d *Dense) text(s string) string {
 	return strings.ToValidUTF8(s, "")
 }
 
-// rank embeds the query and every chunk of ix (rp at commit) and ranks
-// them by cosine similarity: files by their best chunk, functions by
-// their own.
-func (d *Dense) rank(ctx context.Context, rp *repo.Repo, commit string, ix *Index, query string) (lists, error) {
+// addTo embeds the query and every chunk of ix (rp at commit), ranks
+// them by cosine similarity (files by their best chunk, functions by
+// their own) and adds that list to e as ListDense.
+func (d *Dense) addTo(ctx context.Context, rp *repo.Repo, commit string, ix *Index, query string, e *Evidence) error {
 	qv, err := d.Embed.Embed(ctx, []string{d.text(query)})
 	if err != nil {
-		return lists{}, fmt.Errorf("dense: query: %w", err)
+		return fmt.Errorf("dense: query: %w", err)
 	}
 	if len(qv) != 1 {
-		return lists{}, fmt.Errorf("dense: query: %d vectors for 1 text", len(qv))
+		return fmt.Errorf("dense: query: %d vectors for 1 text", len(qv))
 	}
 	q := qv[0]
 	spans := ix.tables().chunks
@@ -129,7 +115,7 @@ func (d *Dense) rank(ctx context.Context, rp *repo.Repo, commit string, ix *Inde
 		err = flush()
 	}
 	if err != nil {
-		return lists{}, err
+		return err
 	}
 	order := make([]int, 0, len(score))
 	for i, s := range score {
@@ -143,20 +129,24 @@ func (d *Dense) rank(ctx context.Context, rp *repo.Repo, commit string, ix *Inde
 		}
 		return order[a] < order[b]
 	})
-	l := lists{files: ranked{}, funcs: ranked{}, chunks: map[string]Chunk{}}
+	l := List{Name: ListDense, Files: ranked{}, Funcs: ranked{}}
 	for _, i := range order[:min(len(order), denseTop)] {
 		c := ix.Chunks[i]
-		if _, ok := l.files[c.Path]; !ok {
-			l.files[c.Path] = score[i]
+		if _, ok := l.Files[c.Path]; !ok {
+			l.Files[c.Path] = score[i]
 		}
 		if c.Name != "" {
 			id := c.Path + ":" + c.Name
-			if _, ok := l.funcs[id]; !ok {
-				l.funcs[id], l.chunks[id] = score[i], c
+			if _, ok := l.Funcs[id]; !ok {
+				l.Funcs[id] = score[i]
+				if _, ok := e.chunkOf[id]; !ok {
+					e.chunkOf[id] = c
+				}
 			}
 		}
 	}
-	return l, nil
+	e.Lists = append(e.Lists, l)
+	return nil
 }
 
 // chunkText is what a chunk of a file whose text is src (its lines

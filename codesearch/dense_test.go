@@ -58,6 +58,11 @@ func TestDenseRank(t *testing.T) {
 	if len(got.Functions) == 0 || got.Functions[0].Path+":"+got.Functions[0].Name != "pkg/array/core.py:persist" {
 		t.Errorf("functions = %+v, want pkg/array/core.py:persist first", got.Functions)
 	}
+	ev, err := dense.Evidence(ctx, r, commit, query)
+	if err != nil || ev.Lists[len(ev.Lists)-1].Name != ListDense {
+		t.Errorf("evidence %+v (%v), want the dense list last", ev, err)
+	}
+	emb.texts = emb.texts[:len(emb.texts)/2] // the second search's texts
 	ix, _ := dense.Index(ctx, r, commit)
 	if want := 1 + len(ix.Chunks); len(emb.texts) != want {
 		t.Errorf("%d texts embedded, want %d (the query and each chunk once)", len(emb.texts), want)
