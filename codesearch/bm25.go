@@ -78,23 +78,23 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 		classes   []Chunk
 		terms     [][]termCount // per chunk, in the ids of vocab
 		vocab     *vocab
-		// vocabTerms are vocab's terms when the file was done: its ids'
-		// strings (a vocab outlives the build, see blobCache.takeVocab).
-		vocabTerms []string
-		err        error
+		newTerms  []string // the terms vocab met first in this file
+		err       error
 	}
 	work := make(chan *slot, 64)
 	order := make(chan *slot, 1<<16)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
-		v := blobs.takeVocab()
+		v := newVocab()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer blobs.giveVocab(v)
 			p := symbols.NewParser()
 			defer p.Close()
+			// A worker takes its files in file order, so the merger meets
+			// each vocabulary's new terms in the order of their ids.
 			for f := range work {
+				known := len(v.terms)
 				if f.known != nil {
 					f.chunks, f.terms, f.classes = f.known.replay(v, blobs.termsNow(), f.path)
 				} else {
@@ -103,7 +103,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 						blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.terms, v)
 					}
 				}
-				f.vocab, f.vocabTerms, f.src = v, v.terms[:len(v.terms):len(v.terms)], ""
+				f.vocab, f.newTerms, f.src = v, v.terms[known:len(v.terms):len(v.terms)], ""
 				close(f.done)
 			}
 		}()
@@ -111,9 +111,8 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 
 	// The merger gives the terms global ids and counts their postings
 	// while the workers chunk, in file order, so that chunk ids and
-	// postings do not depend on which worker chunked a file. Each
-	// vocabulary's term ids are translated once per term and build, not
-	// once per occurrence.
+	// postings do not depend on which worker chunked a file. Each worker's
+	// term ids are translated once per term, not once per occurrence.
 	var (
 		merged   []*slot
 		global   = map[string]int32{}
@@ -135,28 +134,27 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 				continue
 			}
 			tr := trans[f.vocab]
-			for len(tr) < len(f.vocabTerms) {
+			for range f.newTerms {
 				tr = append(tr, -1)
 			}
+			known := len(tr) - len(f.newTerms)
+			for k, t := range f.newTerms {
+				g, ok := global[t]
+				if !ok {
+					g = int32(len(terms))
+					global[t] = g
+					terms = append(terms, t)
+					counts = append(counts, 0)
+				}
+				tr[known+k] = g
+			}
+			trans[f.vocab] = tr
 			nChunks += len(f.chunks)
 			for _, tcs := range f.terms {
 				for _, tc := range tcs {
-					g := tr[tc.term]
-					if g < 0 {
-						t := f.vocabTerms[tc.term]
-						var ok bool
-						if g, ok = global[t]; !ok {
-							g = int32(len(terms))
-							global[t] = g
-							terms = append(terms, t)
-							counts = append(counts, 0)
-						}
-						tr[tc.term] = g
-					}
-					counts[g]++
+					counts[tr[tc.term]]++
 				}
 			}
-			trans[f.vocab] = tr
 			merged = append(merged, f)
 		}
 	}()

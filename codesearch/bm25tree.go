@@ -101,41 +101,6 @@ type blobCache struct {
 	// a vocab translates through a slice, without hashing a string.
 	ids   map[string]int32
 	terms []string
-	// vocabs are the vocabularies of finished builds' workers, for the
-	// next build's (see takeVocab).
-	vocabs []*vocab
-}
-
-// maxPooledTerms bounds the vocabulary a pooled vocab may keep: past it
-// the vocab is dropped (its maps hold every word it met).
-const maxPooledTerms = 1 << 19
-
-// takeVocab returns a vocab for one build's worker: one an earlier build
-// gave back, whose maps already hold the repository's words (growing
-// them anew for each of 84 builds took a tenth of a cold run's CPU), or a
-// new one. Without a cache (c nil) every vocab is new.
-func (c *blobCache) takeVocab() *vocab {
-	if c == nil {
-		return newVocab()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if n := len(c.vocabs); n > 0 {
-		v := c.vocabs[n-1]
-		c.vocabs = c.vocabs[:n-1]
-		return v
-	}
-	return newVocab()
-}
-
-// giveVocab keeps v for a later build, unless it has grown too large.
-func (c *blobCache) giveVocab(v *vocab) {
-	if c == nil || len(v.terms) > maxPooledTerms {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.vocabs = append(c.vocabs, v)
 }
 
 func newBlobCache(max int64) *blobCache {
