@@ -70,4 +70,5 @@ import json, sys
 a, b = ({r["id"]: r.get("found") for r in map(json.loads, open(p))} for p in sys.argv[1:])
 print("two cold runs: answers", "identical" if a == b else "DIFFER", f"({len(a)} cases)")
 PY
-cat "$work/run-cold.out" "$work/bm25.out"
+echo "indexed (cold): $(cat "$work/cold.out")"
+echo "plain whole-file BM25: $(cat "$work/bm25.out")"
