@@ -23,16 +23,10 @@ root=$PWD
 data=${DATA:-../shared/data}
 work=${1:-$(mktemp -d)}
 workers=${WORKERS:-8}
-mkdir -p "$work"
-go build -o "$work/" ./cmd/patchbench-full
-pb=$work/patchbench-full
-
-repos=$work/repos
 . scripts/lib/loc-repos.sh
-locbench_repos "$repos" "$data"
+loc_setup "$work"
+locbench_parts "$work" "$data"
 lite_repos "$repos" "$data"
-"$pb" loc build --dataset "$data/loc_bench_v1_sample.jsonl.gz" --repos "$repos" --out "$work/tuning.jsonl" 2>/dev/null
-"$pb" loc build --dataset "$data/loc_bench_v1_tune.jsonl.gz" --repos "$repos" --out "$work/heldout.jsonl" 2>/dev/null
 "$pb" loc build --dataset "$data/swebench-lite-dev.jsonl" --repos "$repos" --out "$work/lite.jsonl" 2>/dev/null
 cat "$work/tuning.jsonl" "$work/heldout.jsonl" "$work/lite.jsonl" > "$work/all.jsonl"
 echo "$(wc -l < "$work/all.jsonl") cases, $(nproc) cores, loc run --workers $workers"

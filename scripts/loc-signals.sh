@@ -21,12 +21,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 data=${DATA:-../shared/data}
 work=${1:-$(mktemp -d)}
-mkdir -p "$work"
-go build -o "$work/" ./cmd/patchbench-full
-pb=$work/patchbench-full
-
-repos=$work/repos
 . scripts/lib/loc-repos.sh
+loc_setup "$work"
 clone_bundle "$data/repos/locbench/yt-dlp.bundle" "$repos/yt-dlp/yt-dlp"
 clone_bundle "$data/repos/locbench/dask.bundle" "$repos/dask/dask"
 lite_repos "$repos" "$data"

@@ -19,15 +19,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data}
 work=${1:-$(mktemp -d)}
-mkdir -p "$work"
-go build -o "$work/" ./cmd/patchbench-full
-pb=$work/patchbench-full
-
-repos=$work/repos
 . scripts/lib/loc-repos.sh
-locbench_repos "$repos" "$data"
-"$pb" loc build --dataset "$data/loc_bench_v1_sample.jsonl.gz" --repos "$repos" --out "$work/tuning.jsonl" 2>/dev/null
-"$pb" loc build --dataset "$data/loc_bench_v1_tune.jsonl.gz" --repos "$repos" --out "$work/heldout.jsonl" 2>/dev/null
+loc_setup "$work"
+locbench_parts "$work" "$data"
 
 metrics() { # report.json
   python3 - "$1" <<'PY'

@@ -27,3 +27,21 @@ lite_repos() {
   clone_bundle "$2/swebench-lite-dev.bundle" "$1/pallets/flask"
   clone_bundle "$2/swebench-lite-dev.bundle" "$1/sympy/sympy"
 }
+
+# loc_setup WORK builds patchbench-full into WORK and sets pb (the binary)
+# and repos (WORK/repos).
+loc_setup() {
+  mkdir -p "$1"
+  go build -o "$1/" ./cmd/patchbench-full
+  pb=$1/patchbench-full
+  repos=$1/repos
+}
+
+# locbench_parts WORK DATA clones the ten Loc-Bench_V1 repositories into
+# $repos and writes the cases of both parts of the split: WORK/tuning.jsonl
+# (loc_bench_v1_sample) and WORK/heldout.jsonl (loc_bench_v1_tune).
+locbench_parts() {
+  locbench_repos "$repos" "$2"
+  "$pb" loc build --dataset "$2/loc_bench_v1_sample.jsonl.gz" --repos "$repos" --out "$1/tuning.jsonl" 2>/dev/null
+  "$pb" loc build --dataset "$2/loc_bench_v1_tune.jsonl.gz" --repos "$repos" --out "$1/heldout.jsonl" 2>/dev/null
+}
