@@ -22,7 +22,7 @@ import (
 
 // indexVersion changes whenever the index format or the chunking does, so
 // that an old cached index is rebuilt rather than misread.
-const indexVersion = 4
+const indexVersion = 5
 
 // Chunk is one unit of the index: a function (Name set) or the code of a
 // file outside its functions (Name empty, Start and End span the file).
@@ -51,6 +51,9 @@ type Index struct {
 	Terms    map[string][]posting
 	AvgLen   float64
 	NumFiles int
+	// Blobs are the files' blob ids, in the order of their chunks: what
+	// a later run replays unchanged files from (see Indexed's seeding).
+	Blobs []string
 
 	tab repoTables // the signals' lookups, built on first use
 }
@@ -190,7 +193,9 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	ix.Chunks = make([]Chunk, 0, nChunks)
 	ix.DocLen = make([]int32, 0, nChunks)
 	total := 0
+	ix.Blobs = make([]string, 0, len(merged))
 	for _, f := range merged {
+		ix.Blobs = append(ix.Blobs, f.id)
 		ix.Classes = append(ix.Classes, f.classes...)
 		ix.Imports = append(ix.Imports, f.imports...)
 		tr := trans[f.vocab]
@@ -579,6 +584,10 @@ type Indexed struct {
 	// Fusion weighs the signals' lists; nil means [DefaultFusion].
 	Fusion *Fusion
 
+	// Dense, when set, adds the dense retriever's ranking to the fusion
+	// (see [Dense]); nil searches without a model.
+	Dense *Dense
+
 	// MaxMemory bounds the memory of the indexes kept between searches
 	// (see [DefaultIndexMemory]); 0 keeps every index.
 	MaxMemory int64
@@ -598,6 +607,8 @@ type Indexed struct {
 	// size of MaxMemory's default: the commits of one repository share
 	// most of their files.
 	blobs *blobCache
+	// seeded are the repositories whose last index file seeded blobs.
+	seeded map[string]bool
 }
 
 // IndexStats counts what the indexed searcher did with its indexes.
@@ -606,6 +617,11 @@ type IndexStats struct {
 	// Dropped counts the indexes dropped from memory to stay within
 	// MaxMemory.
 	Dropped int
+	// Seeded counts the index files of earlier runs whose files the
+	// builds replayed (one per repository at most); Chunked and Reused
+	// the files the builds chunked and those they replayed, unchanged
+	// since a commit indexed before.
+	Seeded, Chunked, Reused int
 	// BuildTime and LoadTime are the wall time during which indexes were
 	// being built (and written) or loaded, QueryTime that of the Queries
 	// searches: time when several workers were at it counts once, so that
@@ -642,7 +658,13 @@ func NewIndexed(dir string) *Indexed {
 func (s *Indexed) Stats() IndexStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats
+	st := s.stats
+	if s.blobs != nil {
+		s.blobs.mu.Lock()
+		st.Chunked, st.Reused = s.blobs.misses, s.blobs.hits
+		s.blobs.mu.Unlock()
+	}
+	return st
 }
 
 // Index returns the index of rp at commit: from memory, from the disk
@@ -727,9 +749,65 @@ func (ix *Index) memSize() int64 {
 	return n + int64(len(ix.Chunks)+len(ix.Classes))*160
 }
 
+// cachePath is the index file of rp at commit: the repository's name
+// (see repoTag), the commit and a hash of both and the index version.
 func (s *Indexed) cachePath(rp *repo.Repo, commit string) string {
 	h := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s\x00%s", indexVersion, rp.Name(), commit)))
-	return filepath.Join(s.Dir, commit[:min(12, len(commit))]+"-"+hex.EncodeToString(h[:8])+".idx")
+	return filepath.Join(s.Dir, repoTag(rp)+"-"+commit[:min(12, len(commit))]+"-"+hex.EncodeToString(h[:8])+".idx")
+}
+
+// repoTag is a repository's name as a file name's start: owner__name,
+// bytes other than letters, digits, '.', '_' and '-' as '_'.
+func repoTag(rp *repo.Repo) string {
+	name := strings.ReplaceAll(rp.Name(), "/", "__")
+	return strings.Map(func(r rune) rune {
+		if r < 128 && (isAlnum(byte(r)) || r == '.' || r == '_' || r == '-') {
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// seedFrom gives the blob cache, once per repository and process, the
+// files of the index of rp that the disk cache holds last written: a run
+// over a commit that no run indexed before then chunks only the files
+// that changed since. Blobs are keyed by id and path, so an index of
+// another repository whose name shares the tag costs time, never
+// correctness; a file that cannot be read is no error (the build reads
+// the tree).
+func (s *Indexed) seedFrom(rp *repo.Repo) {
+	if s.Dir == "" || s.blobs == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.seeded == nil {
+		s.seeded = map[string]bool{}
+	}
+	done := s.seeded[rp.Name()]
+	s.seeded[rp.Name()] = true
+	s.mu.Unlock()
+	if done {
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(s.Dir, repoTag(rp)+"-*.idx"))
+	var last string
+	var lastTime time.Time
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && (last == "" || fi.ModTime().After(lastTime) || fi.ModTime().Equal(lastTime) && f > last) {
+			last, lastTime = f, fi.ModTime()
+		}
+	}
+	if last == "" {
+		return
+	}
+	ix, err := readIndex(last)
+	if err != nil {
+		return
+	}
+	s.blobs.seed(ix)
+	s.mu.Lock()
+	s.stats.Seeded++
+	s.mu.Unlock()
 }
 
 func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Index, error) {
@@ -759,6 +837,7 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 	}
 	s.clock(&s.building, true)
 	defer s.clock(&s.building, false)
+	s.seedFrom(rp)
 	ix, err := buildIndex(ctx, rp, commit, s.blobs)
 	if err != nil {
 		return nil, fmt.Errorf("index %s at %s: %w", rp.Name(), commit, err)
@@ -838,6 +917,18 @@ func (s *Indexed) Evidence(ctx context.Context, rp *repo.Repo, commit, query str
 		on, _ = ParseSignals(DefaultSignals)
 	}
 	e := ix.evidence(query, on)
+	if s.Dense != nil {
+		// The commit resolved, as the index's: the dense list reads
+		// the same tree.
+		full, err := rp.ResolveCommit(ctx, commit)
+		if err == nil {
+			err = s.Dense.addTo(ctx, rp, full, ix, query, e)
+		}
+		if err != nil {
+			s.clock(&s.querying, false)
+			return nil, err
+		}
+	}
 	s.clock(&s.querying, false)
 	s.mu.Lock()
 	s.stats.Queries++

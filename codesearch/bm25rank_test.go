@@ -290,17 +290,7 @@ func TestIndexedMemoryBudget(t *testing.T) {
 func TestBlobCacheSameIndex(t *testing.T) {
 	r, dir, first := rankRepo(t)
 	ctx := context.Background()
-	os.WriteFile(filepath.Join(dir, "pkg/array/core.py"), []byte("def compute(x):\n    return x * 2\n\n\ndef spill(y):\n    return y\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "pkg/array/new.py"), []byte("class New:\n    def make(self):\n        return compute(1)\n"), 0o644)
-	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "two"}} {
-		if _, err := gittest.Run(t, dir, "", args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	second, err := r.ResolveCommit(ctx, "HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := commitTwo(t, r, dir)
 	blobs := newBlobCache(1 << 30)
 	if _, err := buildIndex(ctx, r, first, blobs); err != nil {
 		t.Fatal(err)
@@ -321,6 +311,24 @@ func TestBlobCacheSameIndex(t *testing.T) {
 	if n := blobs.hits - hits; n != 6 {
 		t.Errorf("%d blobs reused, want 6", n)
 	}
+}
+
+// commitTwo commits a change to rankRepo's repository: core.py changed,
+// new.py added, 6 of its 8 code files unchanged. It returns the commit.
+func commitTwo(t *testing.T, r *repo.Repo, dir string) string {
+	t.Helper()
+	os.WriteFile(filepath.Join(dir, "pkg/array/core.py"), []byte("def compute(x):\n    return x * 2\n\n\ndef spill(y):\n    return y\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "pkg/array/new.py"), []byte("class New:\n    def make(self):\n        return compute(1)\n"), 0o644)
+	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "two"}} {
+		if _, err := gittest.Run(t, dir, "", args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, err := r.ResolveCommit(context.Background(), "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return second
 }
 
 // TestBlobCacheMovedBlob: a blob another commit holds under another path

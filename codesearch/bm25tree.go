@@ -2,6 +2,7 @@ package codesearch
 
 import (
 	"context"
+	"sort"
 	"sync"
 
 	"github.com/patchbench/patchbench/repo"
@@ -137,12 +138,17 @@ func (c *blobCache) put(id string, chunks, classes, imports []Chunk, terms [][]t
 	if _, ok := c.byID[id]; ok {
 		return
 	}
-	b := c.newBlobEntry(chunks, classes, imports, terms, v)
+	c.add(id, c.newBlobEntry(chunks, classes, imports, terms, v))
+}
+
+// add keeps b under key, dropping the oldest entries past the budget
+// (c.mu held).
+func (c *blobCache) add(key string, b *blobEntry) {
 	if b.size > c.max {
 		return
 	}
-	c.byID[id] = b
-	c.queue = append(c.queue, id)
+	c.byID[key] = b
+	c.queue = append(c.queue, key)
 	c.size += b.size
 	for c.size > c.max && len(c.queue) > 0 {
 		old := c.queue[0]
@@ -150,6 +156,85 @@ func (c *blobCache) put(id string, chunks, classes, imports []Chunk, terms [][]t
 		c.size -= c.byID[old].size
 		delete(c.byID, old)
 	}
+}
+
+// intern returns the cache's id of term t, and the bytes a new one
+// takes (c.mu held).
+func (c *blobCache) intern(t string) (int32, int64) {
+	if g, ok := c.ids[t]; ok {
+		return g, 0
+	}
+	g := int32(len(c.terms))
+	c.ids[t] = g
+	c.terms = append(c.terms, t)
+	return g, int64(len(t)) + 40
+}
+
+// seed puts what chunking made of each file of ix into the cache, as if
+// this process had chunked them: a run that builds another commit of the
+// repository then reads and chunks only the files that changed. The terms
+// of each chunk come from inverting the postings; their order differs
+// from a fresh chunking's, which changes no posting nor score.
+func (c *blobCache) seed(ix *Index) {
+	if c == nil || len(ix.Blobs) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	terms := make([]string, 0, len(ix.Terms))
+	for t := range ix.Terms {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	perChunk := make([][]termCount, len(ix.Chunks))
+	var grown int64
+	for _, t := range terms {
+		g, n := c.intern(t)
+		grown += n
+		for _, p := range ix.Terms[t] {
+			perChunk[p.Chunk] = append(perChunk[p.Chunk], termCount{g, p.TF})
+		}
+	}
+	classes, imports := byPath(ix.Classes), byPath(ix.Imports)
+	// A file's chunks are consecutive, its blob the next of ix.Blobs.
+	file := 0
+	for start := 0; start < len(ix.Chunks) && file < len(ix.Blobs); file++ {
+		path := ix.Chunks[start].Path
+		end := start
+		for end < len(ix.Chunks) && ix.Chunks[end].Path == path {
+			end++
+		}
+		key := blobKey(ix.Blobs[file], path)
+		if _, ok := c.byID[key]; !ok {
+			b := &blobEntry{chunks: make([]Chunk, 0, end-start), classes: classes[path], imports: imports[path], terms: perChunk[start:end:end], size: grown}
+			grown = 0
+			for _, ch := range ix.Chunks[start:end] {
+				ch.Path = ""
+				b.chunks = append(b.chunks, ch)
+				b.size += int64(len(ch.Name)) + 48
+			}
+			for _, cl := range append(b.classes[:len(b.classes):len(b.classes)], b.imports...) {
+				b.size += int64(len(cl.Name)) + 48
+			}
+			for _, ts := range b.terms {
+				b.size += int64(len(ts))*8 + 24
+			}
+			c.add(key, b)
+		}
+		start = end
+	}
+}
+
+// byPath groups chunks by their path, each with its path left out, as a
+// blobEntry keeps them.
+func byPath(chunks []Chunk) map[string][]Chunk {
+	m := map[string][]Chunk{}
+	for _, c := range chunks {
+		p := c.Path
+		c.Path = ""
+		m[p] = append(m[p], c)
+	}
+	return m
 }
 
 // newBlobEntry keeps what chunkFile made of a blob, its terms interned
@@ -175,14 +260,8 @@ func (c *blobCache) newBlobEntry(chunks, classes, imports []Chunk, terms [][]ter
 	for i, tcs := range terms {
 		ts := make([]termCount, len(tcs))
 		for j, tc := range tcs {
-			t := v.terms[tc.term]
-			g, ok := c.ids[t]
-			if !ok {
-				g = int32(len(c.terms))
-				c.ids[t] = g
-				c.terms = append(c.terms, t)
-				b.size += int64(len(t)) + 40
-			}
+			g, n := c.intern(v.terms[tc.term])
+			b.size += n
 			ts[j] = termCount{g, tc.tf}
 		}
 		b.terms[i] = ts

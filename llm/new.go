@@ -102,41 +102,16 @@ func New(ctx context.Context, model string, opts Options) (Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("llm: model %s: %w", model, err)
 	}
-	provider, name := SplitModel(model)
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	cfg := resolved{
-		baseURL:    opts.BaseURL,
-		apiKey:     opts.APIKey,
-		httpClient: opts.HTTPClient,
-		timeout:    opts.Timeout,
-	}
-	if cfg.httpClient == nil {
-		cfg.httpClient = NewHTTPClient(256)
-	}
-	if cfg.timeout <= 0 {
-		cfg.timeout = DefaultTimeout
-	}
+	provider, name, cfg := resolve(model, opts)
 	var c Client
-	if cfg.baseURL == "" {
-		cfg.baseURL = getenv(baseURLEnv[provider])
-	}
 	switch provider {
 	case ProviderOpenAI:
-		if cfg.apiKey == "" {
-			cfg.apiKey = getenv("OPENAI_API_KEY")
-		}
 		oc, err := newOpenAI(model, name, cfg)
 		if err != nil {
 			return nil, err
 		}
 		c = oc
 	case ProviderAnthropic:
-		if cfg.apiKey == "" {
-			cfg.apiKey = getenv("ANTHROPIC_API_KEY")
-		}
 		ac, err := newAnthropic(model, name, cfg)
 		if err != nil {
 			return nil, err
@@ -164,6 +139,40 @@ func New(ctx context.Context, model string, opts Options) (Client, error) {
 	c = WithRateLimit(c, NewLimiter(opts.Limits))
 	return WithRetry(c, opts.Retry), nil
 }
+
+// resolve splits model and applies the defaults and the environment to
+// opts: the provider's base URL and API key variables, the HTTP client,
+// the per-attempt timeout.
+func resolve(model string, opts Options) (provider, name string, cfg resolved) {
+	provider, name = SplitModel(model)
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg = resolved{
+		baseURL:    opts.BaseURL,
+		apiKey:     opts.APIKey,
+		httpClient: opts.HTTPClient,
+		timeout:    opts.Timeout,
+	}
+	if cfg.httpClient == nil {
+		cfg.httpClient = NewHTTPClient(256)
+	}
+	if cfg.timeout <= 0 {
+		cfg.timeout = DefaultTimeout
+	}
+	if cfg.baseURL == "" {
+		cfg.baseURL = getenv(baseURLEnv[provider])
+	}
+	if cfg.apiKey == "" && apiKeyEnv[provider] != "" {
+		cfg.apiKey = getenv(apiKeyEnv[provider])
+	}
+	return provider, name, cfg
+}
+
+// apiKeyEnv is the environment variable that holds a provider's API key
+// when Options.APIKey is empty.
+var apiKeyEnv = map[string]string{ProviderOpenAI: "OPENAI_API_KEY", ProviderAnthropic: "ANTHROPIC_API_KEY"}
 
 // baseURLEnv is the environment variable that names a provider's endpoint
 // when Options.BaseURL is empty.

@@ -20,3 +20,7 @@ func newOpenAI(model, _ string, _ resolved) (Client, error) {
 func newAnthropic(model, _ string, _ resolved) (Client, error) {
 	return nil, fmt.Errorf("llm: model %s: %w", model, ErrNoSDK)
 }
+
+func newOpenAIEmbedder(model, _ string, _ resolved) (rawEmbedder, error) {
+	return nil, fmt.Errorf("llm: embedding model %s: %w", model, ErrNoSDK)
+}

@@ -170,3 +170,56 @@ func openaiTool(t Tool) openai.ChatCompletionToolUnionParam {
 	}
 	return openai.ChatCompletionFunctionTool(fn)
 }
+
+// openaiEmbedder posts to the embeddings endpoint of an OpenAI-compatible
+// server through the official SDK, with the SDK's own retries disabled.
+type openaiEmbedder struct {
+	model, name string
+	sdk         openai.Client
+	secret      string
+	timeout     time.Duration
+}
+
+func newOpenAIEmbedder(model, name string, cfg resolved) (*openaiEmbedder, error) {
+	oc, err := newOpenAI(model, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &openaiEmbedder{model: model, name: name, sdk: oc.sdk, secret: oc.secret, timeout: oc.timeout}, nil
+}
+
+func (c *openaiEmbedder) embed(ctx context.Context, texts []string) ([][]float32, int, error) {
+	const op = "openai: embeddings"
+	params := openai.EmbeddingNewParams{
+		Model:          c.name,
+		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+	}
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var res *http.Response
+	out, err := c.sdk.Embeddings.New(actx, params, option.WithResponseInto(&res), option.WithRequestTimeout(c.timeout))
+	var vecs [][]float32
+	if err == nil {
+		index := make([]int64, len(out.Data))
+		raw := make([][]float32, len(out.Data))
+		for i, d := range out.Data {
+			index[i] = d.Index
+			raw[i] = make([]float32, len(d.Embedding))
+			for j, x := range d.Embedding {
+				raw[i][j] = float32(x)
+			}
+		}
+		// A 2xx answer that does not hold one vector per text is a
+		// broken body: temporary, as a truncated one is.
+		vecs, err = checkEmbeddings(len(texts), index, raw)
+	}
+	if err != nil {
+		var apiErr *openai.Error
+		if errors.As(err, &apiErr) && apiErr.Message != "" {
+			err = fmt.Errorf("%w: %s", err, apiErr.Message)
+		}
+		return nil, 0, callError(ctx, op, c.name, c.timeout, res, err, c.secret)
+	}
+	return vecs, int(out.Usage.PromptTokens), nil
+}

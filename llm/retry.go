@@ -69,32 +69,47 @@ type retrier struct {
 }
 
 func (r *retrier) Complete(ctx context.Context, req Request) (Response, error) {
+	var resp Response
+	err := r.policy.do(ctx, r.rnd, func() error {
+		var err error
+		resp, err = r.next.Complete(ctx, req)
+		return err
+	})
+	if err != nil {
+		return Response{}, err
+	}
+	return resp, nil
+}
+
+// do calls call until it succeeds, fails for good, or the policy gives
+// up: the retry loop of every network call (completions and embeddings).
+func (p RetryPolicy) do(ctx context.Context, rnd func(int64) int64, call func() error) error {
 	for attempt := 1; ; attempt++ {
-		resp, err := r.next.Complete(ctx, req)
+		err := call()
 		if err == nil {
-			return resp, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return Response{}, err
+			return err
 		}
 		temp, after := IsTemporary(err)
 		if !temp {
-			return Response{}, err
+			return err
 		}
-		if attempt >= r.policy.MaxAttempts {
+		if attempt >= p.MaxAttempts {
 			if attempt == 1 {
-				return Response{}, err
+				return err
 			}
-			return Response{}, fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
+			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 		}
-		if after > r.policy.MaxRetryAfter {
-			return Response{}, fmt.Errorf("%w (not retrying: server asked to wait %v)", err, after)
+		if after > p.MaxRetryAfter {
+			return fmt.Errorf("%w (not retrying: server asked to wait %v)", err, after)
 		}
-		t := time.NewTimer(r.policy.backoff(attempt, after, r.rnd))
+		t := time.NewTimer(p.backoff(attempt, after, rnd))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Response{}, fmt.Errorf("%w (waiting to retry: %w)", err, ctx.Err())
+			return fmt.Errorf("%w (waiting to retry: %w)", err, ctx.Err())
 		case <-t.C:
 		}
 	}

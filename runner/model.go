@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -59,7 +60,13 @@ func (o ModelOptions) CachePath() string {
 type Model struct {
 	name   string
 	client llm.Client
-	store  *cache.Store
+	cacheFile
+}
+
+// cacheFile is the cache a Model or an Embedder keeps its answers in;
+// nil store for none.
+type cacheFile struct {
+	store *cache.Store
 }
 
 // OpenModel builds the client for o.Model and opens its cache. Close the
@@ -110,20 +117,51 @@ func (m *Model) Recording(u *ModelCalls) llm.Client {
 	})
 }
 
-// CacheStats returns the cache's hits and misses; zero without a cache.
-func (m *Model) CacheStats() cache.Stats {
-	if m.store == nil {
+// CacheStats returns the cache's hits and misses (of requests; of texts
+// for an Embedder); zero without a cache.
+func (c cacheFile) CacheStats() cache.Stats {
+	if c.store == nil {
 		return cache.Stats{}
 	}
-	return m.store.Stats()
+	return c.store.Stats()
 }
 
 // Close closes the cache.
-func (m *Model) Close() error {
-	if m.store == nil {
+func (c cacheFile) Close() error {
+	if c.store == nil {
 		return nil
 	}
-	return m.store.Close()
+	return c.store.Close()
+}
+
+// Embedder is an embedding model opened for a run: llm.NewEmbedder's
+// client (batches, rate limits, retries) through the embedding cache.
+type Embedder struct {
+	llm.Embedder
+	cacheFile
+}
+
+// OpenEmbedder opens the embedding model o.Model; o.Cache is the cache
+// file of its vectors (keyed by text, shared by runs and commits): ""
+// or CacheOff for none. o.Dir is not read.
+func OpenEmbedder(ctx context.Context, o ModelOptions) (*Embedder, error) {
+	e, err := llm.NewEmbedder(ctx, o.Model, llm.EmbedOptions{Options: o.LLM})
+	if err != nil {
+		return nil, err
+	}
+	out := &Embedder{Embedder: e}
+	if o.Cache != "" && o.Cache != CacheOff {
+		if err := os.MkdirAll(filepath.Dir(o.Cache), 0o777); err != nil {
+			return nil, fmt.Errorf("embedding cache: %w", err)
+		}
+		s, err := cache.Open(ctx, o.Cache)
+		if err != nil {
+			return nil, err
+		}
+		out.store = s
+		out.Embedder = cache.WrapEmbedder(e, s, o.Model, llm.Endpoint(o.Model, o.LLM))
+	}
+	return out, nil
 }
 
 // ModelCalls totals the model calls of one case for its results row; embed

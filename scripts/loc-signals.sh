@@ -21,18 +21,11 @@ cd "$(dirname "$0")/.."
 root=$PWD
 data=${DATA:-../shared/data}
 work=${1:-$(mktemp -d)}
-mkdir -p "$work"
-go build -o "$work/" ./cmd/patchbench-full
-pb=$work/patchbench-full
-
-repos=$work/repos
-clone() { # bundle owner/name
-  [ -d "$repos/$2" ] || { mkdir -p "$(dirname "$repos/$2")"; git clone -q --bare "$1" "$repos/$2"; }
-}
-clone "$data/repos/locbench/yt-dlp.bundle" yt-dlp/yt-dlp
-clone "$data/repos/locbench/dask.bundle" dask/dask
-clone "$data/swebench-lite-dev.bundle" pallets/flask
-clone "$data/swebench-lite-dev.bundle" sympy/sympy
+. scripts/lib/loc-repos.sh
+loc_setup "$work"
+clone_bundle "$data/repos/locbench/yt-dlp.bundle" "$repos/yt-dlp/yt-dlp"
+clone_bundle "$data/repos/locbench/dask.bundle" "$repos/dask/dask"
+lite_repos "$repos" "$data"
 "$pb" loc build --dataset "$data/loc_bench_v1_sample.jsonl.gz" --repos "$repos" --out "$work/locbench47.jsonl" 2>/dev/null
 "$pb" loc build --dataset "$data/swebench-lite-dev.jsonl" --repos "$repos" --out "$work/lite5.jsonl" 2>/dev/null
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"

@@ -25,27 +25,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data}
 work=${1:-$(mktemp -d)}
-mkdir -p "$work"
-go build -o "$work/" ./cmd/patchbench-full ./scripts/locfit
-pb=$work/patchbench-full
-
-repos=$work/repos
-clone() { # bundle owner/name
-  [ -d "$repos/$2" ] || { mkdir -p "$(dirname "$repos/$2")"; git clone -q --bare "$1" "$repos/$2"; }
-}
-b=$data/repos/locbench
-clone "$b/yt-dlp.bundle" yt-dlp/yt-dlp
-clone "$b/dask.bundle" dask/dask
-clone "$b/sentence-transformers.bundle" UKPLab/sentence-transformers
-clone "$b/keras.bundle" keras-team/keras
-clone "$b/meson.bundle" mesonbuild/meson
-clone "$b/accelerate.bundle" huggingface/accelerate
-clone "$b/yfinance.bundle" ranaroussi/yfinance
-clone "$b/chainlit.bundle" Chainlit/chainlit
-clone "$b/networkx.bundle" networkx/networkx
-clone "$b/luigi.bundle" spotify/luigi
-"$pb" loc build --dataset "$data/loc_bench_v1_sample.jsonl.gz" --repos "$repos" --out "$work/tuning.jsonl" 2>/dev/null
-"$pb" loc build --dataset "$data/loc_bench_v1_tune.jsonl.gz" --repos "$repos" --out "$work/heldout.jsonl" 2>/dev/null
+. scripts/lib/loc-repos.sh
+loc_setup "$work"
+go build -o "$work/" ./scripts/locfit
+locbench_parts "$work" "$data"
 
 echo "Fit on the tuning part:"
 "$work/locfit" -cases "$work/tuning.jsonl" -repos "$repos" -index-cache "$work/index"

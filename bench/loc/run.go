@@ -41,6 +41,10 @@ type RunOptions struct {
 	// Signals are the indexed mode's signals (see [codesearch.ParseSignals]);
 	// empty means [codesearch.DefaultSignals].
 	Signals string
+	// Embed, when its Model is set, adds the dense retriever to the
+	// indexed search: the embedding model (openai/NAME) and its vector
+	// cache file (see runner.OpenEmbedder).
+	Embed runner.ModelOptions
 	// MaxTurns and Temperature configure the agentic search (loc grid
 	// varies them); ModelOptions is its model-call path.
 	MaxTurns     int
@@ -89,7 +93,15 @@ func (o RunOptions) searcher(ctx context.Context) (Searcher, func() error, error
 			}
 			ix.Signals = on
 		}
-		return ix, nop, nil
+		if o.Embed.Model == "" || o.Runner.DryRun {
+			return ix, nop, nil
+		}
+		e, err := runner.OpenEmbedder(ctx, o.Embed)
+		if err != nil {
+			return nil, nil, err
+		}
+		ix.Dense = &codesearch.Dense{Embed: e}
+		return ix, e.Close, nil
 	case o.Mode == ModeAgentic:
 		if o.Agentic == nil {
 			return nil, nil, errors.New("agentic mode is not available in this build")
@@ -109,6 +121,7 @@ type RunInfo struct {
 	Mode          string   `json:"mode"`
 	Model         string   `json:"model,omitempty"`
 	Signals       string   `json:"signals,omitempty"`
+	EmbedModel    string   `json:"embed_model,omitempty"`
 	MaxTurns      int      `json:"max_turns,omitempty"`
 	Temperature   *float64 `json:"temperature,omitempty"`
 	Limit         int      `json:"limit,omitempty"`
@@ -170,6 +183,9 @@ func Run(ctx context.Context, o RunOptions) (RunSummary, error) {
 		Limit: ropts.Limit, Shuffle: ropts.Shuffle, Shard: ropts.Shard.String()}
 	if o.Mode == ModeIndexed && o.Signals != "all" {
 		info.Signals = o.Signals
+	}
+	if o.Mode == ModeIndexed {
+		info.EmbedModel = o.Embed.Model
 	}
 	if o.Mode == ModeAgentic {
 		info.MaxTurns, info.Temperature = o.MaxTurns, o.Temperature

@@ -160,6 +160,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("cache: create table in %s: %w", path, err)
 	}
+	if _, err := db.ExecContext(ctx, embedSchema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cache: create table in %s: %w", path, err)
+	}
 	if err := migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("cache: upgrade table in %s: %w", path, err)

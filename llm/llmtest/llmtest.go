@@ -67,6 +67,10 @@ type Config struct {
 	// APIKey, when set, is required (Authorization: Bearer or x-api-key);
 	// other requests get 401.
 	APIKey string
+	// Embed computes the vector of one text for the embeddings endpoint
+	// (POST .../embeddings, OpenAI's wire format); nil means
+	// [HashEmbedding] with 16 dimensions.
+	Embed func(model, text string) []float32
 	// EchoAuth puts the credentials a request carried into the 401 body,
 	// as a badly behaved proxy might, to test that clients redact them.
 	EchoAuth bool
@@ -93,6 +97,8 @@ type Call struct {
 	MaxTokens   int // max_tokens or max_completion_tokens
 	Temperature *float64
 	Seed        *int64
+	// Inputs are the texts of an embeddings request.
+	Inputs []string
 	// Body is the request body as sent, for asserting the wire format.
 	Body []byte
 }
@@ -156,13 +162,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		wire = "openai"
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
 		wire = "anthropic"
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/embeddings"):
+		wire = "embeddings"
 	default:
 		http.NotFound(w, r)
 		return
 	}
 	if s.cfg.APIKey != "" {
 		got := r.Header.Get("X-Api-Key")
-		if wire == "openai" {
+		if wire != "anthropic" {
 			got = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		}
 		if got != s.cfg.APIKey {
@@ -178,12 +186,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	call, err := decode(wire, body)
+	var call Call
+	if wire == "embeddings" {
+		call, err = decodeEmbeddings(body)
+	} else {
+		call, err = decode(wire, body)
+	}
 	if err != nil {
 		writeError(w, wire, http.StatusBadRequest, "bad request: "+err.Error())
 		return
 	}
-	key, _ := json.Marshal([]any{call.Wire, call.Model, call.System, call.Messages})
+	key, _ := json.Marshal([]any{call.Wire, call.Model, call.System, call.Messages, call.Inputs})
 	s.mu.Lock()
 	s.calls = append(s.calls, call)
 	n := s.attempts[string(key)]
@@ -216,26 +229,41 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, wire, f.Status, fmt.Sprintf("scripted fault %d on attempt %d", f.Status, n+1))
 		return
 	}
-	turn := Turn{Text: "echo: "}
-	switch {
-	case s.cfg.Script != nil:
-		var err error
-		if turn, err = scripted(s.cfg.Script, call); err != nil {
-			writeError(w, wire, http.StatusBadRequest, "script: "+err.Error())
+	var out []byte
+	if wire == "embeddings" {
+		out = s.embeddings(call)
+	} else {
+		out = s.answer(w, call)
+		if out == nil {
 			return
 		}
-	case s.cfg.Reply != nil:
-		turn.Text = s.cfg.Reply(call.Model, call.System, call.Messages)
-	case len(call.Messages) > 0:
-		turn.Text += call.Messages[len(call.Messages)-1].Content
 	}
-	out := encode(call, turn)
 	if f.Truncate {
 		out = out[:len(out)/2]
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.Write(out)
+}
+
+// answer encodes the answer to a chat call, or writes an error and
+// returns nil.
+func (s *Server) answer(w http.ResponseWriter, call Call) []byte {
+	wire := call.Wire
+	turn := Turn{Text: "echo: "}
+	switch {
+	case s.cfg.Script != nil:
+		var err error
+		if turn, err = scripted(s.cfg.Script, call); err != nil {
+			writeError(w, wire, http.StatusBadRequest, "script: "+err.Error())
+			return nil
+		}
+	case s.cfg.Reply != nil:
+		turn.Text = s.cfg.Reply(call.Model, call.System, call.Messages)
+	case len(call.Messages) > 0:
+		turn.Text += call.Messages[len(call.Messages)-1].Content
+	}
+	return encode(call, turn)
 }
 
 // sleep waits d or until the client hangs up; it reports whether to go on.
@@ -259,7 +287,7 @@ func writeError(w http.ResponseWriter, wire string, status int, msg string) {
 	if status == http.StatusTooManyRequests {
 		typ = "rate_limit_error"
 	}
-	if wire == "openai" {
+	if wire != "anthropic" {
 		body = map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil, "param": nil}}
 	} else {
 		body = map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
@@ -548,4 +576,68 @@ func encode(c Call, t Turn) []byte {
 	}
 	b, _ := json.Marshal(body)
 	return b
+}
+
+// decodeEmbeddings reads an OpenAI embeddings request: input is a string
+// or a list of strings.
+func decodeEmbeddings(body []byte) (Call, error) {
+	var in struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return Call{}, err
+	}
+	c := Call{Wire: "embeddings", Model: in.Model, Body: body}
+	var one string
+	if err := json.Unmarshal(in.Input, &one); err == nil {
+		c.Inputs = []string{one}
+	} else if err := json.Unmarshal(in.Input, &c.Inputs); err != nil {
+		return Call{}, fmt.Errorf("input is neither a string nor a list of strings: %w", err)
+	}
+	if len(c.Inputs) == 0 {
+		return Call{}, fmt.Errorf("no input")
+	}
+	return c, nil
+}
+
+// embeddings encodes the answer to an embeddings call, the vectors listed
+// last first (their index fields say where they belong, as the wire
+// format allows).
+func (s *Server) embeddings(c Call) []byte {
+	embed := s.cfg.Embed
+	if embed == nil {
+		embed = func(_, text string) []float32 { return HashEmbedding(text, 16) }
+	}
+	type item struct {
+		Object    string    `json:"object"`
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	var data []item
+	tokens := 0
+	for i := len(c.Inputs) - 1; i >= 0; i-- {
+		data = append(data, item{"embedding", i, embed(c.Model, c.Inputs[i])})
+		tokens += len(strings.Fields(c.Inputs[i]))
+	}
+	out, _ := json.Marshal(map[string]any{"object": "list", "model": c.Model, "data": data,
+		"usage": map[string]int{"prompt_tokens": tokens, "total_tokens": tokens}})
+	return out
+}
+
+// HashEmbedding is a stand-in for an embedding model: each lower-cased
+// word of text (runs of letters and digits) adds 1 to the dimension its
+// hash picks. Texts sharing words point the same way.
+func HashEmbedding(text string, dims int) []float32 {
+	v := make([]float32, dims)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		h := uint32(2166136261)
+		for i := 0; i < len(w); i++ {
+			h = (h ^ uint32(w[i])) * 16777619
+		}
+		v[h%uint32(dims)]++
+	}
+	return v
 }

@@ -24,6 +24,7 @@ import (
 type locRunOptions struct {
 	dataset, mode, indexDir string
 	signals                 string
+	embedModel              string
 	// relace-mcp's names: -o/--output PREFIX, --search-mode, -v.
 	output, searchMode string
 	verbose            bool
@@ -44,6 +45,7 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.dataset, "dataset", "", "cases `FILE` (JSONL, as loc build writes, or relace-mcp's schema)")
 	f.StringVar(&o.mode, "mode", loc.ModeIndexed, "search `MODE`: indexed (BM25, no model) or agentic (a model with tools); default agentic when --model is given")
 	f.StringVar(&o.signals, "signals", "default", "indexed: the signals fused with BM25, comma-separated `LIST` of "+strings.Join(codesearch.Signals, ", ")+"; default ("+codesearch.DefaultSignals+"), all, none, or all,-NAME to leave one out")
+	f.StringVar(&o.embedModel, "embed-model", "", "indexed: add a dense retriever: `MODEL` openai/NAME of an OpenAI-compatible embeddings endpoint (--base-url, else OPENAI_BASE_URL; OPENAI_API_KEY), its vectors cached in --index-cache's embeddings.db (default: none, no model)")
 	f.StringVar(&o.indexDir, "index-cache", "", "`DIR` caching the indexed mode's indexes (default REPOS/.loc-index)")
 	o.repos.register(cmd)
 	o.model.register(f, "reference (the ground truth), replay/FILE (LocAgent loc_outputs.jsonl or relace-style answers), openai/NAME, anthropic/NAME (agentic)")
@@ -87,6 +89,11 @@ identifiers resolved to the files defining them; words naming files; test
 files last unless the title is about tests (--signals turns each on or off;
 see docs/loc.md). The index of a repository commit is built once and cached
 in --index-cache; indexes past 128 MB in memory are dropped and read again.
+--embed-model openai/NAME adds a dense retriever: the query and every chunk
+embedded by an OpenAI-compatible embeddings endpoint (--base-url or
+OPENAI_BASE_URL, OPENAI_API_KEY; --attempts, --request-timeout, --rpm),
+chunks ranked by cosine similarity and fused like the signals; the vectors
+are cached by text in --index-cache's embeddings.db (--cache off: none).
 Scores: relace-mcp's metrics as relace-mcp defines them (file_recall,
 line_precision_matched, function_hit_rate: a function hit when an answer
 overlaps its definition; quality_score) and LocAgent's Acc@k; report.json
@@ -173,6 +180,14 @@ func (o *locRunOptions) options(cmd, resultsFile string, sio cli.Stdio) (loc.Run
 	ro := loc.RunOptions{
 		Cases: cases, Dataset: o.dataset, Repos: o.repos.repos, CloneFrom: o.repos.cloneFrom,
 		Out: o.run.out, Mode: o.mode, Model: o.model.model, IndexDir: idx, Signals: o.signals, Runner: ropts, Force: o.run.force, Session: sess,
+	}
+	if o.embedModel != "" {
+		if o.mode != loc.ModeIndexed || o.model.model != "" {
+			return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: --embed-model is for --mode indexed, without --model", cmd))
+		}
+		if ro.Embed, err = o.model.embedOptions(o.embedModel, filepath.Join(idx, "embeddings.db")); err != nil {
+			return loc.RunOptions{}, cli.Usage(fmt.Errorf("%s: %w", cmd, err))
+		}
 	}
 	if o.mode == loc.ModeAgentic && o.model.model != "reference" && !strings.HasPrefix(o.model.model, "replay/") {
 		mopts, samp, err := o.model.options(cmd, o.run.out)
@@ -367,9 +382,9 @@ func finishLocRun(ctx context.Context, sio cli.Stdio, r runFlags, sum loc.RunSum
 			cli.ProgramName, sum.Done, sum.Failed, sum.Skipped, filepath.Join(r.out, "report.md"))
 		if sum.Index != nil {
 			ix := sum.Index
-			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache, %d dropped from memory (build %s, load %s; %d queries in %s)\n",
+			fmt.Fprintf(sio.Err, "%s: indexes: %d built, %d loaded from the cache, %d dropped from memory (build %s, load %s; %d queries in %s); files: %d chunked, %d reused from other commits\n",
 				cli.ProgramName, ix.Built, ix.Loaded, ix.Dropped, ix.BuildTime.Round(time.Millisecond), ix.LoadTime.Round(time.Millisecond),
-				ix.Queries, ix.QueryTime.Round(time.Microsecond))
+				ix.Queries, ix.QueryTime.Round(time.Microsecond), ix.Chunked, ix.Reused)
 		}
 	}
 	return exit(ctx, runner.Ending{Err: err, Started: sum.Report != nil || sum.Done > 0,

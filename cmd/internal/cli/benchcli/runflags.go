@@ -166,18 +166,11 @@ func (m *modelFlags) options(cmd, out string) (runner.ModelOptions, sampling, er
 	if err := checkModelName(m.model); err != nil {
 		return runner.ModelOptions{}, s, err
 	}
-	if err := llm.LoadDotEnv(m.envFile); err != nil && (m.given("env-file") || !errors.Is(err, fs.ErrNotExist)) {
+	llmOpts, err := m.llmOptions()
+	if err != nil {
 		return runner.ModelOptions{}, s, err
 	}
-	o := runner.ModelOptions{
-		Model: m.model, Cache: m.cache, Dir: out,
-		LLM: llm.Options{
-			BaseURL: m.baseURL,
-			Timeout: m.requestTimeout,
-			Retry:   llm.RetryPolicy{MaxAttempts: m.attempts},
-			Limits:  llm.Limits{RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm},
-		},
-	}
+	o := runner.ModelOptions{Model: m.model, Cache: m.cache, Dir: out, LLM: llmOpts}
 	if m.priceIn != 0 || m.priceOut != 0 {
 		o.LLM.Price = &llm.Price{InputPerMillion: m.priceIn, OutputPerMillion: m.priceOut}
 	}
@@ -189,6 +182,37 @@ func (m *modelFlags) options(cmd, out string) (runner.ModelOptions, sampling, er
 		s.Seed = &m.modelSeed
 	}
 	return o, s, nil
+}
+
+// llmOptions reads the .env file and returns the network options the
+// flags give: base URL, per-attempt timeout, attempts, rate limits.
+func (m *modelFlags) llmOptions() (llm.Options, error) {
+	if err := llm.LoadDotEnv(m.envFile); err != nil && (m.given("env-file") || !errors.Is(err, fs.ErrNotExist)) {
+		return llm.Options{}, err
+	}
+	return llm.Options{
+		BaseURL: m.baseURL,
+		Timeout: m.requestTimeout,
+		Retry:   llm.RetryPolicy{MaxAttempts: m.attempts},
+		Limits:  llm.Limits{RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm},
+	}, nil
+}
+
+// embedOptions checks --embed-model's name and returns the options of
+// runner.OpenEmbedder: the network flags of the chat model, and the
+// vector cache file cacheFile unless --cache is off.
+func (m *modelFlags) embedOptions(embedModel, cacheFile string) (runner.ModelOptions, error) {
+	if p, name := llm.SplitModel(embedModel); p != llm.ProviderOpenAI || name == "" {
+		return runner.ModelOptions{}, fmt.Errorf("--embed-model %q: want openai/NAME (any OpenAI-compatible embeddings endpoint)", embedModel)
+	}
+	o, err := m.llmOptions()
+	if err != nil {
+		return runner.ModelOptions{}, err
+	}
+	if m.cache == runner.CacheOff {
+		cacheFile = runner.CacheOff
+	}
+	return runner.ModelOptions{Model: embedModel, Cache: cacheFile, LLM: o}, nil
 }
 
 func (m *modelFlags) given(name string) bool { return m.flags != nil && m.flags.Changed(name) }
