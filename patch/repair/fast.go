@@ -490,13 +490,11 @@ func applyFast(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOptions,
 		// The second pass checks all again: a patch or a file changed
 		// in between fails the write, which is undone.
 		n, h, fs, c, err := fastPass(io.NewSectionReader(src, 0, size), size, opts.Reverse, nil, open, fastChunk, w)
-		if err == nil && (n != name || h != hunks || fs != fsize || c != crc) {
-			err = errNotFast
+		if errors.Is(err, errNotFast) || err == nil && (n != name || h != hunks || fs != fsize || c != crc) {
+			// errNotFast is the fast path's own word, not the user's.
+			return fmt.Errorf("%s: the patch or %s changed while it was applied", opts.Name, name)
 		}
-		if err != nil {
-			return fmt.Errorf("%s: the patch or %s changed while it was applied: %w", opts.Name, name, err)
-		}
-		return nil
+		return err
 	}
 	rep.Format = patch.UDiff
 	rep.Files = []FileReport{ResultReport(res)}

@@ -224,6 +224,15 @@ var fastSeeds = []struct{ file, text string }{
 	{"a\nb\nc\nd\ne\nf\ng\nh\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -3,3 +3,3 @@\n c\n-d\n+D\n e\n@@ -6,3 +6,4 @@\n f\n g\n+\n h\n"},
 	{"}\n}\n\n\n}\n", "diff --git a/f b/f\nindex 1234567..89abcde 100644\n--- a/f\n+++ b/f\n@@ -1,3 +1,4 @@\n }\n+}\n }\n \n"},
 	{"a\r\nb\r\n\r\nc\r\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+b\n"},
+	// From TestFastPathAttacks: CR inside a line, NUL and invalid UTF-8,
+	// no final newline, other formats' markers in a body and in section
+	// text, a pure insertion of the next line, CRLF new side already
+	// there.
+	{"a\nb\rc\nd\ne\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\rc\n+B\n d\n"},
+	{"a\nb\nc\x00\xff\nd\ne", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -2,3 +2,3 @@\n b\n c\x00\xff\n-d\n+<<<<<<< SEARCH\n"},
+	{"a\nb\nc\nd\ne\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -2,3 +2,3 @@ --- a/f\n b\n-c\n+```diff\n d\n"},
+	{"a\nx\ny\nz\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n a\n+x\n x\n"},
+	{"a\r\nB\r\nc\r\n", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\r\n-b\r\n+B\n c\r\n"},
 }
 
 // FuzzFastPath: whatever the patch text and the file, the fast path
