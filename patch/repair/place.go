@@ -1519,11 +1519,26 @@ func reverseFits(t *text, pl *placed, own int) string {
 	rh.lines = slices.Clone(pl.h.lines)
 	rh.reverse()
 	rp := &placed{idx: pl.idx, h: &rh, es: entries(&rh)}
-	if locate(t, rp) != "" || rp.already || tierRank(rp.p.tier) > tierRank(pl.p.tier) {
+	if locate(t, rp) != "" || rp.already {
 		return ""
 	}
 	if rp.p.start < pl.p.end && pl.p.start < rp.p.end || rp.p.start == pl.p.start {
-		// The same lines: newSideToo judges those.
+		// The same lines: newSideToo judges those it places exactly or
+		// but for trailing whitespace. Placed more loosely (context
+		// dropped), a hunk that adds lines whose reverse finds them
+		// there, where they would go, has its change in the file (an
+		// insertion, --reverse of a deletion not made); the reverse of a
+		// hunk that only removes lines fits wherever its context does,
+		// which says nothing. A hunk whose old side is exactly at its
+		// own line (a -U0 hunk, whose reverse places only loosely) is
+		// placed there.
+		exactOwn := pl.h.hasPos && pl.p.start == own && pl.p.tier == TierExact
+		if hasInsert(pl.h) && !exactOwn && max(tierRank(pl.p.tier), tierRank(rp.p.tier)) >= tierRank(TierIndentation) {
+			return fmt.Sprintf("uncertain: the lines the hunk adds are in the file already at line %d, where its old side fits (line %d, %s): applied already, or to be applied again?", rp.p.start+1, pl.p.start+1, pl.p.tier)
+		}
+		return ""
+	}
+	if tierRank(rp.p.tier) > tierRank(pl.p.tier) {
 		return ""
 	}
 	if pl.h.hasPos && dist(pl.p.start) <= 3 && dist(pl.p.start) < dist(rp.p.start) {
