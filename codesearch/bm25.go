@@ -22,7 +22,7 @@ import (
 
 // indexVersion changes whenever the index format or the chunking does, so
 // that an old cached index is rebuilt rather than misread.
-const indexVersion = 3
+const indexVersion = 4
 
 // Chunk is one unit of the index: a function (Name set) or the code of a
 // file outside its functions (Name empty, Start and End span the file).
@@ -43,7 +43,10 @@ type Index struct {
 	Chunks  []Chunk
 	// Classes are the classes and types the files define (not chunks:
 	// their methods are), for resolving the names a query mentions.
-	Classes  []Chunk
+	Classes []Chunk
+	// Imports are the files' import statements (see [fileImports]):
+	// Path the importing file, Name what it imports, Start its line.
+	Imports  []Chunk
 	DocLen   []int32
 	Terms    map[string][]posting
 	AvgLen   float64
@@ -73,6 +76,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 		done      chan struct{}
 		chunks    []Chunk
 		classes   []Chunk
+		imports   []Chunk
 		terms     [][]termCount // per chunk, in the ids of vocab
 		vocab     *vocab
 		newTerms  []string // the terms vocab met first in this file
@@ -93,11 +97,12 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 			for f := range work {
 				known := len(v.terms)
 				if f.known != nil {
-					f.chunks, f.terms, f.classes = f.known.replay(v, blobs.termsNow(), f.path)
+					f.chunks, f.terms, f.classes, f.imports = f.known.replay(v, blobs.termsNow(), f.path)
 				} else {
 					f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
 					if f.err == nil {
-						blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.terms, v)
+						f.imports = fileImports(f.path, f.src)
+						blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.imports, f.terms, v)
 					}
 				}
 				f.vocab, f.newTerms, f.src = v, v.terms[known:len(v.terms):len(v.terms)], ""
@@ -187,6 +192,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	total := 0
 	for _, f := range merged {
 		ix.Classes = append(ix.Classes, f.classes...)
+		ix.Imports = append(ix.Imports, f.imports...)
 		tr := trans[f.vocab]
 		for j, c := range f.chunks {
 			id := int32(len(ix.Chunks))
@@ -570,6 +576,8 @@ type Indexed struct {
 	// Signals are the signals fused with BM25 (see [Signals]); nil
 	// means [DefaultSignals].
 	Signals map[string]bool
+	// Fusion weighs the signals' lists; nil means [DefaultFusion].
+	Fusion *Fusion
 
 	// MaxMemory bounds the memory of the indexes kept between searches
 	// (see [DefaultIndexMemory]); 0 keeps every index.
@@ -709,7 +717,7 @@ func (s *Indexed) evict() {
 // memSize estimates the memory an index takes: its postings, terms,
 // chunks and lengths, and the signals' tables.
 func (ix *Index) memSize() int64 {
-	n := int64(len(ix.Chunks)+len(ix.Classes))*(2*16+16+16) + int64(len(ix.DocLen))*4
+	n := int64(len(ix.Chunks)+len(ix.Classes)+len(ix.Imports))*(2*16+16+16) + int64(len(ix.DocLen))*4
 	for t, ps := range ix.Terms {
 		// The string and slice headers, the map's slot and its slack.
 		n += int64(len(t)) + 16 + 24 + 24 + int64(cap(ps))*8
@@ -805,20 +813,34 @@ func (s *Indexed) clock(b *busyClock, start bool) {
 // with BM25 fused with the signals that are on, and counts the query in
 // the stats.
 func (s *Indexed) Rank(ctx context.Context, rp *repo.Repo, commit, query string) (Ranking, error) {
+	e, err := s.Evidence(ctx, rp, commit, query)
+	if err != nil {
+		return Ranking{}, err
+	}
+	f := DefaultFusion
+	if s.Fusion != nil {
+		f = *s.Fusion
+	}
+	return e.Fuse(f), nil
+}
+
+// Evidence returns what each signal that is on says about query at rp's
+// commit, before fusion, and counts the query in the stats.
+func (s *Indexed) Evidence(ctx context.Context, rp *repo.Repo, commit, query string) (*Evidence, error) {
 	ix, release, err := s.acquire(ctx, rp, commit)
 	defer release()
 	if err != nil {
-		return Ranking{}, err
+		return nil, err
 	}
 	s.clock(&s.querying, true)
 	on := s.Signals
 	if on == nil {
 		on, _ = ParseSignals(DefaultSignals)
 	}
-	r := ix.rank(query, on)
+	e := ix.evidence(query, on)
 	s.clock(&s.querying, false)
 	s.mu.Lock()
 	s.stats.Queries++
 	s.mu.Unlock()
-	return r, nil
+	return e, nil
 }

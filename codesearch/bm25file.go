@@ -26,6 +26,7 @@ import (
 //	per chunk: same-path flag (0: a new path follows), [path], name, start, end
 //	per chunk: doc length
 //	classes; per class: path, name, start, end
+//	imports; per import: same-path flag, [path], spec, line
 //	terms; per term: term, postings; per posting: chunk id delta, tf
 const indexMagic = "patchbench loc index\n"
 
@@ -42,16 +43,20 @@ func writeIndex(path string, ix *Index) error {
 		num(uint64(ix.Version))
 		num(uint64(ix.NumFiles))
 		num(math.Float64bits(ix.AvgLen))
-		num(uint64(len(ix.Chunks)))
+		// A path is written once for a run of items of the same file.
 		prev := ""
-		for i, c := range ix.Chunks {
-			if i > 0 && c.Path == prev {
+		path := func(first bool, p string) {
+			if !first && p == prev {
 				num(1)
-			} else {
-				num(0)
-				str(c.Path)
-				prev = c.Path
+				return
 			}
+			num(0)
+			str(p)
+			prev = p
+		}
+		num(uint64(len(ix.Chunks)))
+		for i, c := range ix.Chunks {
+			path(i == 0, c.Path)
 			str(c.Name)
 			num(uint64(c.Start))
 			num(uint64(c.End))
@@ -65,6 +70,12 @@ func writeIndex(path string, ix *Index) error {
 			str(c.Name)
 			num(uint64(c.Start))
 			num(uint64(c.End))
+		}
+		num(uint64(len(ix.Imports)))
+		for i, c := range ix.Imports {
+			path(i == 0, c.Path)
+			str(c.Name)
+			num(uint64(c.Start))
 		}
 		// The pairs sorted, rather than the terms sorted and looked up
 		// each looked up again.
@@ -157,14 +168,14 @@ func decodeIndex(r *bufio.Reader) (*Index, error) {
 	}
 	ix.Chunks = make([]Chunk, 0, min(nChunks, 1<<20))
 	prev := ""
-	for i := uint64(0); i < nChunks && bad == nil; i++ {
-		var c Chunk
-		if num(1) == 1 && i > 0 {
-			c.Path = prev
-		} else {
-			c.Path = str()
-			prev = c.Path
+	path := func(first bool) string {
+		if num(1) != 1 || first {
+			prev = str()
 		}
+		return prev
+	}
+	for i := uint64(0); i < nChunks && bad == nil; i++ {
+		c := Chunk{Path: path(i == 0)}
 		c.Name = str()
 		c.Start, c.End = int(num(math.MaxInt32)), int(num(math.MaxInt32))
 		ix.Chunks = append(ix.Chunks, c)
@@ -179,6 +190,14 @@ func decodeIndex(r *bufio.Reader) (*Index, error) {
 		c := Chunk{Path: str(), Name: str()}
 		c.Start, c.End = int(num(math.MaxInt32)), int(num(math.MaxInt32))
 		ix.Classes = append(ix.Classes, c)
+	}
+	nImports := num(maxCount)
+	ix.Imports = make([]Chunk, 0, min(nImports, 1<<20))
+	for i := uint64(0); i < nImports && bad == nil; i++ {
+		c := Chunk{Path: path(i == 0)}
+		c.Name = str()
+		c.Start = int(num(math.MaxInt32))
+		ix.Imports = append(ix.Imports, c)
 	}
 	nTerms := num(maxCount)
 	ix.Terms = make(map[string][]posting, min(nTerms, 1<<20))

@@ -15,8 +15,11 @@ type issue struct {
 	// text is the query for BM25: without the lines an issue template
 	// fills in (checklists, HTML comments), when cleaning is on.
 	text string
-	// frames are the traceback frames, in the order printed.
+	// frames are the traceback frames, in the order printed: Python's
+	// (File "a.py", line 3, in f) and other stack traces' a.py:3.
 	frames []frame
+	// imports are the import statements of the code the query quotes.
+	imports []pyImport
 	// paths are the file paths the query names (frames excluded), in
 	// order of first mention.
 	paths []string
@@ -45,16 +48,20 @@ type frame struct {
 }
 
 var (
-	frameRe    = regexp.MustCompile(`File "([^"\n]+)", line (\d+), in ([\w<>.]+)`)
-	pathRe     = regexp.MustCompile(`[\w.\-/]*[\w\-]\.[A-Za-z]{1,5}\b`)
-	dottedRe   = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+`)
-	identRe    = regexp.MustCompile(`\b[A-Za-z_]\w*\b`)
-	callRe     = regexp.MustCompile(`\b([A-Za-z_]\w*)\(`)
-	spanRe     = regexp.MustCompile("(?s)```.*?```|`[^`\n]+`")
-	commentRe  = regexp.MustCompile(`(?s)<!--.*?-->`)
-	checkboxRe = regexp.MustCompile(`(?m)^\s*[-*] \[[ xX]\].*$`)
-	fenceTagRe = regexp.MustCompile("```[\\w+-]+")
-	testWordRe = regexp.MustCompile(`(?i)\b(tests?|testing|pytest|unittest|test_\w+|\w+_test)\b`)
+	frameRe = regexp.MustCompile(`File "([^"\n]+)", line (\d+), in ([\w<>.]+)`)
+	// lineFrameRe is a frame of other tracebacks (pytest's "a/b.py:12: in
+	// f", Go's panics, JavaScript's "at f (a/b.js:3:5)"): a code file's
+	// path and a line number.
+	lineFrameRe = regexp.MustCompile(`([\w.\-/\\]*[\w\-]\.(?:py|go|js|jsx|ts|tsx|java|rs|kt)):(\d+)\b`)
+	pathRe      = regexp.MustCompile(`[\w.\-/]*[\w\-]\.[A-Za-z]{1,5}\b`)
+	dottedRe    = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+`)
+	identRe     = regexp.MustCompile(`\b[A-Za-z_]\w*\b`)
+	callRe      = regexp.MustCompile(`\b([A-Za-z_]\w*)\(`)
+	spanRe      = regexp.MustCompile("(?s)```.*?```|`[^`\n]+`")
+	commentRe   = regexp.MustCompile(`(?s)<!--.*?-->`)
+	checkboxRe  = regexp.MustCompile(`(?m)^\s*[-*] \[[ xX]\].*$`)
+	fenceTagRe  = regexp.MustCompile("```[\\w+-]+")
+	testWordRe  = regexp.MustCompile(`(?i)\b(tests?|testing|pytest|unittest|test_\w+|\w+_test)\b`)
 	// exampleWordRe and stubWordRe: a title about examples, docs,
 	// benchmarks or demos; about type stubs or fixtures.
 	exampleWordRe = regexp.MustCompile(`(?i)\b(examples?|docs?|documentation|benchmarks?|demos?|samples?|tutorials?)\b`)
@@ -98,6 +105,12 @@ func readIssue(q string, clean bool) issue {
 		is.frames = append(is.frames, frame{m[1], n, m[3]})
 		seen["p"+strings.Trim(m[1], "./")] = true
 	}
+	for _, m := range lineFrameRe.FindAllStringSubmatch(body, -1) {
+		n, _ := strconv.Atoi(m[2])
+		is.frames = append(is.frames, frame{m[1], n, ""})
+		seen["p"+strings.Trim(m[1], "./")] = true
+	}
+	is.imports = pyImports(body)
 	for _, m := range pathRe.FindAllString(body, -1) {
 		m = strings.Trim(m, "./")
 		if symbols.LanguageOf(m) != "" {
@@ -133,7 +146,9 @@ func readIssue(q string, clean bool) issue {
 		}
 	}
 	for _, f := range is.frames {
-		add(&is.names, "n", f.fn)
+		if f.fn != "" {
+			add(&is.names, "n", f.fn)
+		}
 	}
 	return is
 }

@@ -3,7 +3,6 @@ package codesearch
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -14,10 +13,20 @@ const (
 	// SignalClean leaves an issue template's lines (checklists, HTML
 	// comments) out of the BM25 query.
 	SignalClean = "clean"
-	// SignalPaths ranks the files the query names: file paths, module
-	// paths (a.b.c) and traceback frames (whose lines also name the
-	// function).
+	// SignalPaths ranks the files the query names: file paths and
+	// module paths (a.b.c).
 	SignalPaths = "paths"
+	// SignalFrames ranks the files of the query's traceback frames,
+	// nearest the error first, and the functions holding their lines.
+	SignalFrames = "frames"
+	// SignalCalls ranks the files defining what the query's code uses
+	// through a module: da.map_overlap after "import dask.array as da",
+	// keras.layers.Dense, a name of "from a.b import name", followed
+	// through the imports that re-export it to the file defining it.
+	SignalCalls = "calls"
+	// SignalImports ranks the files that import, or are imported by, the
+	// files the query names (paths, frames, calls), by their BM25 score.
+	SignalImports = "imports"
 	// SignalNames ranks the files that define the identifiers the query
 	// names (code spans, snake_case, CamelCase, calls), each name
 	// weighing 1/(the number of files defining it).
@@ -42,16 +51,17 @@ const (
 )
 
 // Signals are every signal, in ablation order.
-var Signals = []string{SignalClean, SignalPaths, SignalNames, SignalStems, SignalTests, SignalExamples, SignalStubs, SignalFiles}
+var Signals = []string{SignalClean, SignalPaths, SignalFrames, SignalCalls, SignalImports, SignalNames, SignalStems, SignalTests, SignalExamples, SignalStubs, SignalFiles}
 
 // DefaultSignals are the signals on when none are chosen ("default"):
 // those that do not lower file Acc@5 on the held-out part of the split in
-// scripts/loc-split.sh. names and stems are off: they helped only the
-// issues they were designed on (held out, leaving both out lifts file
-// Acc@5 from 0.625 to 0.750; docs/loc.md). examples is off: held out it
-// moved one case into the first 5 and one out, and cost one at function
-// Acc@5.
-const DefaultSignals = "clean,paths,tests,stubs"
+// scripts/loc-split.sh, and those to which the fit of [DefaultFusion] on
+// the tuning part gives a weight. names and stems are off: they helped
+// only the issues they were designed on (held out, leaving both out
+// lifted file Acc@5 from 0.625 to 0.750; docs/loc.md). examples is off:
+// held out it moved one case into the first 5 and one out, and cost one
+// at function Acc@5.
+const DefaultSignals = "clean,paths,frames,calls,imports,files,tests,stubs"
 
 // ParseSignals reads a comma-separated list of signals: "all", "none",
 // "default" ([DefaultSignals]), names, or "all,-name" to leave some out.
@@ -84,10 +94,6 @@ func ParseSignals(s string) (map[string]bool, error) {
 	return on, nil
 }
 
-// rrfK is reciprocal rank fusion's constant (Cormack et al. 2009): a list's
-// item at rank r adds 1/(rrfK + r).
-const rrfK = 60
-
 // repoTables are what the signals look up in one index: paths by suffix,
 // definitions by name, files by base name. Built on first use.
 type repoTables struct {
@@ -97,6 +103,10 @@ type repoTables struct {
 	defList  []def
 	stems    map[string][]string // a file's lower-cased stem → files
 	chunks   map[string][2]int   // a file → the span of its chunks in Chunks
+	dirs     map[string][]string // a directory → its files
+
+	graphOnce sync.Once
+	graph     *importGraph
 }
 
 // def is a function chunk (chunk ≥ 0) or a class.
@@ -110,7 +120,7 @@ func (ix *Index) tables() *repoTables {
 	t := &ix.tab
 	t.once.Do(func() {
 		t.suffixes, t.defs, t.stems = map[string][]string{}, map[string][]int{}, map[string][]string{}
-		t.chunks = map[string][2]int{}
+		t.chunks, t.dirs = map[string][2]int{}, map[string][]string{}
 		addDef := func(d def) {
 			t.defList = append(t.defList, d)
 			id := len(t.defList) - 1
@@ -133,6 +143,7 @@ func (ix *Index) tables() *repoTables {
 				continue
 			}
 			// The file chunk: one per file.
+			t.dirs[path.Dir(c.Path)] = append(t.dirs[path.Dir(c.Path)], c.Path)
 			p := c.Path
 			for {
 				t.suffixes[p] = append(t.suffixes[p], c.Path)
@@ -157,10 +168,17 @@ func (ix *Index) tables() *repoTables {
 
 // resolvePath returns the files a mentioned path names: the longest
 // suffix of it, on a / boundary, that ends some file paths.
+// A mention with directories matched by its base name alone
+// (site-packages/numpy/__init__.py against every __init__.py) resolves
+// only to a file whose base name no other file has.
 func (t *repoTables) resolvePath(p string) []string {
 	p = strings.TrimLeft(strings.ReplaceAll(p, "\\", "/"), "/")
+	hasDir := strings.Contains(p, "/")
 	for {
 		if fs := t.suffixes[p]; len(fs) > 0 {
+			if hasDir && !strings.Contains(p, "/") && len(fs) > 1 {
+				return nil
+			}
 			return fs
 		}
 		_, rest, ok := strings.Cut(p, "/")
@@ -192,37 +210,6 @@ func (t *repoTables) resolveModule(m string) []string {
 		}
 	}
 	return nil
-}
-
-// ranked is a score per item, turned into a ranking.
-type ranked map[string]float64
-
-// order returns the items best first (ties by name, for determinism).
-func (r ranked) order() []string {
-	out := make([]string, 0, len(r))
-	for k := range r {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if r[out[i]] != r[out[j]] {
-			return r[out[i]] > r[out[j]]
-		}
-		return out[i] < out[j]
-	})
-	return out
-}
-
-// fuse adds each list's reciprocal ranks to into; items that tie in a
-// list share its rank.
-func fuse(into map[string]float64, r ranked) {
-	rank := 0
-	prev := -1.0
-	for i, k := range r.order() {
-		if r[k] != prev {
-			rank, prev = i+1, r[k]
-		}
-		into[k] += 1 / float64(rrfK+rank)
-	}
 }
 
 // isTestPath reports whether a path is a test file: in a test directory or
@@ -268,23 +255,24 @@ func isStubPath(p string) bool {
 	return false
 }
 
-// Ranking is the fused answer of the indexed search: files and function
-// chunks, best first.
-type Ranking struct {
-	Files     []string
-	Functions []Chunk
-}
-
-// rank fuses BM25 over the chunks with the signals that are on.
-func (ix *Index) rank(query string, on map[string]bool) Ranking {
+// evidence reads what each signal that is on says about query: one
+// ranked list per signal (BM25 over the chunks first), for [Evidence.Fuse].
+func (ix *Index) evidence(query string, on map[string]bool) *Evidence {
 	is := parseIssue(query, on[SignalClean])
 	t := ix.tables()
+	e := &Evidence{chunkOf: map[string]Chunk{},
+		demoteTests:    on[SignalTests] && !is.aboutTests,
+		demoteStubs:    on[SignalStubs] && !is.aboutStubs,
+		demoteExamples: on[SignalExamples] && !is.aboutExamples,
+	}
+	add := func(name string, files, funcs ranked) {
+		e.Lists = append(e.Lists, List{Name: name, Files: files, Funcs: funcs})
+	}
 
 	// BM25: a file scores its best chunk, so a large file's many chunks
 	// do not add up.
 	hits := ix.Search(is.text, 1000)
 	bmFiles, bmFuncs := ranked{}, ranked{}
-	chunkOf := map[string]Chunk{}
 	for _, h := range hits {
 		if _, ok := bmFiles[h.Chunk.Path]; !ok {
 			bmFiles[h.Chunk.Path] = h.Score
@@ -292,68 +280,74 @@ func (ix *Index) rank(query string, on map[string]bool) Ranking {
 		if h.Chunk.Name != "" {
 			id := h.Chunk.Path + ":" + h.Chunk.Name
 			if _, ok := bmFuncs[id]; !ok {
-				bmFuncs[id], chunkOf[id] = h.Score, h.Chunk
+				bmFuncs[id], e.chunkOf[id] = h.Score, h.Chunk
 			}
 		}
 	}
-	fileScore := map[string]float64{}
-	funcScore := map[string]float64{}
-	fuse(fileScore, bmFiles)
-	fuse(funcScore, bmFuncs)
+	add(ListBM25, bmFiles, bmFuncs)
 	if on[SignalFiles] {
 		sums := ranked{}
 		for _, h := range hits {
 			sums[h.Chunk.Path] += h.Score
 		}
-		fuse(fileScore, sums)
+		add(SignalFiles, sums, nil)
 	}
 
-	if on[SignalPaths] {
-		// Frames nearest the error first, then paths and modules in the
-		// order the query names them.
+	if on[SignalFrames] {
+		// The frames nearest the error first.
 		files, funcs := ranked{}, ranked{}
 		n := 0
-		next := func() float64 { n++; return 1 / float64(n) }
 		for i := len(is.frames) - 1; i >= 0; i-- {
 			f := is.frames[i]
 			for _, p := range t.resolvePath(f.path) {
-				s := next()
+				n++
 				if _, ok := files[p]; !ok {
-					files[p] = s
+					files[p] = 1 / float64(n)
 				}
 				if c, ok := ix.innermost(p, f.line); ok {
 					id := c.Path + ":" + c.Name
 					if _, ok := funcs[id]; !ok {
-						funcs[id], chunkOf[id] = s, c
+						funcs[id], e.chunkOf[id] = 1/float64(n), c
 					}
 				}
 			}
 		}
-		for _, p := range is.paths {
-			for _, f := range t.resolvePath(p) {
+		add(SignalFrames, files, funcs)
+	}
+	if on[SignalPaths] {
+		// Paths and modules in the order the query names them.
+		files := ranked{}
+		n := 0
+		named := func(fs []string) {
+			for _, f := range fs {
 				if _, ok := files[f]; !ok {
-					files[f] = next()
+					n++
+					files[f] = 1 / float64(n)
 				}
 			}
+		}
+		for _, p := range is.paths {
+			named(t.resolvePath(p))
 		}
 		for _, m := range is.modules {
-			for _, f := range t.resolveModule(m) {
-				if _, ok := files[f]; !ok {
-					files[f] = next()
-				}
-			}
+			named(t.resolveModule(m))
 		}
-		fuse(fileScore, files)
-		fuse(funcScore, funcs)
+		add(SignalPaths, files, nil)
+	}
+	if on[SignalCalls] {
+		files, funcs := t.called(ix, &is, e.chunkOf)
+		add(SignalCalls, files, funcs)
+	}
+	if on[SignalImports] {
+		add(SignalImports, t.neighbours(ix, &is, bmFiles), nil)
 	}
 
 	// Names and file names count twice from the title: once as a part
 	// of the whole query, once as what the title is about.
 	for _, src := range []*issue{&is, is.title} {
 		if on[SignalNames] {
-			files, funcs := t.named(ix, src, chunkOf)
-			fuse(fileScore, files)
-			fuse(funcScore, funcs)
+			files, funcs := t.named(ix, src, e.chunkOf)
+			add(SignalNames, files, funcs)
 		}
 		if on[SignalStems] {
 			files := ranked{}
@@ -363,33 +357,10 @@ func (ix *Index) rank(query string, on map[string]bool) Ranking {
 					files[f] += 1 / float64(len(fs))
 				}
 			}
-			fuse(fileScore, files)
+			add(SignalStems, files, nil)
 		}
 	}
-
-	// A function also gets its file's fused score: the functions of the
-	// files the signals agree on come first.
-	for id := range funcScore {
-		p, _, _ := strings.Cut(id, ":")
-		funcScore[id] += fileScore[p]
-	}
-	r := Ranking{Files: ranked(fileScore).order()}
-	for _, id := range ranked(funcScore).order() {
-		r.Functions = append(r.Functions, chunkOf[id])
-	}
-	if on[SignalExamples] && !is.aboutExamples {
-		r.Files = demote(r.Files, isExamplePath)
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isExamplePath(c.Path) })
-	}
-	if on[SignalStubs] && !is.aboutStubs {
-		r.Files = demote(r.Files, isStubPath)
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isStubPath(c.Path) })
-	}
-	if on[SignalTests] && !is.aboutTests {
-		r.Files = demote(r.Files, func(p string) bool { return isTestPath(p) })
-		r.Functions = demote(r.Functions, func(c Chunk) bool { return isTestPath(c.Path) })
-	}
-	return r
+	return e
 }
 
 // named ranks the files and functions that define the names of is: a

@@ -115,14 +115,7 @@ func rankRepo(t *testing.T) (*repo.Repo, string, string) {
 		"vendor/lib.min.js":     "var zqxmagic=1;" + strings.Repeat("function a(b){return b}", 400) + "\n",
 		"assets/logo.png":       "\x89PNG\r\n\x1a\n\x00\x00binary",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gittest.Commit(t, dir)
+	gittest.CommitFiles(t, dir, files)
 	r, err := repo.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +147,9 @@ func TestRankSignals(t *testing.T) {
 		{"stems", "[youtube] formats missing\nThe video download fails: formats missing.", SignalStems,
 			"pkg/extractor/youtube.py", ""},
 		{"frames", "Crash\nTraceback (most recent call last):\n  File \"/site-packages/pkg/array/core.py\", line 2, in compute\nchunk smaller than overlap depth fails",
-			SignalPaths + ",-" + SignalStems, "pkg/array/core.py", "pkg/array/core.py:compute"},
+			SignalFrames + ",-" + SignalStems, "pkg/array/core.py", "pkg/array/core.py:compute"},
+		{"pytest frames", "Crash\n```\npkg/array/core.py:2: in compute\n```\nchunk smaller than overlap depth fails",
+			SignalFrames + ",-" + SignalStems, "pkg/array/core.py", "pkg/array/core.py:compute"},
 		{"module path", "Slow pkg.array.core import\nchunk smaller than overlap depth fails", SignalPaths + ",-" + SignalStems,
 			"pkg/array/core.py", ""},
 		{"names", "Wrong result\nCalling `persist` on a chunk smaller than overlap depth fails", SignalNames,
@@ -368,11 +363,14 @@ func TestParseSignalsDefault(t *testing.T) {
 		in   string
 		want map[string]bool
 	}{
-		{"default", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: true, SignalStubs: true}},
-		{"default,names", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: true, SignalStubs: true, SignalNames: true}},
-		{"default,-tests", map[string]bool{SignalClean: true, SignalPaths: true, SignalTests: false, SignalStubs: true}},
-		{"all", map[string]bool{SignalClean: true, SignalPaths: true, SignalNames: true, SignalStems: true, SignalTests: true,
-			SignalExamples: true, SignalStubs: true, SignalFiles: true}},
+		{"default", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalCalls: true, SignalImports: true,
+			SignalFiles: true, SignalTests: true, SignalStubs: true}},
+		{"default,names", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalCalls: true, SignalImports: true,
+			SignalFiles: true, SignalTests: true, SignalStubs: true, SignalNames: true}},
+		{"default,-tests,-files", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalCalls: true, SignalImports: true,
+			SignalFiles: false, SignalTests: false, SignalStubs: true}},
+		{"all", map[string]bool{SignalClean: true, SignalPaths: true, SignalFrames: true, SignalCalls: true, SignalImports: true,
+			SignalNames: true, SignalStems: true, SignalTests: true, SignalExamples: true, SignalStubs: true, SignalFiles: true}},
 	} {
 		got, err := ParseSignals(tc.in)
 		if err != nil {

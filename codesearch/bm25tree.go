@@ -81,9 +81,9 @@ func blobKey(id, path string) string { return id + "\x00" + path }
 // classes (the path is given again on replay) and each chunk's terms. Consecutive commits of a repository share most blobs, so a
 // run over many commits chunks and tokenizes each blob once.
 type blobEntry struct {
-	chunks, classes []Chunk
-	terms           [][]termCount // in the ids of the cache's interned terms
-	size            int64
+	chunks, classes, imports []Chunk
+	terms                    [][]termCount // in the ids of the cache's interned terms
+	size                     int64
 }
 
 // blobCache keeps blobEntries within a byte budget, the oldest dropped
@@ -128,7 +128,7 @@ func (c *blobCache) get(id string) *blobEntry {
 	return b
 }
 
-func (c *blobCache) put(id string, chunks, classes []Chunk, terms [][]termCount, v *vocab) {
+func (c *blobCache) put(id string, chunks, classes, imports []Chunk, terms [][]termCount, v *vocab) {
 	if c == nil {
 		return
 	}
@@ -137,7 +137,7 @@ func (c *blobCache) put(id string, chunks, classes []Chunk, terms [][]termCount,
 	if _, ok := c.byID[id]; ok {
 		return
 	}
-	b := c.newBlobEntry(chunks, classes, terms, v)
+	b := c.newBlobEntry(chunks, classes, imports, terms, v)
 	if b.size > c.max {
 		return
 	}
@@ -154,8 +154,9 @@ func (c *blobCache) put(id string, chunks, classes []Chunk, terms [][]termCount,
 
 // newBlobEntry keeps what chunkFile made of a blob, its terms interned
 // (c.mu held).
-func (c *blobCache) newBlobEntry(chunks, classes []Chunk, terms [][]termCount, v *vocab) *blobEntry {
-	b := &blobEntry{chunks: make([]Chunk, len(chunks)), classes: make([]Chunk, len(classes)), terms: make([][]termCount, len(terms))}
+func (c *blobCache) newBlobEntry(chunks, classes, imports []Chunk, terms [][]termCount, v *vocab) *blobEntry {
+	b := &blobEntry{chunks: make([]Chunk, len(chunks)), classes: make([]Chunk, len(classes)),
+		imports: make([]Chunk, len(imports)), terms: make([][]termCount, len(terms))}
 	for i, c := range chunks {
 		c.Path = ""
 		b.chunks[i] = c
@@ -164,6 +165,11 @@ func (c *blobCache) newBlobEntry(chunks, classes []Chunk, terms [][]termCount, v
 	for i, c := range classes {
 		c.Path = ""
 		b.classes[i] = c
+		b.size += int64(len(c.Name)) + 48
+	}
+	for i, c := range imports {
+		c.Path = ""
+		b.imports[i] = c
 		b.size += int64(len(c.Name)) + 48
 	}
 	for i, tcs := range terms {
@@ -188,7 +194,7 @@ func (c *blobCache) newBlobEntry(chunks, classes []Chunk, terms [][]termCount, v
 // replay gives path's chunks and terms from b, in the ids of v, as
 // chunkFile would have: the same terms met in the same order. interned
 // are the cache's terms (see termsNow).
-func (b *blobEntry) replay(v *vocab, interned []string, path string) (chunks []Chunk, terms [][]termCount, classes []Chunk) {
+func (b *blobEntry) replay(v *vocab, interned []string, path string) (chunks []Chunk, terms [][]termCount, classes, imports []Chunk) {
 	chunks = make([]Chunk, len(b.chunks))
 	for i, c := range b.chunks {
 		c.Path = path
@@ -199,6 +205,11 @@ func (b *blobEntry) replay(v *vocab, interned []string, path string) (chunks []C
 		c.Path = path
 		classes[i] = c
 	}
+	imports = make([]Chunk, len(b.imports))
+	for i, c := range b.imports {
+		c.Path = path
+		imports[i] = c
+	}
 	terms = make([][]termCount, len(b.terms))
 	for i, ts := range b.terms {
 		for _, t := range ts {
@@ -206,5 +217,5 @@ func (b *blobEntry) replay(v *vocab, interned []string, path string) (chunks []C
 		}
 		terms[i] = v.take()
 	}
-	return chunks, terms, classes
+	return chunks, terms, classes, imports
 }

@@ -23,19 +23,6 @@ func git(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(out)
 }
 
-func writeFiles(t testing.TB, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // fixture makes a repository with a few Python files, a long file, a
 // binary file, a link leading out and one staying inside, and a secret
 // file beside the repository that no tool may read.
@@ -43,12 +30,12 @@ func fixture(t *testing.T) (dir, commit string) {
 	t.Helper()
 	base := t.TempDir()
 	dir = filepath.Join(base, "repo")
-	writeFiles(t, base, map[string]string{"secret.txt": "TOP SECRET needle\n"})
+	gittest.WriteFiles(t, base, map[string]string{"secret.txt": "TOP SECRET needle\n"})
 	var long strings.Builder
 	for i := 1; i <= 1000; i++ {
 		fmt.Fprintf(&long, "line %d needle\n", i)
 	}
-	writeFiles(t, dir, map[string]string{
+	gittest.WriteFiles(t, dir, map[string]string{
 		"README.md":                "A project.\n",
 		"pkg/core/add.py":          "class Add:\n    def flatten(self):\n        return needle(self)\n",
 		"pkg/core/mul.py":          "def needle(x):\n    return x * 2\n",
@@ -71,9 +58,9 @@ func fixture(t *testing.T) (dir, commit string) {
 	git(t, dir, "commit", "-q", "-m", "one")
 	commit = git(t, dir, "rev-parse", "HEAD")
 	// A later commit changes a file: the commit snapshot must not see it.
-	writeFiles(t, dir, map[string]string{"pkg/util.py": "NEEDLE = 2\n"})
+	gittest.WriteFiles(t, dir, map[string]string{"pkg/util.py": "NEEDLE = 2\n"})
 	git(t, dir, "commit", "-q", "-am", "two")
-	writeFiles(t, dir, map[string]string{"pkg/util.py": "NEEDLE = 1\n"}) // the working tree as at commit one
+	gittest.WriteFiles(t, dir, map[string]string{"pkg/util.py": "NEEDLE = 1\n"}) // the working tree as at commit one
 	return dir, commit
 }
 

@@ -54,7 +54,7 @@ func TestLSPTools(t *testing.T) {
 			}
 			gittest.Need(t)
 			dir := filepath.Join(t.TempDir(), "repo")
-			writeFiles(t, dir, tt.files)
+			gittest.WriteFiles(t, dir, tt.files)
 			git(t, dir, "init", "-q")
 			git(t, dir, "add", ".")
 			git(t, dir, "commit", "-q", "-m", "one")

@@ -14,8 +14,9 @@
 //	DIR/tmp/                     build trees and temporary files; only gc removes what a killed build left
 //	DIR/locks/                   one lock file per commit being built, and gc.lock
 //	DIR/trees/<commit>/root/     a commit's tree for overlay restores: hard links to its objects, made once
-//	DIR/trees/<commit>/tree.json its completion marker: the manifest it was made from (hash, stat), its counts
-//	DIR/mounts/<key>.json        one per overlay restore mounted: destination, layers, owning process
+//	DIR/trees/<commit>/tree.json its completion marker: the manifest it was made from (hash, stat), its counts, its owner
+//	DIR/mounts/<key>.json        one per overlay restore mounted: destination, layers, owning process (and the
+//	                             holder of a user namespace's overlay: see userns.go)
 //
 // An object is linked into the store from the build tree (no copy), made
 // read-only and then renamed into place with link(2), which fails rather than
@@ -148,6 +149,12 @@ type Store struct {
 	// overlayFuse: mount with fuse-overlayfs (no privilege to mount the
 	// kernel's overlayfs).
 	overlayFuse bool
+	// overlayUserNS: the kernel's overlay mounts in a user namespace
+	// (probed only where it does not mount here).
+	overlayUserNS bool
+	// kernelMountFailed: a restore that tried the kernel's overlay first
+	// (see mountFirst) could not mount it.
+	kernelMountFailed atomic.Bool
 
 	// manifestReads counts manifests decoded, for the tests that check
 	// an overlay restore of a materialized tree decodes none.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/patchbench/patchbench/internal/nobody"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/sandbox"
 )
@@ -267,4 +268,24 @@ func builtStore(t testing.TB, dir string, n int) (*Store, []string) {
 		t.Fatalf("build: %v %+v", err, res)
 	}
 	return s, commits
+}
+
+// storeUnchanged fails t for each store file (storeHash) that after does
+// not have as before had it, and when after has more.
+func storeUnchanged(t *testing.T, before, after map[string]treeEntry) {
+	t.Helper()
+	for p, e := range before {
+		if after[p] != e {
+			t.Errorf("store file %s changed through the restore", p)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("the store has %d files after, %d before", len(after), len(before))
+	}
+}
+
+// asNobody runs the test name again as nobody: see nobody.Rerun.
+func asNobody(t *testing.T, base, name, home string, env []string, paths ...string) string {
+	t.Helper()
+	return nobody.Rerun(t, base, name, home, env, paths...)
 }

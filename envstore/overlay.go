@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -56,6 +57,13 @@ type mountRecord struct {
 	// that lives until `env release`.
 	PID   int    `json:"pid,omitempty"`
 	Start uint64 `json:"start,omitempty"`
+	// UserNS marks an overlay mounted in a user namespace, which this
+	// process's mount namespace does not show: it lives while its
+	// process (PID) and its holder (Holder, started at HolderStart)
+	// do.
+	UserNS      bool   `json:"userns,omitempty"`
+	Holder      int    `json:"holder,omitempty"`
+	HolderStart uint64 `json:"holder_start,omitempty"`
 }
 
 // treeDir holds commit's materialized tree (root/) and its completion
@@ -83,6 +91,10 @@ type treeMarker struct {
 	Dirs     int        `json:"dirs"`
 	Symlinks int        `json:"symlinks"`
 	Bytes    int64      `json:"bytes"`
+	// Owner is who owns the tree's entries (an overlay in a user
+	// namespace needs them to be its user's); absent in markers written
+	// before it was kept.
+	Owner *treeOwner `json:"owner,omitempty"`
 }
 
 func (s *Store) mountRecordPath(dest string) string {
@@ -202,7 +214,12 @@ func (s *Store) materialize(ctx context.Context, m *Manifest, id manifestID) (*t
 		removeAll(tmp)
 		return fail(err)
 	}
-	mk := &treeMarker{Commit: m.Commit, Manifest: id, Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes}
+	owner, err := ownerOf(root)
+	if err != nil {
+		removeAll(tmp)
+		return fail(err)
+	}
+	mk := &treeMarker{Commit: m.Commit, Manifest: id, Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes, Owner: owner}
 	b, _ := json.Marshal(mk)
 	if err := atomicfile.Write(filepath.Join(tmp, treeMarkerName), b, 0o444); err != nil {
 		removeAll(tmp)
@@ -227,9 +244,19 @@ func overlaySafe(p string) bool {
 func (s *Store) canOverlay(dir string) (bool, string) {
 	s.overlayOnce.Do(func() {
 		p := probeOverlay(dir)
-		s.overlayOK, s.overlayFuse, s.overlayWhy = p.ok, p.fuse && !p.kernel, p.why
+		s.overlayOK, s.overlayFuse, s.overlayWhy, s.overlayUserNS = p.ok, p.fuse && !p.kernel, p.why, p.userns
 	})
 	return s.overlayOK, s.overlayWhy
+}
+
+// canUserNS reports whether the probe canOverlay made (which must have
+// run) mounted an overlay in a user namespace and wrote through it, and
+// why not.
+func (s *Store) canUserNS() (bool, string) {
+	if !s.overlayUserNS {
+		return false, "no overlay in a user namespace either"
+	}
+	return true, ""
 }
 
 // OverlayAvailable reports whether this process can mount an overlay with
@@ -240,11 +267,31 @@ func OverlayAvailable(dir string) (bool, string) {
 	return p.ok, p.why
 }
 
+// kernelOverlayWhy is the reason an overlay restore gives when it mounts
+// the kernel's overlay.
+const kernelOverlayWhy = "this process can mount an overlay: the store's read-only tree below, writes in a fresh upper layer beside the destination"
+
+// errMount is wrapped by restoreOverlay's error when the mount itself
+// failed (and nothing was left).
+var errMount = errors.New("mount overlay")
+
+// hasSysAdmin reports whether this process has CAP_SYS_ADMIN in its
+// effective set, which mounting the kernel's overlay takes.
+func hasSysAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) != 0
+}
+
 // overlayProbe is what probeOverlay found.
 type overlayProbe struct {
 	ok     bool
 	kernel bool // the kernel's overlayfs mounts in this mount namespace
 	fuse   bool // fuse-overlayfs mounts (probed only without kernel)
+	userns bool // the kernel's mounts in a user namespace (probed only without kernel)
 	why    string
 }
 
@@ -286,7 +333,7 @@ func probeOverlay(dir string) overlayProbe {
 		if err := unix.Unmount(m, 0); err != nil {
 			unix.Unmount(m, unix.MNT_DETACH)
 		}
-		return overlayProbe{ok: true, kernel: true, why: "this process can mount an overlay: the store's read-only tree below, writes in a fresh upper layer beside the destination"}
+		return overlayProbe{ok: true, kernel: true, why: kernelOverlayWhy}
 	} else {
 		kernelWhy := fmt.Sprintf("mounting an overlay failed (mount: %v)", err)
 		var p overlayProbe
@@ -307,6 +354,7 @@ func probeOverlay(dir string) overlayProbe {
 			if err := userNSOverlay(um, uopts); err != nil {
 				nsWhy = fmt.Sprintf("nor in a user namespace (%v)", err)
 			} else {
+				p.userns = true
 				nsWhy = "in a user namespace one mounts here, but only the processes in that namespace see it and it ends with them, so it cannot be left at a destination"
 			}
 		}
@@ -395,7 +443,7 @@ func fuseUnmount(m string) error {
 // kernel lets an unprivileged user have overlays at all. The mount ends
 // with the namespace.
 func userNSOverlay(m, opts string) error {
-	cmd := exec.Command("/bin/sh", "-c", `mount -t overlay overlay -o "$1" "$2" && echo y >> "$2/f"`, "sh", opts, m)
+	cmd := exec.Command("/bin/sh", "-c", `mount -t overlay overlay -o "$1,userxattr" "$2" && echo y >> "$2/f"`, "sh", opts, m)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
@@ -413,21 +461,52 @@ func userNSOverlay(m, opts string) error {
 // complete, its cost does not depend on the tree's size: the manifest is
 // not decoded (unless opts.Verify, which re-hashes the whole tree).
 func (s *Store) restoreOverlay(ctx context.Context, commit, abs string, opts RestoreOptions, res *RestoreResult) error {
+	mk, err := s.readyTree(ctx, commit, opts)
+	if err != nil {
+		return err
+	}
+	err = s.mountRecorded(ctx, commit, abs, opts, func(_ *mountRecord, mopts string) error {
+		if s.overlayFuse {
+			return fuseMount(abs, mopts)
+		}
+		return mountOverlay(abs, mopts)
+	})
+	if err != nil {
+		return err
+	}
+	res.Files, res.Dirs, res.Symlinks, res.Bytes = mk.Files, mk.Dirs, mk.Symlinks, mk.Bytes
+	return nil
+}
+
+// readyTree returns the marker of commit's complete tree, made first if
+// it is not (or re-hashed against the manifest, with opts.Verify). When
+// the tree is complete its cost does not depend on the tree's size.
+func (s *Store) readyTree(ctx context.Context, commit string, opts RestoreOptions) (*treeMarker, error) {
 	mk, ok := s.completeTree(commit)
-	if !ok || opts.Verify {
-		m, id, err := s.readManifestID(commit)
-		if err != nil {
-			return err
-		}
-		if mk, err = s.materialize(ctx, m, id); err != nil {
-			return err
-		}
-		if opts.Verify {
-			if err := s.verifyTree(m); err != nil {
-				return err
-			}
+	if ok && !opts.Verify {
+		return mk, nil
+	}
+	m, id, err := s.readManifestID(commit)
+	if err != nil {
+		return nil, err
+	}
+	if mk, err = s.materialize(ctx, m, id); err != nil {
+		return nil, err
+	}
+	if opts.Verify {
+		if err := s.verifyTree(m); err != nil {
+			return nil, err
 		}
 	}
+	return mk, nil
+}
+
+// mountRecorded makes fresh upper and work directories beside abs,
+// records the mount (in the store and beside abs) and calls mount with
+// the record and the overlay's options, commit's tree below; mount may
+// add to the record, which is then written again. On failure it leaves
+// nothing; a failure of mount itself wraps errMount.
+func (s *Store) mountRecorded(ctx context.Context, commit, abs string, opts RestoreOptions, mount func(rec *mountRecord, mopts string) error) error {
 	tree := s.treePath(commit)
 	// mounts.lock shared from the record to the mount: ReleaseStale holds
 	// it exclusively, so it never takes a restore being made for a stale one.
@@ -467,31 +546,36 @@ func (s *Store) restoreOverlay(ctx context.Context, commit, abs string, opts Res
 			return fail(err)
 		}
 	}
-	b, _ := json.Marshal(rec)
 	if err := os.MkdirAll(filepath.Join(s.dir, "mounts"), 0o755); err != nil {
 		return fail(err)
 	}
 	// The store's record first: a run killed after the mount leaves a
 	// record that GC finds. Not synced: a mount does not outlive a crash
 	// of the machine, and a record without its mount is forgotten.
-	if err := atomicfile.WriteUnsynced(s.mountRecordPath(abs), b, 0o644); err != nil {
-		return fail(err)
+	write := func() error {
+		b, _ := json.Marshal(rec)
+		if err := atomicfile.WriteUnsynced(s.mountRecordPath(abs), b, 0o644); err != nil {
+			return err
+		}
+		return atomicfile.WriteUnsynced(filepath.Join(layers, "record.json"), b, 0o644)
 	}
-	if err := atomicfile.WriteUnsynced(filepath.Join(layers, "record.json"), b, 0o644); err != nil {
+	if err := write(); err != nil {
 		return fail(err)
 	}
 	if err := os.Mkdir(abs, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fail(err)
 	}
 	mopts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", tree, filepath.Join(layers, "upper"), filepath.Join(layers, "work"))
-	if s.overlayFuse {
-		if err := fuseMount(abs, mopts); err != nil {
-			return fail(fmt.Errorf("mount overlay at %s: %w", abs, err))
-		}
-	} else if err := mountOverlay(abs, mopts); err != nil {
-		return fail(fmt.Errorf("mount overlay at %s: %w", abs, err))
+	before := rec
+	if err := mount(&rec, mopts); err != nil {
+		return fail(fmt.Errorf("%w at %s: %w", errMount, abs, err))
 	}
-	res.Files, res.Dirs, res.Symlinks, res.Bytes = mk.Files, mk.Dirs, mk.Symlinks, mk.Bytes
+	if rec != before {
+		if err := write(); err != nil {
+			release(rec)
+			return err
+		}
+	}
 	return nil
 }
 
@@ -552,6 +636,11 @@ func Release(dir string) error {
 // release unmounts rec's destination if it is mounted, then removes its
 // layers, its mount point when empty, and the store's record.
 func release(rec mountRecord) error {
+	if rec.Holder != 0 && processStart(rec.Holder) == rec.HolderStart {
+		// The namespace, and the mount in it, end with the holder.
+		syscall.Kill(rec.Holder, syscall.SIGKILL)
+		waitGone(rec.Holder, rec.HolderStart)
+	}
 	fstype, err := overlayMountType(rec.Dest)
 	if err != nil {
 		return err
@@ -665,6 +754,13 @@ func processStart(pid int) uint64 {
 	return n
 }
 
+// waitGone waits a little for process pid, started at start, to end.
+func waitGone(pid int, start uint64) {
+	for i := 0; i < 200 && processStart(pid) == start; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // alive reports whether the process a temporary restore belongs to still
 // runs.
 func (r mountRecord) alive() bool {
@@ -726,6 +822,12 @@ func (s *Store) ReleaseStale(ctx context.Context) (int, error) {
 		mounted, err := isOverlayMount(r.Dest)
 		if err != nil {
 			return n, fmt.Errorf("envstore: %w", err)
+		}
+		if r.UserNS {
+			// Not seen here: it lives while its process and its
+			// holder do (a holder not yet recorded is being started
+			// under mounts.lock, which this holds).
+			mounted = r.Holder != 0 && processStart(r.Holder) == r.HolderStart
 		}
 		if mounted && r.alive() {
 			continue

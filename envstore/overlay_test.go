@@ -3,6 +3,7 @@ package envstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,15 +87,7 @@ func TestOverlayRootWrites(t *testing.T) {
 		t.Fatalf("the append is not seen through the overlay: %q", got)
 	}
 
-	after := storeHash(t, s)
-	for p, e := range before {
-		if after[p] != e {
-			t.Errorf("store file %s changed through the overlay", p)
-		}
-	}
-	if len(after) != len(before) {
-		t.Errorf("the store has %d files after the writes, %d before", len(after), len(before))
-	}
+	storeUnchanged(t, before, storeHash(t, s))
 	compareTrees(t, want, readTree(t, b), false)
 	mustVerify(t, s)
 
@@ -545,5 +538,62 @@ func TestOverlayFuse(t *testing.T) {
 	}
 	if mounted, _ := isOverlayMount(tmp); mounted {
 		t.Error("ReleaseStale left the ended run's fuse-overlayfs mounted")
+	}
+}
+
+// TestOverlayConcurrentRestores: restores of one commit started together,
+// by separate Store values (as separate processes would, each with its own
+// locks), before its tree is made, make the tree once: each mounts the one
+// tree and sees the commit's files, and nothing is moved aside.
+func TestOverlayConcurrentRestores(t *testing.T) {
+	needOverlay(t)
+	ctx := context.Background()
+	s, commits := builtStore(t, filepath.Join(t.TempDir(), "store"), 3)
+	c := commits[2]
+	base := t.TempDir()
+	copied := filepath.Join(base, "copy")
+	if _, err := s.Restore(ctx, c, copied, RestoreOptions{Method: RestoreCopy}); err != nil {
+		t.Fatal(err)
+	}
+	want := readTree(t, copied)
+	const n = 6
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			si, err := OpenExisting(s.Dir())
+			if err == nil {
+				_, err = si.Restore(ctx, c, filepath.Join(base, fmt.Sprint(i)), RestoreOptions{Overlay: true, Temporary: true})
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for i := range n {
+		dest := filepath.Join(base, fmt.Sprint(i))
+		t.Cleanup(func() { Release(dest) })
+		compareTrees(t, want, readTree(t, dest), true)
+	}
+	ents, err := os.ReadDir(filepath.Join(s.Dir(), "trees"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || names[0] != c {
+		t.Errorf("trees/ holds %q after %d restores at once, want the one tree %s", names, n, c)
+	}
+	// Every mount's lower layer is that tree.
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(mi), "lowerdir="+s.treePath(c)+","); got != n {
+		t.Errorf("%d mounts have the tree as their lower layer, want %d", got, n)
 	}
 }

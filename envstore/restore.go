@@ -86,6 +86,15 @@ type RestoreOptions struct {
 	// process has ended, ReleaseStale (run by GC and by each run that
 	// restores) releases it, as a killed run cannot.
 	Temporary bool
+	// Namespace lets a Temporary overlay restore, where this process
+	// cannot mount an overlay others see (an ordinary user), mount one in
+	// a user namespace of its own, which only the processes in it see
+	// (MethodUserNSOverlay): the caller reaches the tree through
+	// RestoreResult.Path, runs programs in it through
+	// RestoreResult.Enter (the sandbox's Command.Namespace), and undoes
+	// it with RestoreResult.Release. Where the tree belongs to another
+	// user or the kernel refuses, the restore makes files and says why.
+	Namespace bool
 }
 
 // RestoreResult counts what a restore made.
@@ -107,6 +116,16 @@ type RestoreResult struct {
 	Linked       int    `json:"linked"`
 	Reflinked    int    `json:"reflinked"`
 	Copied       int    `json:"copied"`
+	// NamespacePID is the process holding the user namespace an overlay
+	// is mounted in (MethodUserNSOverlay), zero otherwise.
+	NamespacePID int `json:"namespace_pid,omitempty"`
+	// Path is where this process reaches the tree: Dir, or the tree
+	// through the namespace's holder (/proc/PID/root/Dir), to be used
+	// only by descriptors (patch.Root): a program that reads its working
+	// directory's path there finds the empty mount point instead.
+	Path string `json:"-"`
+
+	holder *nsHolder
 }
 
 // ErrCorrupt is wrapped by errors about an object that is missing, has the
@@ -224,6 +243,24 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return fail(err)
 	}
+	if s.mountFirst(opts) {
+		// The mount is the probe: a process that may mount (root) does
+		// not mount and unmount a trial overlay first, which costs more
+		// than the restore (an unmount waits for the file system).
+		err := s.restoreOverlay(ctx, full, abs, opts, &res)
+		if err == nil {
+			s.overlayOnce.Do(func() { s.overlayOK, s.overlayWhy = true, kernelOverlayWhy })
+			res.Method, res.MethodReason, res.Path = RestoreOverlay.String(), kernelOverlayWhy, abs
+			if opts.Method == RestoreOverlay {
+				res.MethodReason = "an overlay asked for"
+			}
+			return res, nil
+		}
+		if !errors.Is(err, errMount) {
+			return fail(err)
+		}
+		s.kernelMountFailed.Store(true)
+	}
 	overlay, overlayWhy, err := s.chooseOverlay(opts, filepath.Dir(abs))
 	if err != nil {
 		return fail(err)
@@ -232,7 +269,21 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 		if err := s.restoreOverlay(ctx, full, abs, opts, &res); err != nil {
 			return fail(err)
 		}
+		res.Path = abs
 		return res, nil
+	}
+	if opts.Namespace && opts.Temporary && opts.Overlay && opts.Method == RestoreAuto {
+		if ok, why := s.canUserNS(); !ok {
+			overlayWhy += "; " + why
+		} else if why, err := s.restoreUserNS(ctx, full, abs, opts, &res); err != nil {
+			return fail(err)
+		} else if why == "" {
+			res.Method = MethodUserNSOverlay
+			res.MethodReason = overlayWhy + "; an overlay in a user namespace of this process's, which the test's processes enter"
+			return res, nil
+		} else {
+			overlayWhy += "; " + why
+		}
 	}
 	if m == nil {
 		if m, err = s.readManifest(full); err != nil {
@@ -265,6 +316,7 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	if err := syscall.Rename(tmp, abs); err != nil {
 		return fail(&os.LinkError{Op: "rename", Old: tmp, New: abs, Err: err})
 	}
+	res.Path = abs
 	done = true
 	return res, nil
 }
@@ -346,6 +398,18 @@ func (s *Store) makeTree(ctx context.Context, m *Manifest, tmp string, method Re
 		}
 	}
 	return nil
+}
+
+// mountFirst says whether a restore asked for an overlay tries the
+// kernel's at once, before any probe: when this process has CAP_SYS_ADMIN
+// (root), with which the mount works where the kernel has overlayfs, and
+// no mount has failed here yet. A mount that fails all the same is cleaned
+// up, and the probes decide.
+func (s *Store) mountFirst(opts RestoreOptions) bool {
+	if opts.Method != RestoreOverlay && !(opts.Method == RestoreAuto && opts.Overlay) {
+		return false
+	}
+	return !s.kernelMountFailed.Load() && hasSysAdmin()
 }
 
 // chooseOverlay says whether a restore mounts an overlay: when asked to,

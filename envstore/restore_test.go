@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -211,32 +210,8 @@ func TestUnprivilegedRestore(t *testing.T) {
 		TestUnprivilegedRestore(t)
 		return
 	}
-	// Hand everything to nobody, the test binary included (the build
-	// cache's directories are private).
-	bin := filepath.Join(base, "envstore.test")
-	copyFile(t, os.Args[0], bin, 0o755)
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, 65534, 65534)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run=^TestUnprivilegedRestore$", "-test.v", "-test.count=1")
-	cmd.Dir = base
-	cmd.Env = append(os.Environ(), "ENVSTORE_TEST_UNPRIVILEGED="+base, "ENVSTORE_TEST_COMMIT="+commits[2], "HOME="+base, "TMPDIR="+base)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	t.Logf("as nobody:\n%s", out)
-	if err != nil {
-		t.Fatalf("the test as nobody: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestUnprivilegedRestore") || !strings.Contains(string(out), "method ") {
+	out := asNobody(t, base, "TestUnprivilegedRestore", base, []string{"ENVSTORE_TEST_UNPRIVILEGED=" + base, "ENVSTORE_TEST_COMMIT=" + commits[2]})
+	if !strings.Contains(out, "method ") {
 		t.Fatalf("the test as nobody did not run")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -467,6 +468,11 @@ type FileResult struct {
 	Op            Operation
 	// Content is the new content; nil for a deletion.
 	Content []byte
+	// WriteContent, when set, writes the new content in place of Content
+	// (then empty, not nil): a large result goes straight to its
+	// temporary file instead of being held whole. An error from it fails
+	// the write, which is then undone.
+	WriteContent func(w io.Writer) error
 	// Mode is the new file mode from the patch, 0 when unchanged or unknown;
 	// OldMode is the old one when the patch changes the mode of a file.
 	Mode, OldMode uint32

@@ -1,9 +1,11 @@
 package patch
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -183,6 +185,14 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 	if len(paths) == 0 {
 		return nil
 	}
+	// The streamed contents, by Final's rule: the last result to write a
+	// path decides.
+	stream := map[string]func(io.Writer) error{}
+	for _, r := range results {
+		if r.Path != "" && r.Op != Delete {
+			stream[r.Path] = r.WriteContent
+		}
+	}
 	names := make(map[string]string, len(paths))
 	var dirTargets []string // written where a directory is
 	for _, p := range paths {
@@ -320,7 +330,7 @@ func (r *Root) WriteResults(results []FileResult) (err error) {
 					perm = 0o755
 				}
 			}
-			if err := writeTemp(dir, s.Tmp, c, perm); err != nil {
+			if err := writeTemp(dir, s.Tmp, c, stream[p], perm); err != nil {
 				return fmt.Errorf("write %s: %w", p, err)
 			}
 		}
@@ -442,7 +452,7 @@ func (r *Root) writeJournal(j *journal) (string, error) {
 			break
 		}
 	}
-	if err := writeTemp(top, name+journalPart, append(b, '\n'), 0o600); err != nil {
+	if err := writeTemp(top, name+journalPart, append(b, '\n'), nil, 0o600); err != nil {
 		return "", err
 	}
 	if err := top.Rename(name+journalPart, name); err != nil {
@@ -675,13 +685,21 @@ func (r *Root) Recover() ([]string, error) {
 	return done, nil
 }
 
-// writeTemp writes data to a new file name in dir, synced, with mode perm.
-func writeTemp(dir *os.Root, name string, data []byte, perm fs.FileMode) error {
+// writeTemp writes data, or what stream writes when it is set, to a new
+// file name in dir, synced, with mode perm.
+func writeTemp(dir *os.Root, name string, data []byte, stream func(io.Writer) error, perm fs.FileMode) error {
 	f, err := dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	if stream != nil {
+		bw := bufio.NewWriterSize(f, 64<<10)
+		if err = stream(bw); err == nil {
+			err = bw.Flush()
+		}
+	} else {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -1,7 +1,9 @@
 package patch_test
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,3 +208,51 @@ func killAt(t *testing.T, dir, name, point string) {
 }
 
 func sameFiles(a, b map[string]string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// TestWriteResultsStreamed: a result whose content is streamed
+// (WriteContent) is written as one with Content; when the stream fails,
+// the whole write is undone, the other files included, and nothing is
+// left behind.
+func TestWriteResultsStreamed(t *testing.T) {
+	old := map[string]string{"a.txt": "a\n", "b.txt": "b\n"}
+	stream := func(s string, err error) func(io.Writer) error {
+		return func(w io.Writer) error {
+			if _, werr := io.WriteString(w, s); werr != nil {
+				return werr
+			}
+			return err
+		}
+	}
+	tests := []struct {
+		name    string
+		results []patch.FileResult
+		want    map[string]string
+		wantErr bool
+	}{
+		{"streamed", []patch.FileResult{
+			{OldPath: "a.txt", Path: "a.txt", Op: patch.Modify, Content: []byte("A\n")},
+			{OldPath: "b.txt", Path: "b.txt", Op: patch.Modify, Content: []byte{}, WriteContent: stream("streamed B\n", nil)},
+		}, map[string]string{"a.txt": "A\n", "b.txt": "streamed B\n"}, false},
+		{"stream fails", []patch.FileResult{
+			{OldPath: "a.txt", Path: "a.txt", Op: patch.Modify, Content: []byte("A\n")},
+			{OldPath: "b.txt", Path: "b.txt", Op: patch.Modify, Content: []byte{}, WriteContent: stream("half", errors.New("the patch changed"))},
+		}, old, true},
+		{"a later result writes the path", []patch.FileResult{
+			{OldPath: "b.txt", Path: "b.txt", Op: patch.Modify, Content: []byte{}, WriteContent: stream("streamed\n", nil)},
+			{OldPath: "b.txt", Path: "b.txt", Op: patch.Modify, Content: []byte("last\n")},
+		}, map[string]string{"a.txt": "a\n", "b.txt": "last\n"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			testtree.Write(t, dir, old)
+			err := patch.WriteResults(dir, tc.results)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("WriteResults: %v, want an error: %v", err, tc.wantErr)
+			}
+			if d := cmp.Diff(tc.want, testtree.Read(t, dir)); d != "" {
+				t.Errorf("tree after (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -263,30 +263,11 @@ var ErrTooLarge = errors.New("file too large")
 // sparse) file costs no memory. A file that grows past the bound while it
 // is read is refused too.
 func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
-	p, err := r.check(name)
-	if err != nil {
-		return nil, err
-	}
-	// Through its directory, opened without links (see openDir), and
-	// the file itself checked to be the one looked at: a link swapped in
-	// after the checks is not followed, even to a place inside the root
-	// (.git).
-	dir, err := r.openDir(filepath.Dir(p))
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	f, fi, err := openSame(dir, filepath.Base(p), name)
+	f, fi, err := r.open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if err := checkType(name, fi.Mode()); err != nil {
-		return nil, err
-	}
-	if fi.IsDir() {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR} // "read x: is a directory"
-	}
 	if limit >= 0 && fi.Size() > limit {
 		return nil, fmt.Errorf("read %s: %w: %d bytes, over the bound of %d", name, ErrTooLarge, fi.Size(), limit)
 	}
@@ -307,6 +288,43 @@ func (r *Root) ReadFileLimit(name string, limit int64) ([]byte, error) {
 			b = append(b, 0)[:len(b)] // the file grew
 		}
 	}
+}
+
+// Open opens name for reading, with the checks of [Root.ReadFile]: for
+// a file read as a stream rather than whole. The caller closes it.
+func (r *Root) Open(name string) (*os.File, error) {
+	f, _, err := r.open(name)
+	return f, err
+}
+
+// open opens name, a regular file, for reading.
+func (r *Root) open(name string) (*os.File, fs.FileInfo, error) {
+	p, err := r.check(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Through its directory, opened without links (see openDir), and
+	// the file itself checked to be the one looked at: a link swapped in
+	// after the checks is not followed, even to a place inside the root
+	// (.git).
+	dir, err := r.openDir(filepath.Dir(p))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer dir.Close()
+	f, fi, err := openSame(dir, filepath.Base(p), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkType(name, fi.Mode()); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR} // "read x: is a directory"
+	}
+	return f, fi, nil
 }
 
 // openSame opens base in dir for reading if it is not a symbolic link,

@@ -378,10 +378,20 @@ func (r *Repo) Export(ctx context.Context, rev, dest string) error {
 
 // ApplyInDir applies a patch text to the files of dir, which need not be
 // a repository (git apply; a repository above dir is not used).
-func ApplyInDir(ctx context.Context, dir, text string) error {
+//
+// enter, when given, is an argv prefix that runs git where dir is (a tree
+// mounted in another namespace, entered by nsenter: see
+// sandbox.EnterArgs); git takes its working directory's path, which from
+// outside names the mount point under the tree, not the tree.
+func ApplyInDir(ctx context.Context, dir, text string, enter ...string) error {
 	// A restored environment has no .git: Command stops git from taking a
 	// repository above it for the tree's.
 	cmd := Command(ctx, dir, os.Environ(), "apply", "--whitespace=nowarn", "-")
+	if len(enter) > 0 {
+		cmd.Args = append(append(slices.Clip(enter), cmd.Path), cmd.Args[1:]...)
+		cmd.Path = enter[0]
+		cmd.Err = nil
+	}
 	cmd.Stdin = strings.NewReader(text)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

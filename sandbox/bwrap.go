@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -87,8 +88,16 @@ func (b *Bwrap) Run(ctx context.Context, c Command) (Result, error) {
 		return fail(Result{ExitCode: -1}, err)
 	}
 	env := environ(baseEnv("/tmp"), c.Env)
+	path := b.path
+	if c.Namespace != 0 {
+		enter, err := EnterArgs(c.Namespace, dir)
+		if err != nil {
+			return fail(Result{ExitCode: -1}, err)
+		}
+		path, args = enter[0], append(enter, args...)
+	}
 	res, err := run(ctx, spec{
-		path: b.path, args: args, env: env, dir: dir, stdin: c.Stdin,
+		path: path, args: args, env: env, dir: dir, stdin: c.Stdin,
 		timeout: c.Timeout, maxOutput: c.MaxOutput,
 	})
 	if err != nil {
@@ -102,6 +111,12 @@ func (b *Bwrap) args(c Command, dir string) ([]string, error) {
 	a := []string{b.path, "--die-with-parent", "--unshare-all"}
 	if c.Network {
 		a = append(a, "--share-net")
+	}
+	if c.Namespace != 0 {
+		// Inside the namespace this process is its root: a user
+		// namespace of the sandbox's own gives the command this
+		// process's uid and gid back, as outside.
+		a = append(a, "--unshare-user", "--uid", strconv.Itoa(os.Getuid()), "--gid", strconv.Itoa(os.Getgid()))
 	}
 	a = append(a, "--cap-drop", "ALL", "--new-session")
 	a = append(a, b.system...)

@@ -5,6 +5,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -175,6 +176,9 @@ func (d *Docker) Run(ctx context.Context, c Command) (Result, error) {
 	dir, err := c.check()
 	if err != nil {
 		return fail(Result{ExitCode: -1}, err)
+	}
+	if c.Namespace != 0 {
+		return fail(Result{ExitCode: -1}, errors.New("the work directory is mounted in another namespace, which the docker daemon does not see"))
 	}
 	if c.Image == "" || strings.HasPrefix(c.Image, "-") {
 		return fail(Result{ExitCode: -1}, fmt.Errorf("invalid image %q", c.Image))

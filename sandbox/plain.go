@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 )
 
 // Plain runs commands without isolation: they can use the network and write
@@ -43,6 +45,20 @@ func (Plain) Run(ctx context.Context, c Command) (Result, error) {
 	path, err := lookPath(args[0], env)
 	if err != nil {
 		return fail(Result{ExitCode: -1}, err)
+	}
+	if c.Namespace != 0 {
+		// Inside the namespace this process is its root: unshare(1)
+		// gives the command this process's uid and gid back.
+		enter, err := EnterArgs(c.Namespace, dir)
+		if err != nil {
+			return fail(Result{ExitCode: -1}, err)
+		}
+		unshare, err := exec.LookPath("unshare")
+		if err != nil {
+			return fail(Result{ExitCode: -1}, fmt.Errorf("entering a namespace needs unshare (util-linux): %w", err))
+		}
+		args = append(append(enter, unshare, "--user", "--map-user="+strconv.Itoa(os.Getuid()), "--map-group="+strconv.Itoa(os.Getgid()), "--", path), args[1:]...)
+		path = args[0]
 	}
 	res, err := run(ctx, spec{
 		path: path, args: args, env: env, dir: dir, stdin: c.Stdin,

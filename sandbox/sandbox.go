@@ -130,6 +130,31 @@ type Command struct {
 	MaxOutput int
 	// Image is the container image, for the Docker runner only.
 	Image string
+	// Namespace, when not zero, is a process whose user and mount
+	// namespaces the command runs in, and Dir is a path there: an
+	// environment store's overlay that an ordinary user mounted in a
+	// user namespace, which only that namespace's processes see
+	// (envstore.RestoreResult.NamespacePID). Bubblewrap and the plain
+	// runner enter them with nsenter(1) (util-linux) and run the command
+	// with this process's uid and gid, in a user namespace of its own;
+	// Docker cannot (its daemon does not see the mount) and refuses it.
+	Namespace int
+}
+
+// EnterArgs returns the argv prefix that runs a program in the user and
+// mount namespaces of process pid (which this user made, so it may enter
+// them), in directory dir there. Entering a mount namespace moves a
+// process to that namespace's root, so the prefix changes directory after
+// entering, by a path resolved inside it: a directory given by path from
+// outside would be the mount point under the overlay, not the overlay.
+// Inside, the program runs as the namespace's root, mapped to this user.
+func EnterArgs(pid int, dir string) ([]string, error) {
+	nsenter, err := exec.LookPath("nsenter")
+	if err != nil {
+		return nil, fmt.Errorf("entering a namespace needs nsenter (util-linux): %w", err)
+	}
+	return []string{nsenter, "--user", "--mount", "--target", strconv.Itoa(pid), "--preserve-credentials", "--",
+		"/bin/sh", "-c", `cd -- "$0" && exec "$@"`, dir}, nil
 }
 
 // Limits are resource limits (setrlimit(2)). Zero means no limit.
@@ -587,4 +612,15 @@ func (b *capBuffer) Bytes() ([]byte, bool) {
 		out = append(out, b.tail...)
 	}
 	return out, b.total > kept
+}
+
+// EntersNamespaces reports whether r can run a command inside another
+// process's namespaces (Command.Namespace): bubblewrap and the plain
+// runner can, Docker cannot.
+func EntersNamespaces(r Runner) bool {
+	switch r.(type) {
+	case *Bwrap, Plain, *Plain:
+		return true
+	}
+	return false
 }

@@ -13,13 +13,21 @@
 # ./patch ./patch/repair`. Each tool applies it for real (the file is
 # copied back before each run); the first result of each must equal the
 # new file. Per tool and hunk count the script prints the median wall
-# time, user+system CPU time and peak RSS (/usr/bin/time -f %M), then each
-# patchbench's ratios to GNU patch. Targets: at most 2x GNU patch's time
-# (CPU, which the machine's load distorts less than wall time) at every
-# hunk count. git apply is quadratic in the hunks (10 s at 20,000 hunks),
-# so it runs only up to GIT_MAX (20000) hunks, and patchbench-before up
-# to BEFORE_MAX (20000). The exit status is 1 when a target fails, 2 on a
-# setup error.
+# time, user+system CPU time (bash's time, to the millisecond, around
+# /usr/bin/time, whose own start is counted for every tool alike) and
+# peak RSS (/usr/bin/time -f %M), then each patchbench's ratios to GNU
+# patch, its peak RSS against the file's and the patch's sizes, and the
+# peak RSS of the same binary applying a one-line change to a 6-byte file
+# (the start-up floor: the Go runtime and the binary's pages, which no
+# apply goes below).
+# Targets: at most 2x GNU patch's CPU time (which the machine's load
+# distorts less than wall time) at every hunk count, and peak RSS within
+# 2x the file; the second is judged, and failed, on the RSS above that
+# start-up floor when the file is too small for the floor to fit in 2x
+# it (both are printed). git apply is quadratic in the hunks (10 s at
+# 20,000 hunks), so it runs only up to GIT_MAX (20000) hunks, and
+# patchbench-before up to BEFORE_MAX (20000). The exit status is 1 when
+# a target fails, 2 on a setup error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${REPS:-3}
@@ -46,7 +54,17 @@ tool_cmd() { # TOOL DIR PATCH
   esac
 }
 
+# The start-up floor: the peak RSS of the binary applying a one-line
+# change to a three-line file.
+mkdir -p "$TMP/floor"
+printf 'diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' >"$TMP/floor/p.diff"
+basekb=$(for i in 1 2 3 4 5; do
+  printf 'a\nb\nc\n' >"$TMP/floor/f"
+  /usr/bin/time -f %M "$pb" apply -C "$TMP/floor" "$TMP/floor/p.diff" 2>&1 >/dev/null | tail -1
+done | median)
+echo "start-up floor: $pb apply of a one-line change to a 6-byte file peaks at $basekb KB"
 status=0
+TIMEFORMAT='%3U %3S'
 printf '%-8s %-18s %10s %10s %10s\n' hunks tool wall_ms cpu_ms rss_kb
 for n in $counts; do
   d=$TMP/h$n
@@ -71,7 +89,7 @@ for n in $counts; do
       cp "$d/old" "$d/repo/f"
       tool_cmd "$tool" "$d/repo" "$d/p.diff"
       t0=$(date +%s%N)
-      if ! /usr/bin/time -f '%U %S %M' -o "$TMP/time" "${cmd[@]}" >/dev/null 2>"$TMP/err"; then
+      if ! { time /usr/bin/time -f '%M' -o "$TMP/rss" "${cmd[@]}" >/dev/null 2>"$TMP/err"; } 2>"$TMP/time"; then
         echo "bench-hunks: $tool refused $n hunks:" >&2
         head -5 "$TMP/err" >&2
         exit 2
@@ -81,10 +99,10 @@ for n in $counts; do
         echo "bench-hunks: $tool does not turn old into new at $n hunks" >&2
         exit 2
       fi
-      read -r u s m <"$TMP/time"
+      read -r u s <"$TMP/time"
       wall[$tool]+="$(((t1 - t0) / 1000000)) "
       cpu[$tool]+="$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%d", (u + s) * 1000}') "
-      kb[$tool]+="$m "
+      kb[$tool]+="$(tail -1 "$TMP/rss") "
     done
   done
   for tool in "${tools[@]}"; do
@@ -94,16 +112,25 @@ for n in $counts; do
     printf '%-8s %-18s %10s %10s %10s\n' "$n" "$tool" "${wall[$tool]}" "${cpu[$tool]}" "${kb[$tool]}"
   done
   filekb=$(($(wc -c <"$d/old") / 1024))
+  patchkb=$(($(wc -c <"$d/p.diff") / 1024))
   for tool in patchbench patchbench-strict; do
-    # A CPU time under 10 ms is below /usr/bin/time's resolution: count it as 10.
-    c=$(awk -v a="${cpu[$tool]}" 'BEGIN{print (a < 10 ? 10 : a)}')
-    g=$(awk -v a="${cpu[gnu-patch]}" 'BEGIN{print (a < 10 ? 10 : a)}')
+    # A CPU time under 1 ms is below bash's resolution: count it as 1.
+    c=$(awk -v a="${cpu[$tool]}" 'BEGIN{print (a < 1 ? 1 : a)}')
+    g=$(awk -v a="${cpu[gnu-patch]}" 'BEGIN{print (a < 1 ? 1 : a)}')
     tr=$(ratio "${wall[$tool]}" "${wall[gnu-patch]}")
     cr=$(ratio "$c" "$g")
-    printf '%-8s %-18s wall/GNU patch %sx, cpu/GNU patch %sx, memory/GNU patch %sx, memory/file %sx (file %s KB)\n' "$n" "$tool" \
-      "$tr" "$cr" "$(ratio "${kb[$tool]}" "${kb[gnu-patch]}")" "$(ratio "${kb[$tool]}" "$filekb")" "$filekb"
+    m=${kb[$tool]}
+    net=$(awk -v m="$m" -v b="$basekb" 'BEGIN{print (m > b ? m - b : 0)}')
+    printf '%-8s %-18s wall/GNU patch %sx, cpu/GNU patch %sx, memory/GNU patch %sx\n' "$n" "$tool" \
+      "$tr" "$cr" "$(ratio "$m" "${kb[gnu-patch]}")"
+    printf '%-8s %-18s memory/file %sx (file %s KB), memory/patch %sx (patch %s KB); above the start-up floor (%s KB): %s KB, %sx the file\n' "$n" "$tool" \
+      "$(ratio "$m" "$filekb")" "$filekb" "$(ratio "$m" "$patchkb")" "$patchkb" "$basekb" "$net" "$(ratio "$net" "$filekb")"
     if awk -v r="$cr" 'BEGIN{exit !(r > 2.0)}'; then
       echo "$n FAIL: $tool takes ${cr}x GNU patch's CPU time (target <= 2.0x)"
+      status=1
+    fi
+    if awk -v m="$m" -v b="$basekb" -v f="$filekb" 'BEGIN{exit !(m > 2 * f && (b < 2 * f || m - b > 2 * f))}'; then
+      echo "$n FAIL: $tool peaks at ${m} KB, over 2x the file's ${filekb} KB (target: within 2x the file)"
       status=1
     fi
   done

@@ -6,46 +6,70 @@
 #   tree:    a generated package of 5,000 modules, byte-compiled
 #            (compileall, hash-checked .pyc): 10,000 files, one commit.
 #   root:    on WORKDIR's file system, as this user (root on CI and in
-#            containers): env restore (default), --copy, cp -a.
+#            containers): env restore (default: an overlay where this
+#            process can mount one, after a first restore that makes the
+#            commit's tree in the store), --no-overlay, --copy, cp -a, and
+#            patchbench --version (the binary's start-up).
 #   nobody:  when run as root, the same store handed to uid 65534 and run
 #            through setpriv: env restore (default: hard links), --copy, cp -a.
 #   reflink: with REFLINK_DIR set to a directory on XFS or Btrfs (a
 #            loop-mounted image will do), the store built there: env restore
 #            (default: reflinks), --copy, cp -a, cp -a --reflink=always.
 #
-# Each figure is the median of $RUNS runs, warm page cache: wall seconds and
-# CPU seconds (user + system), and the ratio of the median wall time to
-# cp -a's.
+# Commands run as a user types them: patchbench, with patchbench-full
+# installed beside it. Each figure is over $RUNS runs, warm page cache: the
+# median and the maximum of the wall time (the shell's clock before and
+# after, no process in between), the median CPU time (user + system, from
+# the shell's times), and the ratio of the median wall time to cp -a's.
 #
 # Usage: scripts/envstore-restore.sh [WORKDIR]   (RUNS=7, REFLINK_DIR=dir,
-#        PATCHBENCH_FULL=binary)
+#        PATCHBENCH=binary with patchbench-full beside it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d)}
 RUNS=${RUNS:-7}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
-TMP=$work
 rm -rf "$work"/{syn,store,src,out,nobody}
 mkdir -p "$work/out"
-# shellcheck source=lib/diffxyz-rows.sh
-. scripts/lib/diffxyz-rows.sh
-pb_full
-pb=$bin
+pb=${PATCHBENCH:-}
+if [ -z "$pb" ]; then
+  mkdir -p "$work/bin"
+  go build -o "$work/bin/" ./cmd/patchbench ./cmd/patchbench-full
+  pb=$work/bin/patchbench
+fi
+chmod 755 "$(dirname "$pb")"
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(python3 -c 'import sys; print(sys.executable)')
 setup="$py -m compileall -q ."
 
-now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# timed CMD...: run CMD, print "wall:cpu" seconds.
+maximum() { sort -g | tail -n 1; }
+# cpu: the children's user + system seconds so far of this shell (a
+# timed's subshell), from its times builtin, as "m s m s".
+cpu() {
+  local u s
+  times > "$work/out/times.$BASHPID"
+  { read -r _ _; read -r u s; } < "$work/out/times.$BASHPID"
+  u=${u%s} s=${s%s}
+  CPU="${u%%m*} ${u#*m} ${s%%m*} ${s#*m}"
+}
+# timed CMD...: run CMD, print "wall:cpu" seconds. Called as $(timed ...),
+# so the command is the only child of its subshell.
 timed() {
-  local a b
-  a=$(now); /usr/bin/time -f '%U %S' -o "$work/out/cpu" "$@" >/dev/null; b=$(now)
-  awk -v a="$a" -v b="$b" '{ printf "%.4f:%.2f\n", b - a, $1 + $2 }' "$work/out/cpu"
+  local a b c0
+  cpu; c0=$CPU
+  a=$EPOCHREALTIME
+  "$@" >/dev/null
+  b=$EPOCHREALTIME
+  cpu
+  awk -v a="$a" -v b="$b" -v c0="$c0" -v c1="$CPU" 'BEGIN {
+    split(c0, x, " "); split(c1, y, " ")
+    printf "%.4f:%.3f\n", b - a, (y[1] - x[1]) * 60 + y[2] - x[2] + (y[3] - x[3]) * 60 + y[4] - x[4] }'
 }
 wall() { printf '%s\n' "$@" | cut -d: -f1 | median; }
-cpu() { printf '%s\n' "$@" | cut -d: -f2 | median; }
+wallmax() { printf '%s\n' "$@" | cut -d: -f1 | maximum; }
+cpus() { printf '%s\n' "$@" | cut -d: -f2 | median; }
 
 # The tree: 100 packages of 50 modules, and their byte-code.
 mkdir -p "$work/syn"
@@ -69,7 +93,7 @@ c=$(git -C "$work/syn" rev-parse HEAD)
 # RUNAS (a command prefix), and print one line per method.
 bench() {
   local name=$1 store=$2 src=$3 dir=$4; shift 4
-  local as=("$@") auto=() files=() copy=() cpa=() ref=() method
+  local as=("$@") auto=() files=() copy=() cpa=() ref=() start=() method
   # An overlay restore is undone by env release, not rm.
   drop() { "${as[@]}" "$pb" env release "$dir/r" >/dev/null 2>&1 || true; rm -rf "$dir/r" "$dir/f" "$dir/c" "$dir/cp" "$dir/ref"; }
   drop
@@ -78,6 +102,7 @@ bench() {
   method=$(jq -r .method "$work/out/$name.json")
   for _ in $(seq "$RUNS"); do
     drop
+    start+=("$(timed "${as[@]}" "$pb" --version)")
     auto+=("$(timed "${as[@]}" "$pb" env restore --store "$store" --commit "$c" "$dir/r")")
     if [ "$method" = overlay ]; then
       files+=("$(timed "${as[@]}" "$pb" env restore --store "$store" --commit "$c" --no-overlay "$dir/f")")
@@ -91,17 +116,22 @@ bench() {
   drop
   local base
   base=$(wall "${cpa[@]}")
-  line() { awk -v n="$1" -v w="$2" -v c="$3" -v b="$base" 'BEGIN { printf "  %-34s %7.3f s  (CPU %5.2f s)  %.2fx cp -a\n", n, w, c, w / b }'; }
+  line() {
+    local n=$1; shift
+    awk -v n="$n" -v w="$(wall "$@")" -v m="$(wallmax "$@")" -v c="$(cpus "$@")" -v b="$base" \
+      'BEGIN { printf "  %-34s %8.1f ms (max %8.1f ms)  CPU %7.1f ms  %.3fx cp -a\n", n, w * 1000, m * 1000, c * 1000, w / b }'
+  }
   echo "$name: $(jq -r '"\(.files) files, \(.bytes) bytes"' "$work/out/$name.json"); default method $method ($(jq -r .method_reason "$work/out/$name.json"))"
-  line "env restore (default: $method)" "$(wall "${auto[@]}")" "$(cpu "${auto[@]}")"
+  line "env restore (default: $method)" "${auto[@]}"
   if [ ${#files[@]} -gt 0 ]; then
-    line "env restore --no-overlay" "$(wall "${files[@]}")" "$(cpu "${files[@]}")"
+    line "env restore --no-overlay" "${files[@]}"
   fi
-  line "env restore --copy" "$(wall "${copy[@]}")" "$(cpu "${copy[@]}")"
-  line "cp -a" "$base" "$(cpu "${cpa[@]}")"
+  line "env restore --copy" "${copy[@]}"
+  line "cp -a" "${cpa[@]}"
   if [ ${#ref[@]} -gt 0 ]; then
-    line "cp -a --reflink=always" "$(wall "${ref[@]}")" "$(cpu "${ref[@]}")"
+    line "cp -a --reflink=always" "${ref[@]}"
   fi
+  line "patchbench --version (start-up)" "${start[@]}"
 }
 
 {

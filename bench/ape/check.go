@@ -86,6 +86,11 @@ type Check struct {
 	// restoring the tree and writing the file.
 	Millis      int64 `json:"compile_ms"`
 	SetupMillis int64 `json:"compile_setup_ms"`
+	// EnvMethod and EnvMethodReason say how the environment store
+	// restored the tree, and why (envstore.RestoreResult): "overlay",
+	// "overlay-userns", or files ("reflink", "hardlink", "copy").
+	EnvMethod       string `json:"env_method,omitempty"`
+	EnvMethodReason string `json:"env_method_reason,omitempty"`
 }
 
 // location matches a compiler diagnostic that names a file and line.
@@ -114,13 +119,17 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
 	defer os.RemoveAll(tmp)
+	runner := opts.Runner
+	if runner == nil {
+		runner = sandbox.Detect(ctx)
+	}
 	tree := filepath.Join(tmp, "tree")
-	release, err := restore(ctx, commit, tree, opts)
+	ct, err := restore(ctx, commit, tree, opts, sandbox.EntersNamespaces(runner))
 	if err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w: %w", t.ID, ErrEnvironment, err)
 	}
-	defer release()
-	if err := writeCandidate(tree, t.Path(), content); err != nil {
+	defer ct.release()
+	if err := writeCandidate(ct.path, t.Path(), content); err != nil {
 		return Check{}, fmt.Errorf("ape compile %s: %w", t.ID, err)
 	}
 	env = append(env, goEnv(tree, t.Path())...)
@@ -129,17 +138,13 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 		gocache, writable = opts.GoCache, append(writable, opts.GoCache)
 	}
 	env = append(env, "HOME="+tmp, "GOCACHE="+gocache, "TMPDIR="+tmp)
-	runner := opts.Runner
-	if runner == nil {
-		runner = sandbox.Detect(ctx)
-	}
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = 2 * time.Minute
 	}
 	setup := time.Since(start)
 	res, err := runner.Run(ctx, sandbox.Command{
-		Dir: tree, Args: []string{"/bin/sh", "-c", script}, Env: env, Timeout: timeout,
+		Dir: tree, Namespace: ct.namespace, Args: []string{"/bin/sh", "-c", script}, Env: env, Timeout: timeout,
 		ExtraWritable: writable, ExtraReadOnly: extra, MaxOutput: 1 << 20,
 	})
 	if err != nil && res.ExitCode == -1 {
@@ -148,6 +153,7 @@ func Compile(ctx context.Context, t *Task, content string, opts CheckOptions) (C
 	c := Check{
 		Pass: res.ExitCode == 0 && !res.TimedOut, Command: script, TimedOut: res.TimedOut,
 		Millis: res.Duration.Milliseconds(), SetupMillis: setup.Milliseconds(),
+		EnvMethod: ct.method, EnvMethodReason: ct.reason,
 	}
 	out := strings.ReplaceAll(string(res.Stdout)+string(res.Stderr), tree+"/", "")
 	c.Output = out
@@ -176,12 +182,25 @@ func writeCandidate(tree, name, content string) error {
 	return patch.WriteResults(tree, []patch.FileResult{{OldPath: name, Path: name, Op: patch.Modify, Content: []byte(content)}})
 }
 
+// checkTree is the tree a check runs in.
+type checkTree struct {
+	// path is where this process reaches it (by descriptors), namespace
+	// the user namespace it is mounted in (see envstore.RestoreResult).
+	path      string
+	namespace int
+	// method and reason: how the store restored it, and why.
+	method, reason string
+	// release undoes an overlay, to be called before the tree is removed.
+	release func()
+}
+
 // restore makes the tree of commit at dest: from the store when there is
-// one (an overlay where this process can mount one, in constant time), from
-// git archive otherwise. It returns what undoes an overlay, to be called
-// before dest is removed.
-func restore(ctx context.Context, commit, dest string, opts CheckOptions) (func(), error) {
-	nothing := func() {}
+// one (an overlay where this process can mount one, in constant time; as
+// an ordinary user, in a user namespace the sandbox enters, when
+// namespaces is set and the tree is the user's), from git archive
+// otherwise.
+func restore(ctx context.Context, commit, dest string, opts CheckOptions, namespaces bool) (checkTree, error) {
+	plain := checkTree{path: dest, release: func() {}}
 	if opts.Store != nil {
 		if opts.Repo != "" {
 			if rp, err := repo.Open(ctx, opts.Repo); err == nil {
@@ -191,30 +210,27 @@ func restore(ctx context.Context, commit, dest string, opts CheckOptions) (func(
 				rp.Close()
 			}
 		}
-		res, err := opts.Store.Restore(ctx, commit, dest, envstore.RestoreOptions{Overlay: true, Temporary: true})
+		res, err := opts.Store.Restore(ctx, commit, dest, envstore.RestoreOptions{Overlay: true, Temporary: true, Namespace: namespaces})
 		if err != nil {
-			return nil, err
+			return checkTree{}, err
 		}
-		if res.Method == envstore.RestoreOverlay.String() {
-			return func() { envstore.Release(res.Dir) }, nil
-		}
-		return nothing, nil
+		return checkTree{path: res.Path, namespace: res.NamespacePID, method: res.Method, reason: res.MethodReason, release: func() { res.Release() }}, nil
 	}
 	if opts.Repo == "" {
-		return nil, fmt.Errorf("neither an environment store nor a repository to check in")
+		return checkTree{}, fmt.Errorf("neither an environment store nor a repository to check in")
 	}
 	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return nil, err
+		return checkTree{}, err
 	}
 	rp, err := repo.Open(ctx, opts.Repo)
 	if err != nil {
-		return nil, err
+		return checkTree{}, err
 	}
 	defer rp.Close()
 	if err := rp.Export(ctx, commit, dest); err != nil {
-		return nil, err
+		return checkTree{}, err
 	}
-	return nothing, nil
+	return plain, nil
 }
 
 // undefinedNames is a static check for Python: byte-compile the file, then

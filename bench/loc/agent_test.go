@@ -29,14 +29,7 @@ func agentRepo(t *testing.T) (*repo.Repo, string) {
 		"pkg/core/mul.py": "def needle(x):\n    return x * 2\n",
 		"../secret.txt":   "SECRET\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gittest.Commit(t, dir)
+	gittest.CommitFiles(t, dir, files)
 	r, err := repo.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

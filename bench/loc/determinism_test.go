@@ -19,7 +19,9 @@ import (
 
 // TestRunDeterministic: the indexed search gives every case the same
 // ranks, and writes the same index files, whatever the order the cases
-// run in and the number of workers, cold each time. The second commit
+// run in and the number of workers, cold each time, with the default
+// signals and with every signal (the import graph is built per commit
+// from the index the first case of that commit loads). The second commit
 // holds a blob of the first under another path (the case that made one
 // case's ranks 4-10 depend on the case run before it) and changes
 // another file.
@@ -35,6 +37,8 @@ func TestRunDeterministic(t *testing.T) {
 		"pkg/array/core.py":     "def compute(x):\n    y = x + 1\n    return y\n\n\ndef persist(x):\n    return x\n",
 		"pkg/array/chunks.py":   "def normalize(chunks):\n    # chunk smaller than overlap depth fails, chunk chunk\n    return chunks\n",
 		"tests/test_overlap.py": "from pkg.array.overlap import map_overlap\n\n\ndef test_map_overlap():\n    map_overlap(1, 2)\n",
+		"pkg/array/__init__.py": "from pkg.array.overlap import map_overlap, trim\nfrom .core import *\n",
+		"pkg/__init__.py":       "from pkg import array\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -59,6 +63,7 @@ func TestRunDeterministic(t *testing.T) {
 		"[youtube] formats missing: _download_json fails",
 		"compute returns the wrong value in pkg/array/core.py",
 		"trim drops the last chunk",
+		"compute fails\n```python\nimport pkg.array as pa\npa.compute(pa.map_overlap(x, 1))\n```\nTraceback:\n  File \"pkg/array/chunks.py\", line 2, in normalize\n",
 	}
 	var cases []Case
 	for _, commit := range []string{"one", "two"} {
@@ -69,40 +74,50 @@ func TestRunDeterministic(t *testing.T) {
 			})
 		}
 	}
+	n := len(cases)
 	type run struct {
 		order   []int
 		workers int
 	}
-	var want map[string]json.RawMessage
-	var wantIndex map[string]int64
-	for i, r := range []run{
-		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, 1},
-		{[]int{7, 6, 5, 4, 3, 2, 1, 0}, 1},
-		{[]int{4, 0, 5, 1, 6, 2, 7, 3}, 4},
-		{[]int{3, 7, 2, 6, 1, 5, 0, 4}, 3},
-	} {
-		var cs []Case
-		for _, j := range r.order {
-			cs = append(cs, cases[j])
+	var runs []run
+	for _, workers := range []int{1, 4, 3} {
+		// The cases in order, reversed, and the two commits interleaved.
+		orders := [][]int{make([]int, n), make([]int, n), nil}
+		for j := range n {
+			orders[0][j], orders[1][j] = j, n-1-j
+			orders[2] = append(orders[2], (j%2)*(n/2)+j/2)
 		}
-		out, idx := t.TempDir(), t.TempDir()
-		if _, err := Run(context.Background(), RunOptions{Cases: cs, Repos: repos, Out: out, Mode: ModeIndexed, IndexDir: idx,
-			Runner: runner.Options{Workers: r.workers}}); err != nil {
-			t.Fatalf("run %d: %v", i, err)
+		for _, o := range orders {
+			runs = append(runs, run{o, workers})
 		}
-		got, gotIndex := foundByID(t, filepath.Join(out, "results.jsonl")), fileSizes(t, idx)
-		if i == 0 {
-			want, wantIndex = got, gotIndex
-			if len(want) != len(cases) {
-				t.Fatalf("%d rows, want %d", len(want), len(cases))
+	}
+	for _, signals := range []string{"", "all"} {
+		var want map[string]json.RawMessage
+		var wantIndex map[string]int64
+		for i, r := range runs {
+			var cs []Case
+			for _, j := range r.order {
+				cs = append(cs, cases[j])
 			}
-			continue
-		}
-		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) })); diff != "" {
-			t.Errorf("order %v, %d workers: answers differ from the first run (-first +this):\n%s", r.order, r.workers, diff)
-		}
-		if diff := cmp.Diff(wantIndex, gotIndex); diff != "" {
-			t.Errorf("order %v, %d workers: index files differ from the first run's (-first +this):\n%s", r.order, r.workers, diff)
+			out, idx := t.TempDir(), t.TempDir()
+			if _, err := Run(context.Background(), RunOptions{Cases: cs, Repos: repos, Out: out, Mode: ModeIndexed, IndexDir: idx,
+				Signals: signals, Runner: runner.Options{Workers: r.workers}}); err != nil {
+				t.Fatalf("signals %q, run %d: %v", signals, i, err)
+			}
+			got, gotIndex := foundByID(t, filepath.Join(out, "results.jsonl")), fileSizes(t, idx)
+			if i == 0 {
+				want, wantIndex = got, gotIndex
+				if len(want) != len(cases) {
+					t.Fatalf("%d rows, want %d", len(want), len(cases))
+				}
+				continue
+			}
+			if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) })); diff != "" {
+				t.Errorf("signals %q, order %v, %d workers: answers differ from the first run (-first +this):\n%s", signals, r.order, r.workers, diff)
+			}
+			if diff := cmp.Diff(wantIndex, gotIndex); diff != "" {
+				t.Errorf("signals %q, order %v, %d workers: index files differ from the first run's (-first +this):\n%s", signals, r.order, r.workers, diff)
+			}
 		}
 	}
 }

@@ -30,6 +30,12 @@ func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.M
 	if err != nil {
 		return Answer{}, err
 	}
+	return Answer{Found: s.Found(r)}, nil
+}
+
+// Found cuts a ranking to the answer: the first TopFiles files and
+// TopFunctions functions, and the lines of the first TopRanges functions.
+func (s *Indexed) Found(r codesearch.Ranking) Found {
 	f := Found{Files: r.Files[:min(len(r.Files), s.TopFiles)], Ranges: map[string][]Range{}}
 	for i, ch := range r.Functions {
 		if i >= s.TopFunctions {
@@ -40,5 +46,5 @@ func (s *Indexed) Search(ctx context.Context, c Case, rp *repo.Repo, _ *runner.M
 			f.Ranges[ch.Path] = append(f.Ranges[ch.Path], Range{ch.Start, ch.End})
 		}
 	}
-	return Answer{Found: f}, nil
+	return f
 }

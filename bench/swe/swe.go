@@ -156,8 +156,14 @@ type TestRun struct {
 	// from the --env-store, not a fresh worktree.
 	EnvStore bool `json:"env_store,omitempty"`
 	// EnvMethod is how the environment was restored: "overlay" (a mount,
-	// in constant time), or "reflink", "hardlink", "copy" (files made).
+	// in constant time), "overlay-userns" (a mount in a user namespace
+	// the test command runs in, as an ordinary user), or "reflink",
+	// "hardlink", "copy" (files made).
 	EnvMethod string `json:"env_method,omitempty"`
+	// EnvMethodReason says why that method: what the probes found (an
+	// overlay mounts, or why none: the privilege, a user namespace's
+	// limits such as a tree another user owns).
+	EnvMethodReason string `json:"env_method_reason,omitempty"`
 	// Image is the official harness's image the tests ran in (--image
 	// swebench).
 	Image      string       `json:"image,omitempty"`

@@ -187,25 +187,29 @@ func runTests(ctx context.Context, r *repo.Repo, commit string, inst Instance, r
 		return testOutcome{status: StatusInfraError, reason: fmt.Sprintf("make work directory: %v", err)}
 	}
 	defer os.RemoveAll(tmp)
-	tree, envMethod, cleanup, err := testTree(ctx, r, commit, filepath.Join(tmp, "tree"), cfg)
+	tt, err := testTree(ctx, r, commit, filepath.Join(tmp, "tree"), cfg)
 	if err != nil {
 		return testOutcome{status: StatusInfraError, reason: err.Error()}
 	}
-	defer cleanup()
+	defer tt.cleanup()
+	tree := tt.dir
 
-	if err := patch.WriteResults(tree, results); err != nil {
+	// This process writes through tt.path (by descriptors); git runs in
+	// the tree's namespace when it has one.
+	if err := patch.WriteResults(tt.path, results); err != nil {
 		return testOutcome{status: StatusInfraError, reason: fmt.Sprintf("write the patched files into the worktree: %v", err)}
 	}
 	if strings.TrimSpace(inst.TestPatch) != "" {
-		if err := resetFiles(ctx, r, commit, tree, inst.TestPatch); err != nil {
+		if err := resetFiles(ctx, r, commit, tt.path, inst.TestPatch); err != nil {
 			return testOutcome{status: StatusTestError, reason: err.Error()}
 		}
-		if err := repo.ApplyInDir(ctx, tree, inst.TestPatch); err != nil {
+		if err := repo.ApplyInDir(ctx, tree, inst.TestPatch, tt.enter...); err != nil {
 			return testOutcome{status: StatusTestError, reason: "the test patch does not apply: " + err.Error()}
 		}
 	}
-	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline, Parser: parser, EnvStore: cfg.EnvStore != nil, EnvMethod: envMethod}
+	run := &TestRun{Runner: cfg.Runner.Name(), Command: cmdline, Parser: parser, EnvStore: cfg.EnvStore != nil, EnvMethod: tt.method, EnvMethodReason: tt.reason}
 	c := sandbox.Command{
+		Namespace:     tt.namespace,
 		Dir:           tree,
 		Args:          []string{"/bin/sh", "-c", cmdline},
 		Env:           append(append([]string{"PYTHONDONTWRITEBYTECODE=1"}, specEnv...), cfg.Env...),
@@ -268,29 +272,49 @@ func gradeRun(inst Instance, cfg *TestConfig, run *TestRun, parser string, res s
 	return out
 }
 
+// testEnv is the tree a test stage runs in.
+type testEnv struct {
+	// dir is the tree where the test command (and git) sees it; path is
+	// where this process reaches it by descriptors (see
+	// envstore.RestoreResult.Path).
+	dir, path string
+	// method and reason say how an environment was restored.
+	method, reason string
+	// namespace and enter: the user namespace the tree is mounted in,
+	// for the sandbox and for git (envstore.RestoreResult.Enter).
+	namespace int
+	enter     []string
+	cleanup   func()
+}
+
 // testTree makes the tree the tests run in at dir: a worktree of commit, or
 // its environment restored from cfg.EnvStore: an overlay where this process
 // can mount one (constant time; its cleanup unmounts it, and a killed run's
-// is released by the next run), else files the tests may write in place
-// without reaching the store (reflinks, copies, or hard links only where
-// this process cannot write read-only files); everything below replaces
-// files anyway (patch.WriteResults, resetFiles, git apply).
-func testTree(ctx context.Context, r *repo.Repo, commit, dir string, cfg *TestConfig) (string, string, func(), error) {
+// is released by the next run); as an ordinary user, an overlay in a user
+// namespace that the sandbox enters, where the tree is the user's; else
+// files the tests may write in place without reaching the store (reflinks,
+// copies, or hard links only where this process cannot write read-only
+// files); everything below replaces files anyway (patch.WriteResults,
+// resetFiles, git apply).
+func testTree(ctx context.Context, r *repo.Repo, commit, dir string, cfg *TestConfig) (testEnv, error) {
 	if cfg.EnvStore != nil {
-		res, err := cfg.EnvStore.Restore(ctx, commit, dir, envstore.RestoreOptions{Overlay: true, Temporary: true})
+		res, err := cfg.EnvStore.Restore(ctx, commit, dir, envstore.RestoreOptions{Overlay: true, Temporary: true, Namespace: sandbox.EntersNamespaces(cfg.Runner)})
 		if err != nil {
-			return "", "", nil, fmt.Errorf("env store: %w", err)
+			return testEnv{}, fmt.Errorf("env store: %w", err)
 		}
-		if res.Method == envstore.RestoreOverlay.String() {
-			return res.Dir, res.Method, func() { envstore.Release(res.Dir) }, nil
+		enter, err := res.Enter()
+		if err != nil {
+			res.Release()
+			return testEnv{}, fmt.Errorf("env store: %w", err)
 		}
-		return res.Dir, res.Method, func() {}, nil
+		return testEnv{dir: res.Dir, path: res.Path, method: res.Method, reason: res.MethodReason, namespace: res.NamespacePID, enter: enter,
+			cleanup: func() { res.Release() }}, nil
 	}
 	wt, err := r.AddWorktree(ctx, commit, dir)
 	if err != nil {
-		return "", "", nil, err
+		return testEnv{}, err
 	}
-	return wt.Dir, "", func() { wt.Remove(context.WithoutCancel(ctx)) }, nil
+	return testEnv{dir: wt.Dir, path: wt.Dir, cleanup: func() { wt.Remove(context.WithoutCancel(ctx)) }}, nil
 }
 
 func listSome(s []string) string {

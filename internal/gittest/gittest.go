@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,28 @@ func Commit(t testing.TB, dir string) {
 	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "one"}} {
 		if _, err := Run(t, dir, "", args...); err != nil {
 			t.Fatalf("git %s: %v", args[0], err)
+		}
+	}
+}
+
+// CommitFiles writes files (see [WriteFiles]) and makes dir a repository
+// holding them, in one commit.
+func CommitFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	WriteFiles(t, dir, files)
+	Commit(t, dir)
+}
+
+// WriteFiles writes files: a path under dir → its content.
+func WriteFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

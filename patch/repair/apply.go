@@ -3,8 +3,10 @@ package repair
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
+	"unsafe"
 
 	"github.com/patchbench/patchbench/patch"
 )
@@ -39,6 +41,11 @@ type ApplyOptions struct {
 	// done. The CLI holds interrupts off the writes with it; the MCP
 	// server refuses the writes of a call it has given up on.
 	Guard func() (done func(), err error)
+	// Brief leaves out of the report the hunks that [ApplyReader]'s fast
+	// path applied exactly at their own places (see fast.go): the command
+	// line prints them only with --json, and 100,000 hunk reports weigh
+	// as much as the file. Nothing else changes.
+	Brief bool
 }
 
 // Modes of an apply, as the report names them.
@@ -91,11 +98,47 @@ func (r *Report) Canonical() *patch.Patch {
 // [KindOf] is the report's Kind, and an input error (Kind.Input) is the
 // text's or the options' fault, not the files'.
 func Apply(root *patch.Root, text string, opts ApplyOptions) (*Report, error) {
+	return applySource(root, source{text: text}, opts)
+}
+
+// ApplyReader is [Apply] with the patch text read from src, size bytes:
+// a large well-formed git diff of one file whose hunks all fit exactly
+// at their own places is applied by streaming it (the fast path, which
+// makes the decision the engine makes, see fast.go), with no copy of the
+// text and the new content written straight to its file; anything else
+// is read whole and applied as Apply does. A read error is an input
+// error (KindBadInput) naming the patch.
+func ApplyReader(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOptions) (*Report, error) {
+	return applySource(root, source{r: src, size: size}, opts)
+}
+
+// source is the patch text, or where to read it.
+type source struct {
+	text string
+	r    io.ReaderAt
+	size int64
+}
+
+// read returns the whole text.
+func (s source) read(name string) (string, error) {
+	if s.r == nil {
+		return s.text, nil
+	}
+	b := make([]byte, s.size)
+	if _, err := s.r.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && len(b) == 0) {
+		return "", kinded{fmt.Errorf("read %s: %w", name, err), KindBadInput}
+	}
+	// Nothing writes b: the text shares it rather than copying a patch
+	// that may be as large as the files it edits.
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+}
+
+func applySource(root *patch.Root, src source, opts ApplyOptions) (*Report, error) {
 	rep := &Report{Mode: ModeTolerant, Check: opts.Check, Reverse: opts.Reverse, Files: []FileReport{}}
 	if opts.Strict {
 		rep.Mode = ModeStrict
 	}
-	err := apply(root, text, opts, rep)
+	err := apply(root, src, opts, rep)
 	if err != nil {
 		rep.Error, rep.Kind, rep.Results = err.Error(), KindOf(err), nil
 		if rep.Status == "" {
@@ -105,7 +148,7 @@ func Apply(root *patch.Root, text string, opts ApplyOptions) (*Report, error) {
 	return rep, err
 }
 
-func apply(root *patch.Root, text string, opts ApplyOptions, rep *Report) error {
+func apply(root *patch.Root, src source, opts ApplyOptions, rep *Report) error {
 	if !opts.Check {
 		unlock, err := root.Lock()
 		if err != nil {
@@ -117,15 +160,20 @@ func apply(root *patch.Root, text string, opts ApplyOptions, rep *Report) error 
 			return kinded{err, KindWrite}
 		}
 	}
-	var status string
-	var err error
-	if opts.Strict {
-		status, err = applyStrictText(root, text, opts, rep)
-	} else {
-		status, err = applyTolerant(root, text, opts, rep)
-	}
-	if err != nil {
-		return err
+	status := StatusApplied
+	if src.r == nil || !applyFast(root, src.r, src.size, opts, opts.Brief, rep) {
+		text, err := src.read(opts.Name)
+		if err != nil {
+			return err
+		}
+		if opts.Strict {
+			status, err = applyStrictText(root, text, opts, rep)
+		} else {
+			status, err = applyTolerant(root, text, opts, rep)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if !opts.Check {
 		if err := writeGuarded(root, rep.Results, opts.Guard); err != nil {

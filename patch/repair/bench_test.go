@@ -2,9 +2,12 @@ package repair_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/patchbench/patchbench/internal/testdata"
 	"github.com/patchbench/patchbench/patch"
@@ -159,6 +162,44 @@ func BenchmarkRepairManyHunks(b *testing.B) {
 			per := float64(b.N * n)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/hunk")
 			b.ReportMetric(float64((testdata.CPUTime()-cpu0).Nanoseconds())/per, "cpu-ns/hunk")
+		})
+	}
+}
+
+// BenchmarkApplyReaderManyHunks applies a git diff of n hunks to its file
+// in a directory as `patchbench apply FILE` does (ApplyReader: the fast
+// path, the journal and the atomic write); b.N counts applies.
+func BenchmarkApplyReaderManyHunks(b *testing.B) {
+	for _, n := range []int{1000, 20000, 100000} {
+		b.Run(fmt.Sprintf("hunks=%d", n), func(b *testing.B) {
+			old, new, diff := testdata.ManyHunks(n)
+			dir := b.TempDir()
+			f := filepath.Join(dir, "f")
+			root, err := patch.OpenRoot(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer root.Close()
+			var cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				if err := os.WriteFile(f, []byte(old), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				cpu0 := testdata.CPUTime()
+				rep, err := repair.ApplyReader(root, strings.NewReader(diff), int64(len(diff)), repair.ApplyOptions{Name: "p.diff", Strip: 1, Brief: true})
+				cpu += testdata.CPUTime() - cpu0
+				if err != nil || rep.Files[0].Hunks != nil {
+					b.Fatalf("%v, or not the fast path", err)
+				}
+				if got, _ := os.ReadFile(f); i == 0 && string(got) != new {
+					b.Fatal("the result is not the new file")
+				}
+			}
+			per := float64(b.N * n)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/hunk")
+			b.ReportMetric(float64(cpu.Nanoseconds())/per, "cpu-ns/hunk")
 		})
 	}
 }

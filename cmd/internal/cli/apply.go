@@ -123,10 +123,6 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 		return err
 	}
 	defer root.Close()
-	text, err := ReadInput(sio, name)
-	if err != nil {
-		return err
-	}
 	f, err := parseFormat(o.format)
 	if err != nil {
 		return err
@@ -134,8 +130,21 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 	if !o.check {
 		pauseWrites(root, sio)
 	}
-	rep, err := repair.Apply(root, text, repair.ApplyOptions{Name: name, Strict: o.strict, Format: f, Target: o.target,
-		Reverse: o.reverse, Check: o.check, Strip: o.strip, FixedStrip: o.stripSet, Guard: o.guard})
+	opts := repair.ApplyOptions{Name: name, Strict: o.strict, Format: f, Target: o.target,
+		Reverse: o.reverse, Check: o.check, Strip: o.strip, FixedStrip: o.stripSet, Guard: o.guard, Brief: !o.json}
+	var rep *repair.Report
+	if pf, size, ok := openPatchFile(name); ok {
+		// A regular file is read as the apply needs it: a large diff is
+		// streamed, not held whole.
+		defer pf.Close()
+		rep, err = repair.ApplyReader(root, pf, size, opts)
+	} else {
+		text, rerr := ReadInput(sio, name)
+		if rerr != nil {
+			return rerr
+		}
+		rep, err = repair.Apply(root, text, opts)
+	}
 	err = exitOf(err)
 	if o.json {
 		if werr := WriteJSON(sio, rep); werr != nil {
@@ -147,6 +156,25 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 		}
 	}
 	return err
+}
+
+// openPatchFile opens the patch file name when it is a regular file
+// (not standard input, a pipe or a directory, which ReadInput reads or
+// refuses).
+func openPatchFile(name string) (*os.File, int64, bool) {
+	if name == "-" {
+		return nil, 0, false
+	}
+	pf, err := os.Open(name)
+	if err != nil {
+		return nil, 0, false
+	}
+	fi, err := pf.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		pf.Close()
+		return nil, 0, false
+	}
+	return pf, fi.Size(), true
 }
 
 // exitOf gives an error of repair.Apply its exit status: 2 for an input

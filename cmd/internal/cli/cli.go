@@ -59,11 +59,34 @@ type Stdio struct {
 // OSStdio is the process's standard input, output and error.
 func OSStdio() Stdio { return Stdio{os.Stdin, os.Stdout, os.Stderr} }
 
-// engine are the patch engine's commands by name, in help order.
-var engine = []struct {
+// commandList are commands by name, each made on demand (a process runs
+// one of them).
+type commandList []struct {
 	name string
 	make func(Stdio) *cmdline.Command
-}{
+}
+
+// all makes every command of l, in order.
+func (l commandList) all(sio Stdio) []*cmdline.Command {
+	cmds := make([]*cmdline.Command, len(l))
+	for i, e := range l {
+		cmds[i] = e.make(sio)
+	}
+	return cmds
+}
+
+// find makes the command of l called name alone, or returns nil.
+func (l commandList) find(name string, sio Stdio) *cmdline.Command {
+	for _, e := range l {
+		if e.name == name {
+			return e.make(sio)
+		}
+	}
+	return nil
+}
+
+// engine are the patch engine's commands by name, in help order.
+var engine = commandList{
 	{"apply", newApplyCommand},
 	{"diff", newDiffCommand},
 	{"convert", newConvertCommand},
@@ -73,24 +96,11 @@ var engine = []struct {
 }
 
 // Engine returns the patch engine's commands, which both binaries run.
-func Engine(sio Stdio) []*cmdline.Command {
-	cmds := make([]*cmdline.Command, len(engine))
-	for i, e := range engine {
-		cmds[i] = e.make(sio)
-	}
-	return cmds
-}
+func Engine(sio Stdio) []*cmdline.Command { return engine.all(sio) }
 
 // engineCommand makes the engine command called name alone (an agent
 // runs one of them once per edit), or returns nil.
-func engineCommand(name string, sio Stdio) *cmdline.Command {
-	for _, e := range engine {
-		if e.name == name {
-			return e.make(sio)
-		}
-	}
-	return nil
-}
+func engineCommand(name string, sio Stdio) *cmdline.Command { return engine.find(name, sio) }
 
 // Short is the one-line description of the program.
 const Short = "Parse, apply, repair and generate code edits; benchmark code-editing models"
@@ -153,13 +163,15 @@ func Run(args []string, sio Stdio) int {
 		return Exit(handOver(name, args[1:]), sio)
 	}
 	if c := engineCommand(name, sio); c != nil {
-		ctx := context.Background()
-		if !c.Quick {
-			var stop context.CancelFunc
-			ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
+		return runHere(c, args[1:], sio)
+	}
+	// env restore and env release run here, for start-up (see env.go);
+	// the other env subcommands, and flags before the subcommand, are
+	// patchbench-full's.
+	if name == "env" && len(args) > 1 {
+		if c := envLocal.find(args[1], sio); c != nil {
+			return runHere(c, args[2:], sio)
 		}
-		return Exit(RunEngine(ctx, c, args[1:], sio), sio)
 	}
 	for _, c := range FullOnly {
 		if c.Name == name {
@@ -167,6 +179,19 @@ func Run(args []string, sio Stdio) int {
 		}
 	}
 	return Exit(unknownCommand(name, sio), sio)
+}
+
+// runHere runs c, a command this binary has, with args and returns the
+// exit code. Interrupts and SIGTERM cancel its context, unless it is
+// quick.
+func runHere(c *cmdline.Command, args []string, sio Stdio) int {
+	ctx := context.Background()
+	if !c.Quick {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	return Exit(RunEngine(ctx, c, args, sio), sio)
 }
 
 // help prints the help of the command args name, as "help COMMAND" asks.

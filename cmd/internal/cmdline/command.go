@@ -11,9 +11,12 @@ import (
 // Command is one command: its help, its flags and what it does.
 type Command struct {
 	// Use is the command's name and then its arguments' synopsis.
-	Use   string
-	Short string
-	Long  string
+	Use string
+	// Parent names the command this one is a subcommand of ("env"), in
+	// messages and help; empty for a top-level command.
+	Parent string
+	Short  string
+	Long   string
 	// Quick marks a command that runs in milliseconds and watches no
 	// context: interrupts end it rather than cancel its context.
 	Quick bool
@@ -39,9 +42,17 @@ func (c *Command) Parse(args []string) ([]string, error) {
 		err = c.Args(rest)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		return nil, fmt.Errorf("%s: %w", c.path(), err)
 	}
 	return rest, nil
+}
+
+// path is the command's name after its parent's ("env restore").
+func (c *Command) path() string {
+	if c.Parent == "" {
+		return c.Name()
+	}
+	return c.Parent + " " + c.Name()
 }
 
 // Help is the command's help as program's subcommand: its long
@@ -53,12 +64,16 @@ func (c *Command) Help(program string) string {
 		desc = c.Short
 	}
 	b.WriteString(strings.TrimSpace(desc))
-	b.WriteString("\n\nUsage:\n  " + program + " " + c.Use)
+	use := c.Use
+	if c.Parent != "" {
+		use = c.Parent + " " + use
+	}
+	b.WriteString("\n\nUsage:\n  " + program + " " + use)
 	if !strings.Contains(c.Use, "[flags]") {
 		b.WriteString(" [flags]")
 	}
 	b.WriteString("\n\nFlags:\n")
-	b.WriteString(c.Flags.Usages(c.Name()))
+	b.WriteString(c.Flags.Usages(c.path()))
 	return b.String()
 }
 

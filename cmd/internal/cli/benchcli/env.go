@@ -28,8 +28,9 @@ func newEnvCommand(sio cli.Stdio) *cobra.Command {
 		Short: cli.FullShort("env"),
 		Long: `Keep the tree a setup command leaves at each commit of a repository
 (dependencies, build outputs) in a content-addressed store (--store DIR),
-and restore one in well under a second by reflinks or hard links, or by
-copies where neither is safe.
+and restore one: as an overlay of the commit's tree where this process can
+mount one (root), in the same time whatever the tree's size; else by
+reflinks or hard links, or by copies where neither is safe.
 
 Each file content is stored once, read-only, whatever the commit; each
 commit has a manifest (path, mode, size, SHA-256; symlink targets). No write
@@ -45,10 +46,13 @@ Exit status: 0 success; 1 the operation did not succeed (a setup failed, a
 problem found by verify); 2 usage or input error.`,
 	}
 	cmd.PersistentFlags().StringVar(&o.store, "store", "", "environment store `DIR` (env build makes it if missing)")
+	// restore and release parse their own flags, --store among them, as
+	// the patchbench binary runs them (package cli).
+	for _, c := range cli.EnvCommands(sio) {
+		cmd.AddCommand(engineCommand(c, sio))
+	}
 	cmd.AddCommand(
 		newEnvBuildCommand(sio, &o),
-		newEnvRestoreCommand(sio, &o),
-		newEnvReleaseCommand(sio),
 		newEnvStatsCommand(sio, &o),
 		newEnvVerifyCommand(sio, &o),
 		newEnvGCCommand(sio, &o),
@@ -192,7 +196,7 @@ func formatBuildResult(r envstore.BuildResult) string {
 	switch r.Status {
 	case envstore.StatusBuilt:
 		return fmt.Sprintf("built   %s  %d files, %s; %d new objects, %s; %d files hashed, %d known from git; checkout %s, setup %s, snapshot %s",
-			r.Commit, r.Files, sizeString(r.Bytes), r.NewObjects, sizeString(r.NewBytes), r.HashedFiles, r.ReusedFiles,
+			r.Commit, r.Files, cli.SizeString(r.Bytes), r.NewObjects, cli.SizeString(r.NewBytes), r.HashedFiles, r.ReusedFiles,
 			ms(r.CheckoutMS), ms(r.SetupMS), ms(r.SnapshotMS))
 	case envstore.StatusSkipped:
 		return fmt.Sprintf("stored  %s  (skipped)", r.Commit)
@@ -201,16 +205,3 @@ func formatBuildResult(r envstore.BuildResult) string {
 }
 
 func ms(n int64) string { return (time.Duration(n) * time.Millisecond).String() }
-
-// sizeString prints n bytes in kB, MB or GB (powers of 1000).
-func sizeString(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.2f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
-}

@@ -30,8 +30,8 @@ manifests, git map) and their ratio. --json prints {"commits", "files",
 				return cli.WriteJSON(sio, st)
 			}
 			fmt.Fprintf(sio.Out, "commits        %d (and %d failed setups)\nfiles          %d\nlogical bytes  %d (%s)\nstored bytes   %d (%s: %d objects %s, manifests %s)\nratio          %.1fx\n",
-				st.Commits, st.Failed, st.Files, st.LogicalBytes, sizeString(st.LogicalBytes), st.StoredBytes, sizeString(st.StoredBytes),
-				st.Objects, sizeString(st.ObjectBytes), sizeString(st.ManifestBytes), st.Ratio())
+				st.Commits, st.Failed, st.Files, st.LogicalBytes, cli.SizeString(st.LogicalBytes), st.StoredBytes, cli.SizeString(st.StoredBytes),
+				st.Objects, cli.SizeString(st.ObjectBytes), cli.SizeString(st.ManifestBytes), st.Ratio())
 			return nil
 		},
 	}
@@ -100,7 +100,7 @@ is safe to run at any time.`,
 			if g.json {
 				return cli.WriteJSON(sio, res)
 			}
-			fmt.Fprintf(sio.Out, "removed %d objects (%s) and %d temporary entries\n", res.Objects, sizeString(res.Bytes), res.Temporary)
+			fmt.Fprintf(sio.Out, "removed %d objects (%s) and %d temporary entries\n", res.Objects, cli.SizeString(res.Bytes), res.Temporary)
 			return nil
 		},
 	}
@@ -130,7 +130,7 @@ func newEnvLsCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 					fmt.Fprintf(sio.Out, "%s  failed (exit %d)  %s  %s\n", in.Commit, in.ExitCode, in.Created, in.Setup)
 					continue
 				}
-				fmt.Fprintf(sio.Out, "%s  %d files, %s  %s  %s\n", in.Commit, in.Files, sizeString(in.Bytes), in.Created, in.Setup)
+				fmt.Fprintf(sio.Out, "%s  %d files, %s  %s  %s\n", in.Commit, in.Files, cli.SizeString(in.Bytes), in.Created, in.Setup)
 			}
 			return nil
 		},
