@@ -216,3 +216,32 @@ func TestApplyPatchTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyPatchTwiceTwin: apply_patch called again where the first call
+// changed one of two copies of a block (the other indented by tabs): the
+// second call writes nothing and never answers applied (it changed the
+// twin before: the whitespace tier found it).
+func TestApplyPatchTwiceTwin(t *testing.T) {
+	file := "def load(path):\n    data = read(path)\n    check(data)\n    return data\n\ndef other():\n\tdata = read(path)\n\tcheck(data)\n\treturn data\n"
+	want := strings.Replace(file, "    check(data)\n", "    check(data, strict=True)\n", 1)
+	patch := "--- a/a.py\n+++ b/a.py\n@@ @@\n     data = read(path)\n-    check(data)\n+    check(data, strict=True)\n     return data\n"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.py")
+	os.WriteFile(path, []byte(file), 0o644)
+	s := &engineTools{dir: dir, writeLock: make(chan struct{}, 1)}
+	edit := json.RawMessage(`{"patch":` + strconv.Quote(patch) + `}`)
+	for i := range 2 {
+		ans := s.applyPatch(context.Background(), edit)
+		a, _ := ans.Structured.(ApplyAnswer)
+		b, _ := os.ReadFile(path)
+		if string(b) != want {
+			t.Fatalf("call %d: a.py %q, want %q", i+1, b, want)
+		}
+		if i == 0 && (ans.Failed || a.Status != "applied" || !a.Written) {
+			t.Errorf("call 1: status %q, written %v, failed %v", a.Status, a.Written, ans.Failed)
+		}
+		if i == 1 && (a.Status == "applied" || a.Written) {
+			t.Errorf("call 2: status %q, written %v: the change was made already", a.Status, a.Written)
+		}
+	}
+}

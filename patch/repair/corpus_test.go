@@ -82,6 +82,11 @@ func scoreCorpus(t *testing.T, cases []applybench.Case) int {
 			t.Logf("%-28s %3d cases: %3d recovered, %3d refused", f, c.n, c.recovered, c.refused)
 		}
 	}
+	recovered := map[string]bool{}
+	for _, r := range rows {
+		recovered[r.ID] = r.Outcome == applybench.Recovered
+	}
+	checkTwice(t, cases, recovered)
 	s := applybench.Summarize(rows, []applybench.Tool{applybench.Patchbench()}).Total["patchbench"]
 	t.Logf("total %d: recovered %d of %d, false applies %d, damaged %d, must-refuse refused %d of %d",
 		s.Cases, s.Recovered, s.Recoverable, s.FalseApplies, s.Damaged, s.MustRefuseRefused, s.MustRefuse)

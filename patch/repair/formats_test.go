@@ -67,6 +67,7 @@ func checkFormats(t *testing.T, cases []applybench.Case) {
 	fams := map[string]*count{}
 	var names []string
 	total := count{}
+	recovered := map[string]bool{}
 	for _, c := range cases {
 		k := fams[c.Family]
 		if k == nil {
@@ -81,6 +82,7 @@ func checkFormats(t *testing.T, cases []applybench.Case) {
 			total.mustRefuse++
 		}
 		o := formatsOutcome(c)
+		recovered[c.ID] = o[0] == applybench.Recovered || o[1] == applybench.Recovered
 		for i, way := range []string{"apply", "target"} {
 			switch o[i] {
 			case applybench.FalseApply, applybench.Damaged:
@@ -99,6 +101,7 @@ func checkFormats(t *testing.T, cases []applybench.Case) {
 			total.refused++
 		}
 	}
+	checkTwice(t, cases, recovered)
 	slices.Sort(names)
 	for _, f := range names {
 		k := fams[f]

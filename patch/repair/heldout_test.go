@@ -71,6 +71,7 @@ func heldoutCases(t *testing.T, rows []testdata.Triple) []applybench.Case {
 		heldoutFamilies(files[fi], cs.add)
 		issue38Families(files[fi], cs.add)
 		onceFamilies(files[fi], cs.addAny)
+		twiceFamilies(files[fi], cs.addAny)
 	}
 	t.Logf("generated %d held-out cases; %d left out that git apply misapplies", len(cs.out), cs.gits)
 	return cs.out
@@ -157,14 +158,7 @@ func heldoutFamilies(f fileDiff, add addFunc) {
 		s := string(res[0].Content)
 		return &s
 	}
-	// The first hunk whose old side says enough to anchor a twin.
-	tk := -1
-	for k, h := range hs {
-		if signifOld(h) >= 3 {
-			tk = k
-			break
-		}
-	}
+	tk := twinHunk(hs)
 	if tk >= 0 {
 		h := hs[tk]
 		old := oldSide(h)
@@ -186,13 +180,7 @@ func heldoutFamilies(f fileDiff, add addFunc) {
 		fileD, newD := withTwin(old)
 		add(f, "numbers_twin_exact", fileD, f.head+noSpace(hs), &newD, tk)
 		add(f, "numbers_twin_off", fileD, single(tk, offNumbers(noSpaceHunk(h), 2)), nil, tk)
-		other := make([]string, len(old))
-		changed := false
-		for i, l := range old {
-			other[i] = otherIndent(l)
-			changed = changed || other[i] != l
-		}
-		if changed {
+		if other, changed := otherIndents(old); changed {
 			fileW, newW := withTwin(other)
 			add(f, "ws_twin_exact", fileW, f.head+bareHeaders(hs), &newW, tk)
 		}
@@ -352,6 +340,29 @@ func usesTabs(s string) bool {
 		}
 	}
 	return tabs > spaces
+}
+
+// otherIndents returns ls with their indentation written the other way
+// (tabs for spaces, spaces for tabs), and whether any line changed.
+func otherIndents(ls []string) ([]string, bool) {
+	other := make([]string, len(ls))
+	changed := false
+	for i, l := range ls {
+		other[i] = otherIndent(l)
+		changed = changed || other[i] != l
+	}
+	return other, changed
+}
+
+// twinHunk returns the first hunk whose old side says enough to anchor a
+// twin (three significant lines), -1 if none.
+func twinHunk(hs [][]string) int {
+	for k, h := range hs {
+		if signifOld(h) >= 3 {
+			return k
+		}
+	}
+	return -1
 }
 
 // oldSide returns the texts of h's context and removed lines.

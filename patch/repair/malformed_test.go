@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchbench/patchbench/bench/applybench"
 	"github.com/patchbench/patchbench/internal/testdata"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/patch/repair"
@@ -17,6 +18,7 @@ func TestMalformedDev(t *testing.T) {
 	rows := testdata.Load[testdata.Malformed](t, "malformed-dev.jsonl.gz")
 	recovered, falseApply, refused, mustRefuse := 0, 0, 0, 0
 	byFam := map[string][2]int{}
+	var twice []applybench.Case // the recovered cases, to apply again
 	for _, r := range rows {
 		res, err := repair.Repair(r.Patch, repair.Options{Target: r.Path, FS: patch.MapFS{r.Path: r.OldCode}})
 		fam := r.Family
@@ -39,6 +41,7 @@ func TestMalformedDev(t *testing.T) {
 			if got == *r.Expected {
 				recovered++
 				c[0]++
+				twice = append(twice, applybench.Case{ID: r.ID, Path: r.Path, OldCode: r.OldCode, Patch: r.Patch, Expected: r.Expected})
 			} else {
 				falseApply++
 				t.Errorf("%s: applied with a wrong result", r.ID)
@@ -47,6 +50,13 @@ func TestMalformedDev(t *testing.T) {
 		byFam[fam] = c
 		_ = errors.Is
 	}
+	checkTwice(t, twice, func() map[string]bool {
+		m := map[string]bool{}
+		for _, c := range twice {
+			m[c.ID] = true
+		}
+		return m
+	}())
 	var fams []string
 	for f := range byFam {
 		fams = append(fams, f)

@@ -403,12 +403,20 @@ func strictOnce(p *patch.Patch, fsys patch.FileSystem, reverse bool) bool {
 			noCtx = noCtx || noContext(h)
 			return h
 		}
-		st, _ := ownPlacesOf(newText(c), len(fp.Hunks), hunk)
+		t := newText(c)
+		st, _ := ownPlacesOf(t, len(fp.Hunks), hunk)
 		if noCtx {
 			return false
 		}
-		for _, s := range st {
+		for i, s := range st {
 			if s == ownNew || s == ownBoth || s == ownElsewhere {
+				return false
+			}
+			if s == ownUnknown && newSideFits(t, hunk(i)) {
+				// git would search for its old side away from its line,
+				// and may find a second copy of it there, the change
+				// made already at another place (a test added after a
+				// test like it): the pipeline judges it.
 				return false
 			}
 		}
@@ -508,4 +516,20 @@ func echoes(h *looseHunk) bool {
 		}
 	}
 	return false
+}
+
+// newSideFits reports whether a hunk's new side, with a significant line
+// and differing from its old side, is in the file exactly (any reading
+// of each line).
+func newSideFits(t *text, h *looseHunk) bool {
+	if !changesAt(h, levelExact) {
+		return false
+	}
+	var ns []entry
+	for _, l := range h.lines {
+		if l.kind != patch.LineDelete {
+			ns = append(ns, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0])})
+		}
+	}
+	return anySignificant(ns) && len(contiguous(t, ns, levelExact, true)) > 0
 }

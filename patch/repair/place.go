@@ -95,6 +95,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		if err == "" {
 			err = newSideToo(t, pl)
 		}
+		if err == "" {
+			err = reverseFits(t, pl, ownAt[i])
+		}
 		if err != "" {
 			reports[i].Candidates = listPlaces(pl.cands)
 			refuse(i, err, hunkKind(err))
@@ -490,7 +493,7 @@ func newSideToo(t *text, pl *placed) string {
 		if l.kind == patch.LineInsert && significant(l.texts[0]) && !removed[normalize(levelTrailing, l.texts[0])] {
 			evidence = true
 		}
-		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts[:1], signif: significant(l.texts[0])})
+		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0])})
 	}
 	if !evidence {
 		return ""
@@ -499,7 +502,7 @@ func newSideToo(t *text, pl *placed) string {
 		if !changesAt(h, lv) {
 			return ""
 		}
-		for _, c := range contiguous(t, ns, lv, false) {
+		for _, c := range contiguous(t, ns, lv, true) {
 			if c.start < pl.p.end && pl.p.start < c.end || c.start == pl.p.start {
 				return fmt.Sprintf("uncertain: the hunk's new side is in the file already at line %d, around the lines its old side fits (line %d): applied already, or to be applied again?", c.start+1, pl.p.start+1)
 			}
@@ -1482,4 +1485,65 @@ func lostBesideAdded(cursor, to, added int) string {
 		return fmt.Sprintf("uncertain: file line %d is not in the hunk and stands next to its added lines: %s gives different files", to, where)
 	}
 	return fmt.Sprintf("uncertain: file lines %d-%d are not in the hunk and stand next to its added lines: %s gives different files", cursor+1, to, where)
+}
+
+// tierRank orders the tiers from the strictest.
+func tierRank(tier string) int {
+	switch tier {
+	case TierExact:
+		return 0
+	case TierWhitespace:
+		return 1
+	case TierIndentation:
+		return 2
+	}
+	return 3
+}
+
+// reverseFits refuses a hunk placed by its old side whose reverse places
+// too, elsewhere, no more loosely: the file holds its new side there, so
+// the change may be made already (a patch applied a second time finds a
+// second copy of its old side: a twin block, a test added after a test
+// like it), or be meant where its old side is. Only its line number says
+// which: where it names the old side (within 3 lines, and nearer than the
+// new side), the hunk is applied there. The hunk must add a significant line that differs from every line it
+// removes, or remove a block framed by context: else its new side says
+// nothing.
+func reverseFits(t *text, pl *placed, own int) string {
+	if len(pl.es) == 0 || !ownEvidence(pl.h, false) {
+		// Placed by its line number alone, or its new side says nothing.
+		return ""
+	}
+	dist := func(at int) int { return max(at-own, own-at) }
+	rh := *pl.h
+	rh.lines = slices.Clone(pl.h.lines)
+	rh.reverse()
+	rp := &placed{idx: pl.idx, h: &rh, es: entries(&rh)}
+	if locate(t, rp) != "" || rp.already {
+		return ""
+	}
+	if rp.p.start < pl.p.end && pl.p.start < rp.p.end || rp.p.start == pl.p.start {
+		// The same lines: newSideToo judges those it places exactly or
+		// but for trailing whitespace. Placed more loosely (context
+		// dropped), a hunk that adds lines whose reverse finds them
+		// there, where they would go, has its change in the file (an
+		// insertion, --reverse of a deletion not made); the reverse of a
+		// hunk that only removes lines fits wherever its context does,
+		// which says nothing. A hunk whose old side is exactly at its
+		// own line (a -U0 hunk, whose reverse places only loosely) is
+		// placed there.
+		exactOwn := pl.h.hasPos && pl.p.start == own && pl.p.tier == TierExact
+		if hasInsert(pl.h) && !exactOwn && max(tierRank(pl.p.tier), tierRank(rp.p.tier)) >= tierRank(TierIndentation) {
+			return fmt.Sprintf("uncertain: the lines the hunk adds are in the file already at line %d, where its old side fits (line %d, %s): applied already, or to be applied again?", rp.p.start+1, pl.p.start+1, pl.p.tier)
+		}
+		return ""
+	}
+	if tierRank(rp.p.tier) > tierRank(pl.p.tier) {
+		return ""
+	}
+	if pl.h.hasPos && dist(pl.p.start) <= 3 && dist(pl.p.start) < dist(rp.p.start) {
+		// Its line number says which: the old side, at or next to it.
+		return ""
+	}
+	return fmt.Sprintf("uncertain: the hunk's new side is in the file at line %d (%s) and its old side at line %d (%s): applied already, or to be applied there?", rp.p.start+1, rp.p.tier, pl.p.start+1, pl.p.tier)
 }
