@@ -14,9 +14,10 @@ type MakeOptions struct {
 	Context   int
 	Algorithm diff.Algorithm
 	// Unique grows the context of each hunk until its old lines occur
-	// nowhere else in the old file, so that it can only land where it
-	// belongs even without line numbers and hunk order. Formats without
-	// line numbers need it.
+	// nowhere else in the old file, and its new lines nowhere in it, so
+	// that it can only land where it belongs even without line numbers
+	// and hunk order, and a second apply finds it applied. Formats
+	// without line numbers need it.
 	Unique bool
 }
 
@@ -149,7 +150,7 @@ func (m *maker) unique(spans []span) []span {
 				alone = !again
 			}
 		}
-		if found && alone && pos == m.oldLo(s) {
+		if found && alone && pos == m.oldLo(s) && !m.newElsewhere(img, h) {
 			k++
 			continue
 		}
@@ -182,6 +183,19 @@ func (m *maker) unique(spans []span) []span {
 		}
 	}
 	return spans
+}
+
+// newElsewhere reports whether h's new side, which adds or changes lines,
+// is in the old file already: a hunk without line numbers whose new side
+// is there cannot say whether it is applied, and the engine refuses it
+// (repair's reverseFits), so it gets context until its new side is not.
+func (m *maker) newElsewhere(img image, h *Hunk) bool {
+	nw := h.New()
+	if len(nw) == 0 || len(nw) > len(m.a) {
+		return false
+	}
+	_, found := img.searchForward(nw, 0, false, false, h)
+	return found
 }
 
 // hunk builds the Hunk for a span.
