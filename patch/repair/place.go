@@ -98,6 +98,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		if err == "" {
 			err = reverseFits(t, pl, ownAt[i])
 		}
+		if err == "" {
+			err = refits(t, pl)
+		}
 		if err != "" {
 			reports[i].Candidates = listPlaces(pl.cands)
 			refuse(i, err, hunkKind(err))
@@ -506,6 +509,63 @@ func newSideToo(t *text, pl *placed) string {
 			if c.start < pl.p.end && pl.p.start < c.end || c.start == pl.p.start {
 				return fmt.Sprintf("uncertain: the hunk's new side is in the file already at line %d, around the lines its old side fits (line %d): applied already, or to be applied again?", c.start+1, pl.p.start+1)
 			}
+		}
+	}
+	return ""
+}
+
+// refits refuses a hunk that adds nothing of its own (it removes lines,
+// or adds only lines it removes) whose result holds its old side again,
+// across the lines it edited: one of two blank lines removed before a
+// line, the blank line left and that line are its old side once more.
+// Applied twice it removes the other one, and newSideToo has no added
+// line to tell "applied already" by, so the first apply is refused.
+func refits(t *text, pl *placed) string {
+	h := pl.h
+	var old, neu []string
+	removed := map[string]bool{}
+	for _, l := range h.lines {
+		if l.elision {
+			return ""
+		}
+		s := strings.TrimRight(l.texts[0], " \t\r")
+		if l.kind != patch.LineInsert {
+			old = append(old, s)
+		}
+		if l.kind != patch.LineDelete {
+			neu = append(neu, s)
+		}
+		if l.kind == patch.LineDelete {
+			removed[s] = true
+		}
+	}
+	for _, l := range h.lines {
+		if l.kind == patch.LineInsert && significant(l.texts[0]) && !removed[strings.TrimRight(l.texts[0], " \t\r")] {
+			return ""
+		}
+	}
+	n := len(old)
+	if n == 0 || len(neu) >= n {
+		return ""
+	}
+	lo := max(0, pl.p.start-n)
+	hi := min(len(t.lines), pl.p.end+n)
+	var w []string
+	for _, s := range t.lines[lo:pl.p.start] {
+		w = append(w, strings.TrimRight(s, " \t\r"))
+	}
+	a := len(w)
+	w = append(w, neu...)
+	b := len(w)
+	for _, s := range t.lines[pl.p.end:hi] {
+		w = append(w, strings.TrimRight(s, " \t\r"))
+	}
+	for q := 0; q+n <= len(w); q++ {
+		if q+n <= a || q >= max(b, a+1) {
+			continue
+		}
+		if slices.Equal(w[q:q+n], old) {
+			return fmt.Sprintf("ambiguous: the file the hunk makes holds its old side again at line %d: applied a second time it would change the file again", lo+q+1)
 		}
 	}
 	return ""

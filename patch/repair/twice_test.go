@@ -19,30 +19,20 @@ import (
 // twiceKnown are recovered cases whose second apply still changes the
 // file (known limits, docs/repair.md): a hunk that removes lines, its
 // context line next to them lost, placed the second time at another copy
-// of its context by its line-number hint; a search-replace block (V4A
-// chunk, udiff-h hunk) that removes one of two blank lines before a line,
-// whose search text the remaining blank line and that line are again; and
-// a hunk that removes a file's last lines, in a file that holds the file
-// twice (fidelity's repeated_numbered), the second time placed at the end
-// of the second copy, as git reads a hunk without trailing context.
+// of its context by its line-number hint; and a hunk that removes a
+// file's last lines, in a file that holds the file twice (fidelity's
+// repeated_numbered), the second time placed at the end of the second
+// copy, as git reads a hunk without trailing context.
 var twiceKnown = map[string]bool{
 	"deletion_ctx_lost/psf/requests@662c3edacc76/requests/hooks.py#1":       true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/sr_dup_decided":           true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/v4a_ctx_decided":          true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/udh_ctx_decided":          true,
 	"repeated_numbered/click@c3535905c77a/tests/test_shell_completion.py#1": true,
 }
 
 // reverseKnown are recovered cases whose reverse, on the old file, still
 // changes it: malformed-dev's trailing_ws patches whose hunk only changed
 // trailing whitespace, which the damage took from both sides, so that the
-// hunk reads the same both ways and strips the whitespace either way; and
-// the blank-line removal of twiceKnown, whose reverse adds a blank line
-// next to a blank line.
+// hunk reads the same both ways and strips the whitespace either way.
 var reverseKnown = map[string]bool{
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/sr_dup_decided":                              true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/v4a_ctx_decided":                             true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/udh_ctx_decided":                             true,
 	"google/gson@457b37f08e3c:gson/src/main/java/com/google/gson/GsonBuilder.java#trailing_ws": true,
 	"psf/requests@bea206018211:requests/models.py#trailing_ws":                                 true,
 }
@@ -170,9 +160,20 @@ func TestAppliedTwiceShapes(t *testing.T) {
 	goBare := "--- a/g.go\n+++ b/g.go\n@@ @@\n \tx := load()\n-\treturn nil\n+\treturn x.Err()\n }\n"
 	goNumbered := "--- a/g.go\n+++ b/g.go\n@@ -2,3 +2,3 @@ func a() error {\n \tx := load()\n-\treturn nil\n+\treturn x.Err()\n }\n"
 
+	// cobra@32e87e3c8e4e's bash_completions.go: one of two blank lines
+	// before __debug() removed; the blank line left and __debug() are
+	// the search text again, which a second apply removed too.
+	sh := lines("fmt.Fprintf(out, `#!/bin/bash", "", "", "__debug()", "{")
+	srBlank := "sh.go\n<<<<<<< SEARCH\n\n__debug()\n=======\n__debug()\n>>>>>>> REPLACE\n"
+	v4aBlank := "*** Begin Patch\n*** Update File: sh.go\n@@\n-\n __debug()\n*** End Patch\n"
+	udhBlank := "--- a/sh.go\n+++ b/sh.go\n@@ ... @@\n-\n __debug()\n"
+
 	tests := []struct {
 		name, path, old, patch, want string
 	}{
+		{"one of two blank lines removed, search-replace", "sh.go", sh, srBlank, ""},
+		{"one of two blank lines removed, v4a", "sh.go", sh, v4aBlank, ""},
+		{"one of two blank lines removed, udiff-h", "sh.go", sh, udhBlank, ""},
 		{"test added after a test like it, wrong line numbers", "app.js", js, jsPatch, jsNew},
 		{"twin with tabs, bare header", "m.py", py, pyPatch, pyNew},
 		// git apply and GNU patch apply it; the file holds both readings.
