@@ -98,9 +98,6 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		if err == "" {
 			err = reverseFits(t, pl, ownAt[i])
 		}
-		if err == "" {
-			err = refits(t, pl)
-		}
 		if err != "" {
 			reports[i].Candidates = listPlaces(pl.cands)
 			refuse(i, err, hunkKind(err))
@@ -146,6 +143,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		spliced, err := splice(t, pl, width, r)
 		if err == "" {
 			err = checkSplice(t, pl, spliced)
+		}
+		if err == "" {
+			err = refits(t, pl, spliced)
 		}
 		if err != "" {
 			refuse(pl.idx, err, hunkKind(err))
@@ -515,50 +515,56 @@ func newSideToo(t *text, pl *placed) string {
 }
 
 // refits refuses a hunk that adds nothing of its own (it removes lines,
-// or adds only lines it removes) whose result holds its old side again,
-// across the lines it edited: one of two blank lines removed before a
-// line, the blank line left and that line are its old side once more.
-// Applied twice it removes the other one, and newSideToo has no added
-// line to tell "applied already" by, so the first apply is refused.
-func refits(t *text, pl *placed) string {
+// or adds only lines it removes) whose result, the lines spliced in at its
+// place, holds its old side again across the lines it edited: one of two
+// blank lines removed before a line leaves the other and that line, its
+// old side once more (a search-replace block; a hunk whose context line
+// next to the removed one was lost, placed without it). Applied twice it
+// removes the other one, and newSideToo has no added line to tell
+// "applied already" by, so the first apply is refused.
+func refits(t *text, pl *placed, spliced []string) string {
 	h := pl.h
-	var old, neu []string
+	trim := func(s string) string { return strings.TrimRight(s, " \t\r") }
+	var old []string
 	removed := map[string]bool{}
+	dels, ins := 0, 0
 	for _, l := range h.lines {
 		if l.elision {
 			return ""
 		}
-		s := strings.TrimRight(l.texts[0], " \t\r")
+		switch l.kind {
+		case patch.LineDelete:
+			dels++
+			removed[trim(l.texts[0])] = true
+		case patch.LineInsert:
+			ins++
+		}
 		if l.kind != patch.LineInsert {
-			old = append(old, s)
-		}
-		if l.kind != patch.LineDelete {
-			neu = append(neu, s)
-		}
-		if l.kind == patch.LineDelete {
-			removed[s] = true
+			old = append(old, trim(l.texts[0]))
 		}
 	}
 	for _, l := range h.lines {
-		if l.kind == patch.LineInsert && significant(l.texts[0]) && !removed[strings.TrimRight(l.texts[0], " \t\r")] {
+		if l.kind == patch.LineInsert && significant(l.texts[0]) && !removed[trim(l.texts[0])] {
 			return ""
 		}
 	}
 	n := len(old)
-	if n == 0 || len(neu) >= n {
+	if n == 0 || ins >= dels {
 		return ""
 	}
 	lo := max(0, pl.p.start-n)
 	hi := min(len(t.lines), pl.p.end+n)
 	var w []string
 	for _, s := range t.lines[lo:pl.p.start] {
-		w = append(w, strings.TrimRight(s, " \t\r"))
+		w = append(w, trim(s))
 	}
 	a := len(w)
-	w = append(w, neu...)
+	for _, s := range spliced {
+		w = append(w, trim(s))
+	}
 	b := len(w)
 	for _, s := range t.lines[pl.p.end:hi] {
-		w = append(w, strings.TrimRight(s, " \t\r"))
+		w = append(w, trim(s))
 	}
 	for q := 0; q+n <= len(w); q++ {
 		if q+n <= a || q >= max(b, a+1) {

@@ -17,14 +17,11 @@ import (
 )
 
 // twiceKnown are recovered cases whose second apply still changes the
-// file (known limits, docs/repair.md): a hunk that removes lines, its
-// context line next to them lost, placed the second time at another copy
-// of its context by its line-number hint; and a hunk that removes a
+// file (known limits, docs/repair.md): a hunk that removes a
 // file's last lines, in a file that holds the file twice (fidelity's
 // repeated_numbered), the second time placed at the end of the second
 // copy, as git reads a hunk without trailing context.
 var twiceKnown = map[string]bool{
-	"deletion_ctx_lost/psf/requests@662c3edacc76/requests/hooks.py#1":       true,
 	"repeated_numbered/click@c3535905c77a/tests/test_shell_completion.py#1": true,
 }
 
@@ -168,9 +165,17 @@ func TestAppliedTwiceShapes(t *testing.T) {
 	v4aBlank := "*** Begin Patch\n*** Update File: sh.go\n@@\n-\n __debug()\n*** End Patch\n"
 	udhBlank := "--- a/sh.go\n+++ b/sh.go\n@@ ... @@\n-\n __debug()\n"
 
+	// requests@662c3edacc76's hooks.py, the hunk that removes one of two
+	// blank lines after HOOKS with the context line next to it lost
+	// (deletion_ctx_lost): placed without it, the result is the hunk's
+	// old side exactly, which a second apply removed again.
+	hooks := lines("import traceback", "", "", "HOOKS = ('args', 'response')", "", "", "def dispatch_hook(key, hooks, hook_data):", "    \"\"\"Dispatches a hook.\"\"\"", "", "    hooks = hooks or dict()")
+	hooksPatch := "--- a/hooks.py\n+++ b/hooks.py\n@@ -2,7 +2,6 @@ import traceback\n \n HOOKS = ('args', 'response')\n-\n def dispatch_hook(key, hooks, hook_data):\n     \"\"\"Dispatches a hook.\"\"\"\n \n"
+
 	tests := []struct {
 		name, path, old, patch, want string
 	}{
+		{"one of two blank lines removed, its context line lost", "hooks.py", hooks, hooksPatch, ""},
 		{"one of two blank lines removed, search-replace", "sh.go", sh, srBlank, ""},
 		{"one of two blank lines removed, v4a", "sh.go", sh, v4aBlank, ""},
 		{"one of two blank lines removed, udiff-h", "sh.go", sh, udhBlank, ""},
