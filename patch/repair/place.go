@@ -946,7 +946,7 @@ func disambiguate(t *text, ps []*placed) {
 				}
 			}
 			if len(pl.cands) > 1 && pl.h.hasPos {
-				if keep := startingAt(pl.cands, pl.h.oldStart-1); len(keep) == 1 {
+				if keep := startingAt(pl.cands, pl.h.oldStart-1); len(keep) == 1 && !edgeReading(t, pl.h, pl.cands, keep[0]) {
 					pl.cands = keep
 				}
 			}
@@ -956,6 +956,29 @@ func disambiguate(t *text, ps []*placed) {
 			}
 		}
 	}
+}
+
+// edgeReading reports whether a unified hunk with context on one side
+// only fits, besides at its line number (own), where the file ends (or
+// starts) on the other side, as git reads such a hunk: the line number and
+// git's reading disagree. Chosen by its line number, the second apply
+// found the old side again at the end of the file (a file that holds two
+// copies of itself, the first's last lines removed) and removed those
+// too; both readings stand, so it stays ambiguous.
+func edgeReading(t *text, h *looseHunk, cs []place, own place) bool {
+	if !h.unified || !hasContext(h) {
+		return false
+	}
+	first, last := h.lines[0].kind, h.lines[len(h.lines)-1].kind
+	for _, c := range cs {
+		if c.start == own.start {
+			continue
+		}
+		if last == patch.LineDelete && c.end == len(t.lines) && own.end != len(t.lines) || first == patch.LineDelete && c.start == 0 && own.start != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // startingAt returns the places that start at line i (0-based), by binary
