@@ -21,13 +21,8 @@ import (
 var twiceKnown = map[string]bool{}
 
 // reverseKnown are recovered cases whose reverse, on the old file, still
-// changes it: malformed-dev's trailing_ws patches whose hunk only changed
-// trailing whitespace, which the damage took from both sides, so that the
-// hunk reads the same both ways and strips the whitespace either way.
-var reverseKnown = map[string]bool{
-	"google/gson@457b37f08e3c:gson/src/main/java/com/google/gson/GsonBuilder.java#trailing_ws": true,
-	"psf/requests@bea206018211:requests/models.py#trailing_ws":                                 true,
-}
+// changes it: none now.
+var reverseKnown = map[string]bool{}
 
 // secondApplyChanges applies c's patch to its expected content, as
 // patchbench apply does (no target) and as applybench does (the file as
@@ -303,5 +298,19 @@ func TestReverseUnappliedShapes(t *testing.T) {
 	c := applybench.Case{Path: "ps.go", OldCode: old, Patch: text, Expected: &want}
 	if reverseUnappliedChanges(c) {
 		t.Errorf("reverseUnappliedChanges: the file changed")
+	}
+
+	// malformed-dev's trailing_ws (requests@bea206018211 models.py): the
+	// hunk only stripped trailing whitespace, which the damage took from
+	// both sides; reversed on the old file it stripped it again.
+	ws := lines("class Response:", "    def json(self):  ", "        return loads(self.text)")
+	wsText := "--- a/models.py\n+++ b/models.py\n@@ -1,3 +1,3 @@\n class Response:\n-    def json(self):\n+    def json(self):\n         return loads(self.text)\n"
+	wsWant := strings.Replace(ws, "self):  \n", "self):\n", 1)
+	cw := applybench.Case{Path: "models.py", OldCode: ws, Patch: wsText, Expected: &wsWant}
+	if got, _, err := repairOne(t, "models.py", ws, wsText); err != nil || got != wsWant {
+		t.Fatalf("trailing_ws forward: %v\n%s", err, got)
+	}
+	if reverseUnappliedChanges(cw) {
+		t.Errorf("trailing_ws: --reverse on the old file changed it")
 	}
 }
