@@ -144,6 +144,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		if err == "" {
 			err = checkSplice(t, pl, spliced)
 		}
+		if err == "" {
+			err = refits(t, pl, spliced)
+		}
 		if err != "" {
 			refuse(pl.idx, err, hunkKind(err))
 			return nil, reports, firstErr
@@ -506,6 +509,69 @@ func newSideToo(t *text, pl *placed) string {
 			if c.start < pl.p.end && pl.p.start < c.end || c.start == pl.p.start {
 				return fmt.Sprintf("uncertain: the hunk's new side is in the file already at line %d, around the lines its old side fits (line %d): applied already, or to be applied again?", c.start+1, pl.p.start+1)
 			}
+		}
+	}
+	return ""
+}
+
+// refits refuses a hunk that adds nothing of its own (it removes lines,
+// or adds only lines it removes) whose result, the lines spliced in at its
+// place, holds its old side again across the lines it edited: one of two
+// blank lines removed before a line leaves the other and that line, its
+// old side once more (a search-replace block; a hunk whose context line
+// next to the removed one was lost, placed without it). Applied twice it
+// removes the other one, and newSideToo has no added line to tell
+// "applied already" by, so the first apply is refused.
+func refits(t *text, pl *placed, spliced []string) string {
+	h := pl.h
+	trim := func(s string) string { return strings.TrimRight(s, " \t\r") }
+	var old []string
+	removed := map[string]bool{}
+	dels, ins := 0, 0
+	for _, l := range h.lines {
+		if l.elision {
+			return ""
+		}
+		switch l.kind {
+		case patch.LineDelete:
+			dels++
+			removed[trim(l.texts[0])] = true
+		case patch.LineInsert:
+			ins++
+		}
+		if l.kind != patch.LineInsert {
+			old = append(old, trim(l.texts[0]))
+		}
+	}
+	for _, l := range h.lines {
+		if l.kind == patch.LineInsert && significant(l.texts[0]) && !removed[trim(l.texts[0])] {
+			return ""
+		}
+	}
+	n := len(old)
+	if n == 0 || ins >= dels {
+		return ""
+	}
+	lo := max(0, pl.p.start-n)
+	hi := min(len(t.lines), pl.p.end+n)
+	var w []string
+	for _, s := range t.lines[lo:pl.p.start] {
+		w = append(w, trim(s))
+	}
+	a := len(w)
+	for _, s := range spliced {
+		w = append(w, trim(s))
+	}
+	b := len(w)
+	for _, s := range t.lines[pl.p.end:hi] {
+		w = append(w, trim(s))
+	}
+	for q := 0; q+n <= len(w); q++ {
+		if q+n <= a || q >= max(b, a+1) {
+			continue
+		}
+		if slices.Equal(w[q:q+n], old) {
+			return fmt.Sprintf("ambiguous: the file the hunk makes holds its old side again at line %d: applied a second time it would change the file again", lo+q+1)
 		}
 	}
 	return ""
@@ -880,7 +946,7 @@ func disambiguate(t *text, ps []*placed) {
 				}
 			}
 			if len(pl.cands) > 1 && pl.h.hasPos {
-				if keep := startingAt(pl.cands, pl.h.oldStart-1); len(keep) == 1 {
+				if keep := startingAt(pl.cands, pl.h.oldStart-1); len(keep) == 1 && !edgeReading(t, pl.h, pl.cands, keep[0]) {
 					pl.cands = keep
 				}
 			}
@@ -890,6 +956,29 @@ func disambiguate(t *text, ps []*placed) {
 			}
 		}
 	}
+}
+
+// edgeReading reports whether a unified hunk with context on one side
+// only fits, besides at its line number (own), where the file ends (or
+// starts) on the other side, as git reads such a hunk: the line number and
+// git's reading disagree. Chosen by its line number, the second apply
+// found the old side again at the end of the file (a file that holds two
+// copies of itself, the first's last lines removed) and removed those
+// too; both readings stand, so it stays ambiguous.
+func edgeReading(t *text, h *looseHunk, cs []place, own place) bool {
+	if !h.unified || !hasContext(h) {
+		return false
+	}
+	first, last := h.lines[0].kind, h.lines[len(h.lines)-1].kind
+	for _, c := range cs {
+		if c.start == own.start {
+			continue
+		}
+		if last == patch.LineDelete && c.end == len(t.lines) && own.end != len(t.lines) || first == patch.LineDelete && c.start == 0 && own.start != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // startingAt returns the places that start at line i (0-based), by binary

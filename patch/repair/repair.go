@@ -274,6 +274,14 @@ func Repair(text string, opts Options) (*Result, error) {
 	if opts.Reverse {
 		for _, f := range files {
 			f.reverse()
+			for i, h := range f.hunks {
+				if sameSides(h) {
+					// A change of trailing whitespace the damage took from
+					// both sides: either way it reads the same, so reversed
+					// it would strip the whitespace again, not restore it.
+					return res, &Error{Reason: fmt.Sprintf("hunk %d of %s: ambiguous: its old and new sides read the same: reversed, nothing says what to restore", i+1, f.newName), Err: ErrRefused, Kind: KindAmbiguous}
+				}
+			}
 		}
 	}
 	if len(files) == 0 {
@@ -940,4 +948,30 @@ func canonical(results []patch.FileResult, orig map[string]string) *patch.Patch 
 		p.Files = append(p.Files, fp)
 	}
 	return p
+}
+
+// sameSides reports whether a hunk that removes or adds lines has its old
+// side equal to its new side, line for line.
+func sameSides(h *looseHunk) bool {
+	if h.markers && h.oldNoEOL != h.newNoEOL {
+		// It changes the final newline, which its lines do not show.
+		return false
+	}
+	var old, neu []string
+	changed := false
+	for _, l := range h.lines {
+		if l.elision {
+			return false
+		}
+		if l.kind != patch.LineContext {
+			changed = true
+		}
+		if l.kind != patch.LineInsert {
+			old = append(old, l.texts[0])
+		}
+		if l.kind != patch.LineDelete {
+			neu = append(neu, l.texts[0])
+		}
+	}
+	return changed && slices.Equal(old, neu)
 }

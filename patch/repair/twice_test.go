@@ -17,35 +17,12 @@ import (
 )
 
 // twiceKnown are recovered cases whose second apply still changes the
-// file (known limits, docs/repair.md): a hunk that removes lines, its
-// context line next to them lost, placed the second time at another copy
-// of its context by its line-number hint; a search-replace block (V4A
-// chunk, udiff-h hunk) that removes one of two blank lines before a line,
-// whose search text the remaining blank line and that line are again; and
-// a hunk that removes a file's last lines, in a file that holds the file
-// twice (fidelity's repeated_numbered), the second time placed at the end
-// of the second copy, as git reads a hunk without trailing context.
-var twiceKnown = map[string]bool{
-	"deletion_ctx_lost/psf/requests@662c3edacc76/requests/hooks.py#1":       true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/sr_dup_decided":           true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/v4a_ctx_decided":          true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/udh_ctx_decided":          true,
-	"repeated_numbered/click@c3535905c77a/tests/test_shell_completion.py#1": true,
-}
+// file (known limits, docs/repair.md): none now.
+var twiceKnown = map[string]bool{}
 
 // reverseKnown are recovered cases whose reverse, on the old file, still
-// changes it: malformed-dev's trailing_ws patches whose hunk only changed
-// trailing whitespace, which the damage took from both sides, so that the
-// hunk reads the same both ways and strips the whitespace either way; and
-// the blank-line removal of twiceKnown, whose reverse adds a blank line
-// next to a blank line.
-var reverseKnown = map[string]bool{
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/sr_dup_decided":                              true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/v4a_ctx_decided":                             true,
-	"spf13/cobra@32e87e3c8e4e:bash_completions.go/udh_ctx_decided":                             true,
-	"google/gson@457b37f08e3c:gson/src/main/java/com/google/gson/GsonBuilder.java#trailing_ws": true,
-	"psf/requests@bea206018211:requests/models.py#trailing_ws":                                 true,
-}
+// changes it: none now.
+var reverseKnown = map[string]bool{}
 
 // secondApplyChanges applies c's patch to its expected content, as
 // patchbench apply does (no target) and as applybench does (the file as
@@ -170,9 +147,38 @@ func TestAppliedTwiceShapes(t *testing.T) {
 	goBare := "--- a/g.go\n+++ b/g.go\n@@ @@\n \tx := load()\n-\treturn nil\n+\treturn x.Err()\n }\n"
 	goNumbered := "--- a/g.go\n+++ b/g.go\n@@ -2,3 +2,3 @@ func a() error {\n \tx := load()\n-\treturn nil\n+\treturn x.Err()\n }\n"
 
+	// cobra@32e87e3c8e4e's bash_completions.go: one of two blank lines
+	// before __debug() removed; the blank line left and __debug() are
+	// the search text again, which a second apply removed too.
+	sh := lines("fmt.Fprintf(out, `#!/bin/bash", "", "", "__debug()", "{")
+	srBlank := "sh.go\n<<<<<<< SEARCH\n\n__debug()\n=======\n__debug()\n>>>>>>> REPLACE\n"
+	v4aBlank := "*** Begin Patch\n*** Update File: sh.go\n@@\n-\n __debug()\n*** End Patch\n"
+	udhBlank := "--- a/sh.go\n+++ b/sh.go\n@@ ... @@\n-\n __debug()\n"
+
+	// requests@662c3edacc76's hooks.py, the hunk that removes one of two
+	// blank lines after HOOKS with the context line next to it lost
+	// (deletion_ctx_lost): placed without it, the result is the hunk's
+	// old side exactly, which a second apply removed again.
+	hooks := lines("import traceback", "", "", "HOOKS = ('args', 'response')", "", "", "def dispatch_hook(key, hooks, hook_data):", "    \"\"\"Dispatches a hook.\"\"\"", "", "    hooks = hooks or dict()")
+	hooksPatch := "--- a/hooks.py\n+++ b/hooks.py\n@@ -2,7 +2,6 @@ import traceback\n \n HOOKS = ('args', 'response')\n-\n def dispatch_hook(key, hooks, hook_data):\n     \"\"\"Dispatches a hook.\"\"\"\n \n"
+
+	// click@c3535905c77a's test_shell_completion.py held twice (fidelity's
+	// repeated_numbered): a hunk without trailing context that removes the
+	// first copy's last lines fits at its line number and, as git reads
+	// it, at the end of the file; the second apply removed the second
+	// copy's. Both readings stand: refused.
+	one := lines("def test_files_closed(runner):", "    assert not warnings", "", "", "def test_fish(runner):", "    assert result.exit_code == 0")
+	twice := one + one
+	twicePatch := "--- a/t.py\n+++ b/t.py\n@@ -1,6 +1,2 @@\n def test_files_closed(runner):\n     assert not warnings\n-\n-\n-def test_fish(runner):\n-    assert result.exit_code == 0\n"
+
 	tests := []struct {
 		name, path, old, patch, want string
 	}{
+		{"last lines of the first of two copies removed", "t.py", twice, twicePatch, ""},
+		{"one of two blank lines removed, its context line lost", "hooks.py", hooks, hooksPatch, ""},
+		{"one of two blank lines removed, search-replace", "sh.go", sh, srBlank, ""},
+		{"one of two blank lines removed, v4a", "sh.go", sh, v4aBlank, ""},
+		{"one of two blank lines removed, udiff-h", "sh.go", sh, udhBlank, ""},
 		{"test added after a test like it, wrong line numbers", "app.js", js, jsPatch, jsNew},
 		{"twin with tabs, bare header", "m.py", py, pyPatch, pyNew},
 		// git apply and GNU patch apply it; the file holds both readings.
@@ -292,5 +298,19 @@ func TestReverseUnappliedShapes(t *testing.T) {
 	c := applybench.Case{Path: "ps.go", OldCode: old, Patch: text, Expected: &want}
 	if reverseUnappliedChanges(c) {
 		t.Errorf("reverseUnappliedChanges: the file changed")
+	}
+
+	// malformed-dev's trailing_ws (requests@bea206018211 models.py): the
+	// hunk only stripped trailing whitespace, which the damage took from
+	// both sides; reversed on the old file it stripped it again.
+	ws := lines("class Response:", "    def json(self):  ", "        return loads(self.text)")
+	wsText := "--- a/models.py\n+++ b/models.py\n@@ -1,3 +1,3 @@\n class Response:\n-    def json(self):\n+    def json(self):\n         return loads(self.text)\n"
+	wsWant := strings.Replace(ws, "self):  \n", "self):\n", 1)
+	cw := applybench.Case{Path: "models.py", OldCode: ws, Patch: wsText, Expected: &wsWant}
+	if got, _, err := repairOne(t, "models.py", ws, wsText); err != nil || got != wsWant {
+		t.Fatalf("trailing_ws forward: %v\n%s", err, got)
+	}
+	if reverseUnappliedChanges(cw) {
+		t.Errorf("trailing_ws: --reverse on the old file changed it")
 	}
 }
