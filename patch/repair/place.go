@@ -1621,8 +1621,12 @@ func reverseFits(t *text, pl *placed, own int) string {
 		// which says nothing. A hunk whose old side is exactly at its
 		// own line (a -U0 hunk, whose reverse places only loosely) is
 		// placed there.
+		// A hunk whose old side is exactly there and whose reverse fits
+		// only loosely changes whitespace alone (gofmt's realignment): its
+		// new side is not in the file, and it is applied.
 		exactOwn := pl.h.hasPos && pl.p.start == own && pl.p.tier == TierExact
-		if hasInsert(pl.h) && !exactOwn && max(tierRank(pl.p.tier), tierRank(rp.p.tier)) >= tierRank(TierIndentation) {
+		onlyWS := pl.p.tier == TierExact && rp.p.tier == TierIndentation
+		if hasInsert(pl.h) && !exactOwn && !onlyWS && max(tierRank(pl.p.tier), tierRank(rp.p.tier)) >= tierRank(TierIndentation) {
 			return fmt.Sprintf("uncertain: the lines the hunk adds are in the file already at line %d, where its old side fits (line %d, %s): applied already, or to be applied again?", rp.p.start+1, pl.p.start+1, pl.p.tier)
 		}
 		return ""
