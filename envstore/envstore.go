@@ -94,7 +94,11 @@
 // honour it write the same bytes for the same sources at every commit
 // (Python's byte-compiler then writes hash-checked .pyc files), so a build
 // output that did not change is stored once, not once per commit. The time
-// is recorded in the manifest (Manifest.SourceDateEpoch).
+// is recorded in the manifest (Manifest.SourceDateEpoch). It also runs with
+// PYTHONHASHSEED=0 unless BuildOptions.Env sets it: Python before 3.11
+// writes a frozenset constant's strings in hash order, and hashes are
+// otherwise seeded at random per process, so one module's byte-code would
+// differ from build to build (Manifest.PythonHashSeed).
 //
 // # Concurrency
 //

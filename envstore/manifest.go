@@ -71,8 +71,12 @@ type Manifest struct {
 	// SourceDateEpoch is the time the setup ran at (SOURCE_DATE_EPOCH, and
 	// the checkout's file times), in seconds since 1970; zero in stores
 	// made before it was recorded.
-	SourceDateEpoch int64   `json:"source_date_epoch,omitempty"`
-	Entries         []Entry `json:"entries"`
+	SourceDateEpoch int64 `json:"source_date_epoch,omitempty"`
+	// PythonHashSeed is the PYTHONHASHSEED the setup ran with: "0" unless
+	// BuildOptions.Env set it; empty when it was set empty or in stores
+	// made before it was set (Python then seeds string hashes at random).
+	PythonHashSeed string  `json:"python_hash_seed,omitempty"`
+	Entries        []Entry `json:"entries"`
 }
 
 // Failure is the record of a setup that failed at a commit.
