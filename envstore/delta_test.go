@@ -144,6 +144,13 @@ func TestManifestDelta(t *testing.T) {
 			if err != nil || rep.OK() {
 				t.Errorf("verify with a base %s: %v, %q", tc.name, err, rep.Problems)
 			}
+			before, _ := v2.objects(nil)
+			if _, err := v2.GC(ctx); err == nil {
+				t.Errorf("gc with a base %s: no error", tc.name)
+			}
+			if after, _ := v2.objects(nil); len(after) != len(before) {
+				t.Errorf("gc with a base %s removed %d objects", tc.name, len(before)-len(after))
+			}
 		})
 	}
 }
