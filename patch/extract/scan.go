@@ -395,7 +395,7 @@ func (s *scanner) v4a(r *region, i int) int {
 func (s *scanner) jsonV4A(r *region, i int) int {
 	l := r.lines[i]
 	a := strings.Index(l, v4aBegin+`\`)
-	if a < 0 {
+	if a < 0 || inHunk(r.lines, i) {
 		return i
 	}
 	b := strings.Index(l[a:], v4aEnd)
@@ -417,6 +417,28 @@ func (s *scanner) jsonV4A(r *region, i int) int {
 		adj: "JSON-escaped v4a", noun: "envelope"}
 	s.add(r, c)
 	return i + 1
+}
+
+// inHunk reports whether line i is a line of a unified diff's hunk: it
+// adds or removes a line, or a hunk header stands above it with only hunk
+// lines between. Such a line is code the diff adds, removes or keeps (a
+// test holding an envelope as a Go string), never a tool call: git apply
+// and GNU patch read the diff around it.
+func inHunk(lines []string, i int) bool {
+	if l := lines[i]; l != "" && (l[0] == '+' || l[0] == '-') {
+		return true
+	}
+	for k := i - 1; k >= 0; k-- {
+		l := bare(lines[k])
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			return true
+		case l == "" || l[0] == ' ' || l[0] == '+' || l[0] == '-' || l[0] == '\\':
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // srEnd returns the index of the REPLACE marker of the block whose SEARCH
