@@ -54,6 +54,14 @@
 //     header, or GNU diff's "Binary files X and Y differ", to the last line
 //     that belongs to the diff (see below).
 //
+// An edit in a fence labelled with a programming language (python, go, ...;
+// not diff, a shell, JSON, markdown, text or no label), with lines of that
+// code both before and after it outside every structure, blank and path
+// lines aside, is a sample in a string of the code shown (a test's
+// fixture), not an edit: a SEARCH/REPLACE block, a V4A envelope, a
+// JSON-escaped envelope, or the fence's own unified diff. Shell fences run
+// their heredocs and JSON fences hold tool calls, so they are not read so.
+//
 // Fence, tag and heredoc contents are candidates as a whole; when such a
 // content holds a unified diff, prose lines before the first diff header are
 // dropped (a parser would skip them anyway). Nothing else is changed: content

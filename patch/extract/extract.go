@@ -115,6 +115,7 @@ func Extract(text string) (*Result, error) {
 	for _, c := range s.cands {
 		evaluate(c)
 	}
+	dropEmbedded(s.cands, lines)
 	return choose(s.cands, len(lines))
 }
 
