@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -118,8 +120,9 @@ func targetDir(dir, target string) (string, string) {
 }
 
 func runApply(o applyOptions, name string, sio Stdio) error {
+	label := rootLabel(o.dir, o.target)
 	o.dir, o.target = targetDir(o.dir, o.target)
-	root, err := openRoot(o.dir)
+	root, err := openRoot(o.dir, label)
 	if err != nil {
 		return err
 	}
@@ -305,7 +308,7 @@ func exitOf(err error) error {
 // runRecover undoes, or completes, a write to dir that was killed midway
 // and lists what it did.
 func runRecover(dir string, sio Stdio) error {
-	root, err := openRoot(dir)
+	root, err := openRoot(dir, "-C "+dir)
 	if err != nil {
 		return err
 	}
@@ -378,12 +381,27 @@ func writeAlready(w io.Writer, rep *repair.Report) error {
 
 // openRoot opens the directory a patch applies to; every read and write of
 // the patch goes through it (see patch.Root).
-func openRoot(dir string) (*patch.Root, error) {
+// openRoot opens the directory a command works under; label is the flag
+// and value that named it, so that a missing directory is not taken for a
+// missing patch file.
+func openRoot(dir, label string) (*patch.Root, error) {
 	root, err := patch.OpenRoot(dir)
 	if err != nil {
-		return nil, Usage(err)
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, Usage(fmt.Errorf("%s: %w", label, err))
 	}
 	return root, nil
+}
+
+// rootLabel names the flag that gives the directory: --target when it is
+// absolute (its directory is the root), else -C.
+func rootLabel(dir, target string) string {
+	if filepath.IsAbs(target) {
+		return "--target " + target
+	}
+	return "-C " + dir
 }
 
 // WriteJSON writes v as indented JSON to standard output.
