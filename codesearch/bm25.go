@@ -111,6 +111,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 					f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
 					if f.err == nil {
 						f.imports = fileImports(f.path, f.src)
+						detachNames(f.chunks, f.classes, f.imports)
 						blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.imports, f.terms, v)
 					}
 				}
@@ -211,6 +212,34 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 		ix.AvgLen = float64(total) / float64(len(ix.Chunks))
 	}
 	return ix, nil
+}
+
+// detachNames copies the names of a file's chunks, classes and imports
+// into one string of their own: a name cut from the file's text kept the
+// whole text alive as long as the index or the blob cache held its chunk
+// (the sources of every chunked file, 100 MB at the end of a cold run over
+// the 84 dev cases).
+func detachNames(lists ...[]Chunk) {
+	n := 0
+	for _, l := range lists {
+		for _, c := range l {
+			n += len(c.Name)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, l := range lists {
+		for _, c := range l {
+			b.WriteString(c.Name)
+		}
+	}
+	all := b.String()
+	for _, l := range lists {
+		for i := range l {
+			k := len(l[i].Name)
+			l[i].Name, all = all[:k], all[k:]
+		}
+	}
 }
 
 // Bounds on what one file puts in the index. A line longer than
