@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -46,9 +47,14 @@ type Index struct {
 	Classes []Chunk
 	// Imports are the files' import statements (see [fileImports]):
 	// Path the importing file, Name what it imports, Start its line.
-	Imports  []Chunk
-	DocLen   []int32
-	Terms    map[string][]posting
+	Imports []Chunk
+	DocLen  []int32
+	// Terms are the index's terms in sorted order, Postings each one's
+	// postings (see [Index.postings]): built in that order from the
+	// blob cache's sorted terms and written so, without a map of 80,000
+	// terms to fill per build and per read.
+	Terms    []string
+	Postings [][]posting
 	AvgLen   float64
 	NumFiles int
 	// Blobs are the files' blob ids, in the order of their chunks: what
@@ -56,6 +62,15 @@ type Index struct {
 	Blobs []string
 
 	tab repoTables // the signals' lookups, built on first use
+}
+
+// postings returns term t's postings (nil if no chunk has it).
+func (ix *Index) postings(t string) []posting {
+	i, ok := slices.BinarySearch(ix.Terms, t)
+	if !ok {
+		return nil
+	}
+	return ix.Postings[i]
 }
 
 // BuildIndex indexes every file of rp at commit whose language package
@@ -176,6 +191,8 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 		return nil, err
 	}
 	ix := &Index{Version: indexVersion, NumFiles: n}
+	interned := blobs.termsNow()
+	used = blobs.sortTerms(rp.GitDir(), used, counts, interned)
 	// counts becomes an interned id → its place in used and postings.
 	postings := make([][]posting, len(used))
 	for k, g := range used {
@@ -203,10 +220,9 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 			total += int(n)
 		}
 	}
-	interned := blobs.termsNow()
-	ix.Terms = make(map[string][]posting, len(used))
+	ix.Terms, ix.Postings = make([]string, len(used)), postings
 	for k, g := range used {
-		ix.Terms[interned[g]] = postings[k]
+		ix.Terms[k] = interned[g]
 	}
 	if len(ix.Chunks) > 0 {
 		ix.AvgLen = float64(total) / float64(len(ix.Chunks))
@@ -535,7 +551,7 @@ func (ix *Index) Search(query string, n int) []Hit {
 	scores := map[int32]float64{}
 	N := float64(len(ix.Chunks))
 	for t := range qtf {
-		ps := ix.Terms[t]
+		ps := ix.postings(t)
 		if len(ps) == 0 {
 			continue
 		}
@@ -735,9 +751,9 @@ func (s *Indexed) evict() {
 // chunks and lengths, and the signals' tables.
 func (ix *Index) memSize() int64 {
 	n := int64(len(ix.Chunks)+len(ix.Classes)+len(ix.Imports))*(2*16+16+16) + int64(len(ix.DocLen))*4
-	for t, ps := range ix.Terms {
-		// The string and slice headers, the map's slot and its slack.
-		n += int64(len(t)) + 16 + 24 + 24 + int64(cap(ps))*8
+	for i, t := range ix.Terms {
+		// The string and slice headers and the postings.
+		n += int64(len(t)) + 16 + 24 + int64(cap(ix.Postings[i]))*8
 	}
 	// The tables hold about one entry of a few words per chunk and path
 	// suffix.

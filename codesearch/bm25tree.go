@@ -2,7 +2,8 @@ package codesearch
 
 import (
 	"context"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/patchbench/patchbench/repo"
@@ -101,10 +102,64 @@ type blobCache struct {
 	// a vocab translates through a slice, without hashing a string.
 	ids   map[string]int32
 	terms []string
+	// sorted is, per repository, the interned ids of its last build's
+	// terms in the order of their strings (see sortTerms).
+	sorted map[string][]int32
 }
 
 func newBlobCache(max int64) *blobCache {
 	return &blobCache{max: max, byID: map[string]*blobEntry{}, ids: map[string]int32{}}
+}
+
+// sortTerms sorts used, the interned ids of one build's terms, by their
+// strings (interned). counts is the build's count of each id (> 0 for
+// those of used; restored on return). The last build of the same
+// repository (key) shares most of its terms: they are taken in that
+// build's order, and only the others sorted and merged in. Sorting every
+// build's terms anew took 4 % of a cold run's CPU over the 84 dev cases.
+func (c *blobCache) sortTerms(key string, used, counts []int32, interned []string) []int32 {
+	c.mu.Lock()
+	prev := c.sorted[key]
+	c.mu.Unlock()
+	out := make([]int32, 0, len(used))
+	for _, g := range prev {
+		// A term of the last build met in this one: marked by its count
+		// made negative.
+		if int(g) < len(counts) && counts[g] > 0 {
+			out = append(out, g)
+			counts[g] = -counts[g]
+		}
+	}
+	var fresh []int32
+	for _, g := range used {
+		if counts[g] > 0 {
+			fresh = append(fresh, g)
+		}
+	}
+	for _, g := range out {
+		counts[g] = -counts[g]
+	}
+	less := func(a, b int32) int { return strings.Compare(interned[a], interned[b]) }
+	slices.SortFunc(fresh, less)
+	merged := make([]int32, 0, len(used))
+	i, j := 0, 0
+	for i < len(out) && j < len(fresh) {
+		if less(out[i], fresh[j]) < 0 {
+			merged = append(merged, out[i])
+			i++
+		} else {
+			merged = append(merged, fresh[j])
+			j++
+		}
+	}
+	merged = append(append(merged, out[i:]...), fresh[j:]...)
+	c.mu.Lock()
+	if c.sorted == nil {
+		c.sorted = map[string][]int32{}
+	}
+	c.sorted[key] = merged
+	c.mu.Unlock()
+	return merged
 }
 
 // termsNow returns the interned terms so far (ids only grow).
@@ -181,17 +236,12 @@ func (c *blobCache) seed(ix *Index) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	terms := make([]string, 0, len(ix.Terms))
-	for t := range ix.Terms {
-		terms = append(terms, t)
-	}
-	sort.Strings(terms)
 	perChunk := make([][]termCount, len(ix.Chunks))
 	var grown int64
-	for _, t := range terms {
+	for i, t := range ix.Terms {
 		g, n := c.intern(t)
 		grown += n
-		for _, p := range ix.Terms[t] {
+		for _, p := range ix.Postings[i] {
 			perChunk[p.Chunk] = append(perChunk[p.Chunk], termCount{g, p.TF})
 		}
 	}
