@@ -379,6 +379,7 @@ type vocab struct {
 	terms   []string           // an id → its term
 	counts  []int32            // an id → its count in the current chunk
 	touched []int32            // the ids counted in the current chunk
+	buf     []byte             // a word's terms, lower-cased (see wordTermBytes)
 	// toInterned maps this vocab's ids to the blob cache's interned
 	// ids (-1: not interned yet).
 	toInterned []int32
@@ -393,11 +394,11 @@ func (v *vocab) add(text string) {
 	eachWord(text, func(word string) {
 		ids, ok := v.words[word]
 		if !ok {
-			wordTerms(word, func(t string) {
-				id, ok := v.ids[t]
+			v.buf = wordTermBytes(word, v.buf, func(b []byte) {
+				id, ok := v.ids[string(b)]
 				if !ok {
 					id = int32(len(v.terms))
-					t = strings.Clone(t)
+					t := string(b)
 					v.ids[t] = id
 					v.terms = append(v.terms, t)
 					v.counts = append(v.counts, 0)
@@ -472,17 +473,37 @@ var wordByte = func() (t [256]bool) {
 // wordTerms emits the terms of one word: the whole word lower-cased when
 // it has several parts, then each part (see [splitIdent]).
 func wordTerms(word string, emit func(string)) {
-	parts := splitIdent(word)
-	if len(parts) > 1 {
-		if w := strings.ToLower(word); keep(w) {
-			emit(w)
+	wordTermBytes(word, nil, func(t []byte) { emit(string(t)) })
+}
+
+// wordTermBytes is wordTerms lower-casing into buf (returned, to be used
+// again): the index build looks each term up as m[string(t)], which does
+// not allocate. word is ASCII (see [eachWord]); t is valid during emit only.
+func wordTermBytes(word string, buf []byte, emit func(t []byte)) []byte {
+	n := 0
+	identParts(word, func(string) { n++ })
+	if n > 1 {
+		if buf = lowerASCII(buf, word); keep(buf) {
+			emit(buf)
 		}
 	}
-	for _, p := range parts {
-		if p = strings.ToLower(p); keep(p) {
-			emit(p)
+	identParts(word, func(p string) {
+		if buf = lowerASCII(buf, p); keep(buf) {
+			emit(buf)
+		}
+	})
+	return buf
+}
+
+// lowerASCII returns s lower-cased in buf's memory.
+func lowerASCII(buf []byte, s string) []byte {
+	buf = append(buf[:0], s...)
+	for i, c := range buf {
+		if 'A' <= c && c <= 'Z' {
+			buf[i] = c + 'a' - 'A'
 		}
 	}
+	return buf
 }
 
 func isAlnum(b byte) bool {
@@ -493,7 +514,19 @@ func isAlnum(b byte) bool {
 // parseHTTPRequest2 → parse, HTTP, Request2.
 func splitIdent(w string) []string {
 	var parts []string
-	for _, seg := range strings.Split(w, "_") {
+	identParts(w, func(p string) { parts = append(parts, p) })
+	return parts
+}
+
+// identParts calls fn with each part of w, as splitIdent returns them.
+func identParts(w string, fn func(string)) {
+	for len(w) > 0 {
+		seg := w
+		if i := strings.IndexByte(w, '_'); i >= 0 {
+			seg, w = w[:i], w[i+1:]
+		} else {
+			w = ""
+		}
 		start := 0
 		for i := 1; i < len(seg); i++ {
 			prev, cur := seg[i-1], seg[i]
@@ -501,15 +534,14 @@ func splitIdent(w string) []string {
 			switch {
 			case upper && prev >= 'a' && prev <= 'z',
 				upper && prev >= 'A' && prev <= 'Z' && i+1 < len(seg) && seg[i+1] >= 'a' && seg[i+1] <= 'z':
-				parts = append(parts, seg[start:i])
+				fn(seg[start:i])
 				start = i
 			}
 		}
 		if start < len(seg) {
-			parts = append(parts, seg[start:])
+			fn(seg[start:])
 		}
 	}
-	return parts
 }
 
 var stopWords = func() map[string]bool {
@@ -524,8 +556,8 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-func keep(t string) bool {
-	if len(t) < 2 || stopWords[t] {
+func keep[T string | []byte](t T) bool {
+	if len(t) < 2 || stopWords[string(t)] {
 		return false
 	}
 	for i := 0; i < len(t); i++ {
