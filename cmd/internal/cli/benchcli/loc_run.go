@@ -97,7 +97,7 @@ fusion) with what the issue names: paths, module paths and traceback frames;
 identifiers resolved to the files defining them; words naming files; test
 files last unless the title is about tests (--signals turns each on or off;
 see docs/loc.md). The index of a repository commit is built once and cached
-in --index-cache; indexes past 128 MB in memory are dropped and read again.
+in --index-cache; indexes past 32 MB in memory are dropped and read again.
 --embed-model openai/NAME adds a dense retriever: the query and every chunk
 embedded by an OpenAI-compatible embeddings endpoint (--base-url or
 OPENAI_BASE_URL, OPENAI_API_KEY; --attempts, --request-timeout, --rpm),
