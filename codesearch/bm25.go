@@ -140,10 +140,14 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	// file order, so that chunk ids do not depend on which worker chunked
 	// a file.
 	var (
-		merged   []*slot
-		counts   []int32 // an interned id → its number of postings
+		merged []*slot
+		// counts is an interned id → its number of postings, sized for
+		// the terms interned so far (it grows with new ones).
+		counts   = make([]int32, len(blobs.termsNow()))
 		used     []int32 // the interned ids met, in the order met
 		nChunks  int
+		nClasses int
+		nImports int
 		mergeErr error
 	)
 	mergeDone := make(chan struct{})
@@ -158,6 +162,8 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 				continue
 			}
 			nChunks += len(f.chunks)
+			nClasses += len(f.classes)
+			nImports += len(f.imports)
 			for _, tcs := range f.terms {
 				for _, tc := range tcs {
 					if int(tc.term) >= len(counts) {
@@ -203,6 +209,7 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	ix.DocLen = make([]int32, 0, nChunks)
 	total := 0
 	ix.Blobs = make([]string, 0, len(merged))
+	ix.Classes, ix.Imports = make([]Chunk, 0, nClasses), make([]Chunk, 0, nImports)
 	for _, f := range merged {
 		ix.Blobs = append(ix.Blobs, f.id)
 		ix.Classes = append(ix.Classes, f.classes...)
