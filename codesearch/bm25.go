@@ -87,7 +87,7 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 //
 // Every file's terms are in the ids of the cache's interned terms: a file
 // replayed from the cache is its entry's slices as they are, and the
-// merger counts postings in a slice indexed by those ids. Translating each
+// build counts postings in a slice indexed by those ids. Translating each
 // replayed file into a build's own vocabulary, then into the build's
 // global ids through a map, took a fifth of a cold run's CPU over the 84
 // dev cases.
@@ -95,13 +95,15 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	if blobs == nil {
 		blobs = newBlobCache(0)
 	}
-	// A slot is one file: the workers chunk it, the merger takes it in
-	// file order once done is closed.
+	// A slot is one file: a file met before is filled from its cache
+	// entry as it is listed; the workers chunk the others. Slots are
+	// counted in file order once all are done, so that chunk ids do not
+	// depend on which worker chunked a file. (A channel round trip per
+	// replayed file, and a merger woken per file, cost more CPU than
+	// their work on a loaded machine.)
 	type slot struct {
 		path, src string
 		id        string
-		known     *blobEntry
-		done      chan struct{}
 		chunks    []Chunk
 		classes   []Chunk
 		imports   []Chunk
@@ -109,7 +111,6 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 		err       error
 	}
 	work := make(chan *slot, 64)
-	order := make(chan *slot, 1<<16)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
@@ -119,28 +120,36 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 			p := symbols.NewParser()
 			defer p.Close()
 			for f := range work {
-				if f.known != nil {
-					f.chunks, f.classes, f.imports = f.known.at(f.path)
-					f.terms = f.known.terms
-				} else {
-					f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
-					if f.err == nil {
-						f.imports = fileImports(f.path, f.src)
-						detachNames(f.chunks, f.classes, f.imports)
-						blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.imports, f.terms, v)
-					}
+				f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
+				if f.err == nil {
+					f.imports = fileImports(f.path, f.src)
+					detachNames(f.chunks, f.classes, f.imports)
+					blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.imports, f.terms, v)
 				}
 				f.src = ""
-				close(f.done)
 			}
 		}()
 	}
+	var slots []*slot
+	err := treeFiles(ctx, rp, commit, blobs.get, func(path, src string, b *blobEntry, id string) {
+		f := &slot{path: path, src: src, id: id}
+		slots = append(slots, f)
+		if b != nil {
+			f.chunks, f.classes, f.imports = b.at(path)
+			f.terms = b.terms
+			return
+		}
+		work <- f
+	})
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	n := len(slots)
 
-	// The merger counts each term's postings while the workers chunk, in
-	// file order, so that chunk ids do not depend on which worker chunked
-	// a file.
+	// Each term's postings counted, in the cache's interned ids.
 	var (
-		merged []*slot
 		// counts is an interned id → its number of postings, sized for
 		// the terms interned so far (it grows with new ones).
 		counts   = make([]int32, len(blobs.termsNow()))
@@ -148,53 +157,25 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 		nChunks  int
 		nClasses int
 		nImports int
-		mergeErr error
 	)
-	mergeDone := make(chan struct{})
-	go func() {
-		defer close(mergeDone)
-		for f := range order {
-			<-f.done
-			if f.err != nil {
-				if mergeErr == nil {
-					mergeErr = f.err
-				}
-				continue
-			}
-			nChunks += len(f.chunks)
-			nClasses += len(f.classes)
-			nImports += len(f.imports)
-			for _, tcs := range f.terms {
-				for _, tc := range tcs {
-					if int(tc.term) >= len(counts) {
-						counts = append(counts, make([]int32, int(tc.term)+1-len(counts)+len(counts)/2)...)
-					}
-					if counts[tc.term] == 0 {
-						used = append(used, tc.term)
-					}
-					counts[tc.term]++
-				}
-			}
-			merged = append(merged, f)
+	for _, f := range slots {
+		if f.err != nil {
+			return nil, f.err
 		}
-	}()
-
-	n := 0
-	err := treeFiles(ctx, rp, commit, blobs.get, func(path, src string, b *blobEntry, id string) {
-		f := &slot{path: path, src: src, id: id, known: b, done: make(chan struct{})}
-		order <- f
-		work <- f
-		n++
-	})
-	close(work)
-	close(order)
-	wg.Wait()
-	<-mergeDone
-	if err == nil {
-		err = mergeErr
-	}
-	if err != nil {
-		return nil, err
+		nChunks += len(f.chunks)
+		nClasses += len(f.classes)
+		nImports += len(f.imports)
+		for _, tcs := range f.terms {
+			for _, tc := range tcs {
+				if int(tc.term) >= len(counts) {
+					counts = append(counts, make([]int32, int(tc.term)+1-len(counts)+len(counts)/2)...)
+				}
+				if counts[tc.term] == 0 {
+					used = append(used, tc.term)
+				}
+				counts[tc.term]++
+			}
+		}
 	}
 	ix := &Index{Version: indexVersion, NumFiles: n}
 	interned := blobs.termsNow()
@@ -208,9 +189,9 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	ix.Chunks = make([]Chunk, 0, nChunks)
 	ix.DocLen = make([]int32, 0, nChunks)
 	total := 0
-	ix.Blobs = make([]string, 0, len(merged))
+	ix.Blobs = make([]string, 0, len(slots))
 	ix.Classes, ix.Imports = make([]Chunk, 0, nClasses), make([]Chunk, 0, nImports)
-	for _, f := range merged {
+	for _, f := range slots {
 		ix.Blobs = append(ix.Blobs, f.id)
 		ix.Classes = append(ix.Classes, f.classes...)
 		ix.Imports = append(ix.Imports, f.imports...)
