@@ -23,7 +23,11 @@
 //     ````markdown fence, or inside another ``` fence that a closing line
 //     with an info string could not end, is found. Nested structures must
 //     start in column 0, so the context lines of a diff (which start with a
-//     space) never open one.
+//     space) never open one. At the top level, a line of a unified diff's
+//     hunk (a context, added or removed line under a hunk header with only
+//     hunk lines between) opens no structure either: a document's example
+//     fence, envelope or heredoc, or a Go string holding a JSON-escaped
+//     envelope, is a line of the file the diff edits, as git apply reads it.
 //   - Tags: <patch>...</patch> and <diff>...</diff>, with content on the tag
 //     lines or between them; an unterminated tag runs to the end. A stray
 //     closing tag is prose.

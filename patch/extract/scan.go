@@ -65,6 +65,37 @@ type region struct {
 	// occurs, built on first use so that heredoc delimiters are found in
 	// one pass over the region.
 	trimmed map[string][]int
+
+	// hunk marks the lines of unified-diff hunks (see inHunk), built on
+	// first use.
+	hunk []bool
+}
+
+// inHunk reports whether line i is a line of a unified diff's hunk: a
+// context, added or removed line under a hunk header with only hunk lines
+// between. Such a line is a line of the file the diff edits (an example
+// fence, envelope or heredoc in a document, a Go string holding an
+// envelope), never a structure of its own: git apply and GNU patch read
+// the diff around it.
+func (r *region) inHunk(i int) bool {
+	if r.hunk == nil {
+		r.hunk = make([]bool, len(r.lines))
+		in := false
+		for k, l := range r.lines {
+			l = bare(l)
+			switch {
+			case strings.HasPrefix(l, "@@"):
+				in = true
+				continue
+			case l == "" || l[0] == ' ' || l[0] == '+' || l[0] == '-' || l[0] == '\\':
+			default:
+				in = false
+			}
+			r.hunk[k] = in
+		}
+	}
+	l := r.lines[i]
+	return r.hunk[i] && l != "" && (l[0] == ' ' || l[0] == '+' || l[0] == '-')
 }
 
 // find returns the first index after i of a line that is text once
@@ -123,6 +154,9 @@ func (s *scanner) structure(r *region, i int) int {
 	l := bare(r.lines[i])
 	top := r.depth == 0
 	nest := r.depth < maxDepth
+	if top && r.inHunk(i) {
+		return i
+	}
 	if f, ok := parseFence(l); ok && nest && (top || f.indent == "") {
 		return s.fence(r, i, f)
 	}
@@ -395,7 +429,7 @@ func (s *scanner) v4a(r *region, i int) int {
 func (s *scanner) jsonV4A(r *region, i int) int {
 	l := r.lines[i]
 	a := strings.Index(l, v4aBegin+`\`)
-	if a < 0 {
+	if a < 0 || r.inHunk(i) {
 		return i
 	}
 	b := strings.Index(l[a:], v4aEnd)

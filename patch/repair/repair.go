@@ -593,6 +593,12 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 					return "", "", nil, kinded{fmt.Errorf("%s names %s with -p%d and %s with -p%d, and both exist: say which with -p", n0(names), probe, s, other, o), KindAmbiguous}
 				}
 			}
+			if prefixed && s != 1 && !opts.FixedStrip {
+				// a/ and b/ ask for -p1, which git apply and GNU patch
+				// -p1 take and which named no file: another strip is
+				// an assumption, said like the others.
+				repairs = append(repairs, "path-strip")
+			}
 			return out[0], out[1], repairs, nil
 		}
 	}

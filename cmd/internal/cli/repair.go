@@ -47,8 +47,9 @@ Exit status: 0 repaired or already applied; 1 refused; 2 usage or input error.`,
 }
 
 func runRepair(o applyOptions, name string, sio Stdio) error {
+	label := rootLabel(o.dir, o.target)
 	o.dir, o.target = targetDir(o.dir, o.target)
-	root, err := openRoot(o.dir)
+	root, err := openRoot(o.dir, label)
 	if err != nil {
 		return err
 	}
