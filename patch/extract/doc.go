@@ -121,6 +121,12 @@
 // kept: which one the model meant is not extraction's call, and Candidates
 // lists both.
 //
+// An edit left out for its format that changes a file no chosen edit
+// names (a diff for a.py and a SEARCH/REPLACE block for b.py) makes
+// Extract return an error wrapping [ErrMixed]: the chosen edits alone would
+// be half the answer. Both formats for one file are alternatives, and the
+// preferred one is taken.
+//
 // When nothing is an edit, Extract returns an error wrapping [ErrNoEdit]
 // together with a Result whose Candidates say what was seen; empty input
 // gives [ErrEmpty].

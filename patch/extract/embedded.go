@@ -124,3 +124,32 @@ func dropEmbedded(cands []*cand, lines []string) {
 		}
 	}
 }
+
+// editPaths returns the files an edit's text names, without a/ and b/
+// prefixes; a block or hunk with no name gives "".
+func editPaths(c *cand) []string {
+	if c.Format == patch.SearchReplace {
+		return []string{c.Lang}
+	}
+	var out []string
+	lines, _ := patch.SplitLines(c.Text)
+	for _, l := range lines {
+		l = bare(l)
+		var p string
+		switch {
+		case strings.HasPrefix(l, "+++ "):
+			p = l[4:]
+		case strings.HasPrefix(l, "*** Update File: "), strings.HasPrefix(l, "*** Add File: "), strings.HasPrefix(l, "*** Delete File: "):
+			_, p, _ = strings.Cut(l, ": ")
+		default:
+			continue
+		}
+		p, _, _ = strings.Cut(strings.TrimSpace(p), "\t")
+		p = strings.TrimPrefix(strings.TrimPrefix(p, "b/"), "a/")
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}

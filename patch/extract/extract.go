@@ -17,6 +17,10 @@ var ErrEmpty = errors.New("empty input")
 // prose only, or code without edit markers.
 var ErrNoEdit = errors.New("no edit found")
 
+// ErrMixed is wrapped by the error returned when the answer edits different
+// files in different formats, which one Result cannot hold.
+var ErrMixed = errors.New("edits in two formats")
+
 // Result is the edit found in a model's output.
 type Result struct {
 	// Text is the edit, ready for a parser: the chosen candidates' texts,
@@ -295,6 +299,27 @@ func choose(cands []*cand, nLines int) (*Result, error) {
 		seen[key] = c
 		c.Chosen = true
 		chosen = append(chosen, c)
+	}
+
+	// An edit of another format for a file no chosen edit names is part of
+	// the answer that one result cannot carry: taking the rest alone would
+	// apply half of it.
+	names := map[string]bool{}
+	for _, c := range chosen {
+		for _, p := range editPaths(c) {
+			names[p] = true
+		}
+	}
+	for _, c := range leaves {
+		if family(c.Format) == fam {
+			continue
+		}
+		for _, p := range editPaths(c) {
+			if p != "" && !names[p] && !names[""] {
+				res.Candidates = public(cands)
+				return res, fmt.Errorf("extract: %w: the %s edit at %s changes %s, which the %s edit at %s does not: one result has one format, and applying only one would apply half the answer", ErrMixed, c.Format, c.lines(), p, best.Format, best.lines())
+			}
+		}
 	}
 
 	// Reasons for what was left out.

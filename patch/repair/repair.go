@@ -227,6 +227,9 @@ func Repair(text string, opts Options) (*Result, error) {
 	} else {
 		// Take the edit out of prose, fences and tags.
 		ex, err := extract.Extract(text)
+		if errors.Is(err, extract.ErrMixed) {
+			return res, &Error{Reason: err.Error(), Err: ErrRefused, Kind: KindAmbiguous}
+		}
 		if err != nil {
 			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
 		}
