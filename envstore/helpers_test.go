@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/patchbench/patchbench/internal/nobody"
 	"github.com/patchbench/patchbench/repo"
 	"github.com/patchbench/patchbench/sandbox"
 )
@@ -282,10 +281,4 @@ func storeUnchanged(t *testing.T, before, after map[string]treeEntry) {
 	if len(after) != len(before) {
 		t.Errorf("the store has %d files after, %d before", len(after), len(before))
 	}
-}
-
-// asNobody runs the test name again as nobody: see nobody.Rerun.
-func asNobody(t *testing.T, base, name, home string, env []string, paths ...string) string {
-	t.Helper()
-	return nobody.Rerun(t, base, name, home, env, paths...)
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/internal/nobody"
 )
 
 // TestChooseMethod is the rule of which method a restore uses, for every
@@ -163,56 +165,47 @@ func TestRestoreNoWriteReachesStore(t *testing.T) {
 // in-place write through them is refused. Run as root, it runs itself again
 // as nobody (uid 65534).
 func TestUnprivilegedRestore(t *testing.T) {
-	if base := os.Getenv("ENVSTORE_TEST_UNPRIVILEGED"); base != "" {
-		s, err := OpenExisting(filepath.Join(base, "store"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := checkNoWriteReaches(t, s, os.Getenv("ENVSTORE_TEST_COMMIT"), filepath.Join(base, "restores"))
-		if res.Method != "hardlink" && res.Method != "reflink" {
-			t.Errorf("an ordinary user restored by %s (%s), want hard links or reflinks", res.Method, res.MethodReason)
-		}
-		// An overlay asked for by default: fuse-overlayfs where it mounts,
-		// else files, and the reason says what each way of mounting one
-		// found (the kernel's, a user namespace, fuse-overlayfs).
-		dest := filepath.Join(base, "restores", "overlay")
-		res, err = s.Restore(context.Background(), os.Getenv("ENVSTORE_TEST_COMMIT"), dest, RestoreOptions{Overlay: true, Temporary: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("method %s: %s", res.Method, res.MethodReason)
-		if res.Method == "overlay" {
-			if typ, _ := overlayMountType(dest); typ != fuseOverlayType {
-				t.Errorf("an ordinary user's overlay is mounted as %q, want %s", typ, fuseOverlayType)
-			}
-			if err := Release(dest); err != nil {
-				t.Error(err)
-			}
-			return
-		}
-		for _, want := range []string{"mounting an overlay failed (mount: operation not permitted)", "user namespace", "fuse-overlayfs"} {
-			if !strings.Contains(res.MethodReason, want) {
-				t.Errorf("method %s, reason %q does not say %q", res.Method, res.MethodReason, want)
-			}
-		}
-		return
-	}
-	base, err := os.MkdirTemp("", "envstore-unprivileged-")
+	nobody.Test{Prefix: "envstore-unprivileged-", AsNobody: func(base string) { unprivilegedRestore(t, base) }, Want: "method ", AsMe: true,
+		Setup: func(base string) (env, paths []string) {
+			t.Cleanup(func() { removeAll(base) })
+			_, commits := builtStore(t, filepath.Join(base, "store"), 3)
+			os.Mkdir(filepath.Join(base, "restores"), 0o755)
+			return []string{"ENVSTORE_TEST_COMMIT=" + commits[2]}, nil
+		}}.Run(t)
+}
+
+// unprivilegedRestore is TestUnprivilegedRestore as an ordinary user.
+func unprivilegedRestore(t *testing.T, base string) {
+	s, err := OpenExisting(filepath.Join(base, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { removeAll(base) })
-	_, commits := builtStore(t, filepath.Join(base, "store"), 3)
-	os.Mkdir(filepath.Join(base, "restores"), 0o755)
-	if os.Geteuid() != 0 {
-		t.Setenv("ENVSTORE_TEST_UNPRIVILEGED", base)
-		t.Setenv("ENVSTORE_TEST_COMMIT", commits[2])
-		TestUnprivilegedRestore(t)
+	res := checkNoWriteReaches(t, s, os.Getenv("ENVSTORE_TEST_COMMIT"), filepath.Join(base, "restores"))
+	if res.Method != "hardlink" && res.Method != "reflink" {
+		t.Errorf("an ordinary user restored by %s (%s), want hard links or reflinks", res.Method, res.MethodReason)
+	}
+	// An overlay asked for by default: fuse-overlayfs where it mounts,
+	// else files, and the reason says what each way of mounting one
+	// found (the kernel's, a user namespace, fuse-overlayfs).
+	dest := filepath.Join(base, "restores", "overlay")
+	res, err = s.Restore(context.Background(), os.Getenv("ENVSTORE_TEST_COMMIT"), dest, RestoreOptions{Overlay: true, Temporary: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("method %s: %s", res.Method, res.MethodReason)
+	if res.Method == "overlay" {
+		if typ, _ := overlayMountType(dest); typ != fuseOverlayType {
+			t.Errorf("an ordinary user's overlay is mounted as %q, want %s", typ, fuseOverlayType)
+		}
+		if err := Release(dest); err != nil {
+			t.Error(err)
+		}
 		return
 	}
-	out := asNobody(t, base, "TestUnprivilegedRestore", base, []string{"ENVSTORE_TEST_UNPRIVILEGED=" + base, "ENVSTORE_TEST_COMMIT=" + commits[2]})
-	if !strings.Contains(out, "method ") {
-		t.Fatalf("the test as nobody did not run")
+	for _, want := range []string{"mounting an overlay failed (mount: operation not permitted)", "user namespace", "fuse-overlayfs"} {
+		if !strings.Contains(res.MethodReason, want) {
+			t.Errorf("method %s, reason %q does not say %q", res.Method, res.MethodReason, want)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchbench/patchbench/internal/nobody"
 	"github.com/patchbench/patchbench/sandbox"
 )
 
@@ -29,34 +30,19 @@ import (
 // nobody's namespace cannot map, the restore makes files instead and says
 // why (EOVERFLOW). Run as root, it runs itself again as nobody.
 func TestUserNSOverlay(t *testing.T) {
-	if base := os.Getenv("ENVSTORE_TEST_USERNS"); base != "" {
-		userNSAsNobody(t, base)
-		return
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("runs as root, which runs it again as nobody")
-	}
-	ctx := context.Background()
-	base, err := os.MkdirTemp("", "envstore-userns-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAll(base) })
-	_, commits := builtStore(t, filepath.Join(base, "store"), 3)
-	// A store root built and materialized: nobody may read it, not map it.
-	rootStore, _ := builtStore(t, filepath.Join(base, "rootstore"), 3)
-	if _, err := rootStore.Materialize(ctx, commits[2]); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"restores", "tmp"} {
-		os.Mkdir(filepath.Join(base, d), 0o755)
-	}
-	out := asNobody(t, base, "TestUserNSOverlay", filepath.Join(base, "tmp"),
-		[]string{"ENVSTORE_TEST_USERNS=" + base, "ENVSTORE_TEST_COMMIT=" + commits[2]},
-		filepath.Join(base, "store"), filepath.Join(base, "restores"), filepath.Join(base, "tmp"))
-	if !strings.Contains(out, "method overlay-userns") {
-		t.Fatalf("the test as nobody did not run")
-	}
+	nobody.Test{Prefix: "envstore-userns-", AsNobody: func(base string) { userNSAsNobody(t, base) }, Want: "method overlay-userns",
+		Setup: func(base string) (env, paths []string) {
+			t.Cleanup(func() { removeAll(base) })
+			_, commits := builtStore(t, filepath.Join(base, "store"), 3)
+			// A store root built and materialized: nobody may read it,
+			// not map it.
+			rootStore, _ := builtStore(t, filepath.Join(base, "rootstore"), 3)
+			if _, err := rootStore.Materialize(context.Background(), commits[2]); err != nil {
+				t.Fatal(err)
+			}
+			os.Mkdir(filepath.Join(base, "restores"), 0o755)
+			return []string{"ENVSTORE_TEST_COMMIT=" + commits[2]}, []string{filepath.Join(base, "store"), filepath.Join(base, "restores")}
+		}}.Run(t)
 }
 
 func userNSAsNobody(t *testing.T, base string) {

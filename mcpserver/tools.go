@@ -403,7 +403,9 @@ func (s *engineTools) applyPatch(ctx context.Context, raw json.RawMessage) Answe
 			return
 		}
 		defer root.Close()
-		rep, err := repair.Apply(root, *a.Patch, repair.ApplyOptions{Name: "-", Strict: a.Strict, Target: a.Target,
+		// ApplyText: a large well-formed git diff takes the fast path
+		// from memory, with no parsed copy of it (see repair.ApplyReader).
+		rep, err := repair.ApplyText(root, *a.Patch, repair.ApplyOptions{Name: "-", Strict: a.Strict, Target: a.Target,
 			Reverse: a.Reverse, Check: a.DryRun, Strip: 1, Guard: guard})
 		done <- result{err, rep}
 	}()

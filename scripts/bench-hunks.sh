@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # Benchmarks applying a git diff of many hunks to one file: patchbench
-# apply (default and --strict) against GNU patch and git apply, all in the
-# same run, interleaved, at several hunk counts.
+# apply (default and --strict, the patch named; and `apply -`, the patch
+# on a pipe) against GNU patch (the patch named with -i, and on a pipe)
+# and git apply, all in the same run, interleaved, at several hunk
+# counts.
 #
 # Usage: scripts/bench-hunks.sh                      (REPS=3, HUNKS="1000 20000 100000")
 #        REPS=5 HUNKS="1000 20000" PB=/path/to/patchbench scripts/bench-hunks.sh
-#        PB_BEFORE=/path/to/old/patchbench scripts/bench-hunks.sh   (adds it as patchbench-before)
+#        PB_BEFORE=/path/to/old/patchbench scripts/bench-hunks.sh   (adds it as patchbench-before, and -stdin)
 #
 # The file has 8n distinct lines ("line i of the file"); every eighth line
 # is changed, and the patch is git diff's (three lines of context: n
 # hunks), as testdata.ManyHunks makes for `go test -bench ManyHunks
 # ./patch ./patch/repair`. Each tool applies it for real (the file is
 # copied back before each run); the first result of each must equal the
-# new file. Per tool and hunk count the script prints the median wall
+# new file. A pipe is a FIFO that a cat started before the timing (and
+# not the shell's child, so that its CPU time is not counted) fills. Per
+# tool and hunk count the script prints the median wall
 # time, user+system CPU time (bash's time, to the millisecond, around
 # /usr/bin/time, whose own start is counted for every tool alike) and
 # peak RSS (/usr/bin/time -f %M), then each patchbench's ratios to GNU
-# patch, its peak RSS against the file's and the patch's sizes, and the
+# patch (patchbench-stdin's to GNU patch's on a pipe), its peak RSS
+# against the file's and the patch's sizes, and the
 # peak RSS of the same binary applying a one-line change to a 6-byte file
 # (the start-up floor: the Go runtime and the binary's pages, which no
 # apply goes below).
@@ -47,12 +52,21 @@ if [ -z "$pb" ]; then
 fi
 . scripts/lib/apply-tools.sh
 
-tool_cmd() { # TOOL DIR PATCH
+tool_cmd() { # TOOL DIR PATCH: sets cmd, and in (its standard input)
+  in=/dev/null
   case $1 in
     patchbench-before) cmd=("$PB_BEFORE" apply -C "$2" "$3") ;;
+    patchbench-before-stdin) cmd=("$PB_BEFORE" apply -C "$2" -) in=$TMP/fifo ;;
+    patchbench-stdin) cmd=("$pb" apply -C "$2" -) in=$TMP/fifo ;;
+    gnu-patch-stdin) cmd=(patch -s -p1 -d "$2") in=$TMP/fifo ;;
     *) apply_cmd "$1" "$2" "$3" real ;;
   esac
+  if [ "$in" != /dev/null ]; then
+    # cat runs in a subshell that exits at once: not this shell's child.
+    (cat "$3" >"$TMP/fifo" &)
+  fi
 }
+mkfifo "$TMP/fifo"
 
 # The start-up floor: the peak RSS of the binary applying a one-line
 # change to a three-line file.
@@ -80,16 +94,16 @@ for n in $counts; do
   sed -i 's|^diff --git a/old b/new|diff --git a/f b/f|; s|^--- a/old|--- a/f|; s|^+++ b/new|+++ b/f|' "$d/p.diff"
   got=$(grep -c '^@@ ' "$d/p.diff")
   [ "$got" -eq "$n" ] || { echo "bench-hunks: git diff made $got hunks, $n wanted" >&2; exit 2; }
-  tools=(patchbench patchbench-strict gnu-patch)
+  tools=(patchbench patchbench-strict patchbench-stdin gnu-patch gnu-patch-stdin)
   [ "$n" -le "$git_max" ] && tools+=(git-apply)
-  [ -n "${PB_BEFORE:-}" ] && [ "$n" -le "$before_max" ] && tools+=(patchbench-before)
+  [ -n "${PB_BEFORE:-}" ] && [ "$n" -le "$before_max" ] && tools+=(patchbench-before patchbench-before-stdin)
   declare -A wall=() cpu=() kb=()
   for ((i = 0; i < reps; i++)); do
     for tool in "${tools[@]}"; do
       cp "$d/old" "$d/repo/f"
       tool_cmd "$tool" "$d/repo" "$d/p.diff"
       t0=$(date +%s%N)
-      if ! { time /usr/bin/time -f '%M' -o "$TMP/rss" "${cmd[@]}" >/dev/null 2>"$TMP/err"; } 2>"$TMP/time"; then
+      if ! { time /usr/bin/time -f '%M' -o "$TMP/rss" "${cmd[@]}" <"$in" >/dev/null 2>"$TMP/err"; } 2>"$TMP/time"; then
         echo "bench-hunks: $tool refused $n hunks:" >&2
         head -5 "$TMP/err" >&2
         exit 2
@@ -113,20 +127,22 @@ for n in $counts; do
   done
   filekb=$(($(wc -c <"$d/old") / 1024))
   patchkb=$(($(wc -c <"$d/p.diff") / 1024))
-  for tool in patchbench patchbench-strict; do
+  for tool in patchbench patchbench-strict patchbench-stdin; do
+    peer=gnu-patch
+    [ "$tool" = patchbench-stdin ] && peer=gnu-patch-stdin
     # A CPU time under 1 ms is below bash's resolution: count it as 1.
     c=$(awk -v a="${cpu[$tool]}" 'BEGIN{print (a < 1 ? 1 : a)}')
-    g=$(awk -v a="${cpu[gnu-patch]}" 'BEGIN{print (a < 1 ? 1 : a)}')
-    tr=$(ratio "${wall[$tool]}" "${wall[gnu-patch]}")
+    g=$(awk -v a="${cpu[$peer]}" 'BEGIN{print (a < 1 ? 1 : a)}')
+    tr=$(ratio "${wall[$tool]}" "${wall[$peer]}")
     cr=$(ratio "$c" "$g")
     m=${kb[$tool]}
     net=$(awk -v m="$m" -v b="$basekb" 'BEGIN{print (m > b ? m - b : 0)}')
-    printf '%-8s %-18s wall/GNU patch %sx, cpu/GNU patch %sx, memory/GNU patch %sx\n' "$n" "$tool" \
-      "$tr" "$cr" "$(ratio "$m" "${kb[gnu-patch]}")"
+    printf '%-8s %-18s wall/%s %sx, cpu/%s %sx, memory/%s %sx\n' "$n" "$tool" \
+      "$peer" "$tr" "$peer" "$cr" "$peer" "$(ratio "$m" "${kb[$peer]}")"
     printf '%-8s %-18s memory/file %sx (file %s KB), memory/patch %sx (patch %s KB); above the start-up floor (%s KB): %s KB, %sx the file\n' "$n" "$tool" \
       "$(ratio "$m" "$filekb")" "$filekb" "$(ratio "$m" "$patchkb")" "$patchkb" "$basekb" "$net" "$(ratio "$net" "$filekb")"
     if awk -v r="$cr" 'BEGIN{exit !(r > 2.0)}'; then
-      echo "$n FAIL: $tool takes ${cr}x GNU patch's CPU time (target <= 2.0x)"
+      echo "$n FAIL: $tool takes ${cr}x $peer's CPU time (target <= 2.0x)"
       status=1
     fi
     if awk -v m="$m" -v b="$basekb" -v f="$filekb" 'BEGIN{exit !(m > 2 * f && (b < 2 * f || m - b > 2 * f))}'; then

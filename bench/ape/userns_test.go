@@ -20,43 +20,32 @@ import (
 // the task's file, and writes into the tree; no mount record is left. Run
 // as root, it runs itself again as nobody.
 func TestCompileUnprivileged(t *testing.T) {
-	if base := os.Getenv("APE_TEST_USERNS"); base != "" {
-		compileAsNobody(t, base)
-		return
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("runs as root, which runs it again as nobody")
-	}
-	ctx := context.Background()
-	base, err := os.MkdirTemp("", "ape-userns-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	repoDir := filepath.Join(base, "repo")
-	os.Rename(history(t), repoDir)
-	tasks, _, err := Build(ctx, repoDir, "HEAD", BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteTasks(filepath.Join(base, "tasks.jsonl"), tasks); err != nil {
-		t.Fatal(err)
-	}
-	store, err := envstore.Open(filepath.Join(base, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := repo.Open(ctx, repoDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := store.Build(ctx, r, []string{tasks[0].CommitHash}, envstore.BuildOptions{Setup: "echo built > .pb-env-built", Runner: sandbox.Plain{}})
-	r.Close()
-	if err != nil || built[0].Status != envstore.StatusBuilt {
-		t.Fatalf("env build: %v %+v", err, built)
-	}
-	os.Mkdir(filepath.Join(base, "home"), 0o755)
-	nobody.Rerun(t, base, "TestCompileUnprivileged", filepath.Join(base, "home"), []string{"APE_TEST_USERNS=" + base})
+	nobody.Test{Prefix: "ape-userns-", AsNobody: func(base string) { compileAsNobody(t, base) }, Setup: func(base string) (env, paths []string) {
+		ctx := context.Background()
+		repoDir := filepath.Join(base, "repo")
+		os.Rename(history(t), repoDir)
+		tasks, _, err := Build(ctx, repoDir, "HEAD", BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteTasks(filepath.Join(base, "tasks.jsonl"), tasks); err != nil {
+			t.Fatal(err)
+		}
+		store, err := envstore.Open(filepath.Join(base, "store"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := repo.Open(ctx, repoDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		built, err := store.Build(ctx, r, []string{tasks[0].CommitHash}, envstore.BuildOptions{Setup: "echo built > .pb-env-built", Runner: sandbox.Plain{}})
+		r.Close()
+		if err != nil || built[0].Status != envstore.StatusBuilt {
+			t.Fatalf("env build: %v %+v", err, built)
+		}
+		return nil, nil
+	}}.Run(t)
 }
 
 func compileAsNobody(t *testing.T, base string) {

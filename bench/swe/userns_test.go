@@ -27,44 +27,33 @@ import (
 // record, holder process or layer is left. Run as root, it runs itself
 // again as nobody.
 func TestEnvStoreUnprivileged(t *testing.T) {
-	if base := os.Getenv("SWE_TEST_USERNS"); base != "" {
-		sweAsNobody(t, base)
-		return
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("runs as root, which runs it again as nobody")
-	}
-	if _, err := os.Stat("/usr/bin/pytest"); err != nil {
-		t.Skip("no /usr/bin/pytest (Debian python3-pytest)")
-	}
-	base, err := os.MkdirTemp("", "swe-userns-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	f := swetest.Build(t, filepath.Join(base, "fx"))
-	py := f.Projects[0]
-	// The test command fails unless the environment's mark is there, and
-	// writes into the tree.
-	cmd := "test -f ENV_BUILT && echo written > written.txt && cat written.txt && " + py.TestCmd
-	writeJSONL(t, filepath.Join(base, "ds.jsonl"), []map[string]any{{"instance_id": "gold", "repo": py.Repo, "base_commit": py.Base,
-		"test_patch": py.TestPatch, "FAIL_TO_PASS": py.FailToPass, "PASS_TO_PASS": py.PassToPass, "test_cmd": cmd}})
-	writeJSONL(t, filepath.Join(base, "preds.jsonl"), []map[string]any{{"instance_id": "gold", "model_name_or_path": "m", "model_patch": py.Gold}})
-	s, err := envstore.Open(filepath.Join(base, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := repo.Open(context.Background(), py.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Build(context.Background(), r, []string{py.Base}, envstore.BuildOptions{Setup: "echo built > ENV_BUILT", Runner: sandbox.Detect(context.Background())})
-	r.Close()
-	if err != nil || res[0].Status != envstore.StatusBuilt {
-		t.Fatalf("build: %v %+v", err, res)
-	}
-	os.Mkdir(filepath.Join(base, "home"), 0o755)
-	nobody.Rerun(t, base, "TestEnvStoreUnprivileged", filepath.Join(base, "home"), []string{"SWE_TEST_USERNS=" + base})
+	nobody.Test{Prefix: "swe-userns-", AsNobody: func(base string) { sweAsNobody(t, base) }, Setup: func(base string) (env, paths []string) {
+		if _, err := os.Stat("/usr/bin/pytest"); err != nil {
+			t.Skip("no /usr/bin/pytest (Debian python3-pytest)")
+		}
+		f := swetest.Build(t, filepath.Join(base, "fx"))
+		py := f.Projects[0]
+		// The test command fails unless the environment's mark is there,
+		// and writes into the tree.
+		cmd := "test -f ENV_BUILT && echo written > written.txt && cat written.txt && " + py.TestCmd
+		writeJSONL(t, filepath.Join(base, "ds.jsonl"), []map[string]any{{"instance_id": "gold", "repo": py.Repo, "base_commit": py.Base,
+			"test_patch": py.TestPatch, "FAIL_TO_PASS": py.FailToPass, "PASS_TO_PASS": py.PassToPass, "test_cmd": cmd}})
+		writeJSONL(t, filepath.Join(base, "preds.jsonl"), []map[string]any{{"instance_id": "gold", "model_name_or_path": "m", "model_patch": py.Gold}})
+		s, err := envstore.Open(filepath.Join(base, "store"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := repo.Open(context.Background(), py.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Build(context.Background(), r, []string{py.Base}, envstore.BuildOptions{Setup: "echo built > ENV_BUILT", Runner: sandbox.Detect(context.Background())})
+		r.Close()
+		if err != nil || res[0].Status != envstore.StatusBuilt {
+			t.Fatalf("build: %v %+v", err, res)
+		}
+		return nil, nil
+	}}.Run(t)
 }
 
 func sweAsNobody(t *testing.T, base string) {

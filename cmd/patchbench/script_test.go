@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/patchbench/patchbench/cmd/internal/cli"
 	"github.com/patchbench/patchbench/envstore"
 	"github.com/patchbench/patchbench/hfhub/hubtest"
+	"github.com/patchbench/patchbench/internal/testdata"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
 )
@@ -42,6 +44,7 @@ func TestScripts(t *testing.T) {
 		"exitcode":     cmdExitCode,
 		"cmpruns":      cmdCmpRuns,
 		"waitrequests": cmdWaitRequests,
+		"manyhunks":    cmdManyHunks,
 	}})
 }
 
@@ -56,6 +59,36 @@ func scriptCondition(cond string) (bool, error) {
 		return ok, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// cmdManyHunks: manyhunks N DIR writes testdata.ManyHunks(N) to DIR: old
+// (8N lines), new (every eighth changed), p.diff (git's diff between
+// them as a/f and b/f, N hunks) and off.diff (the same with hunk N/2+1's
+// line numbers one line early, which only the engine places).
+func cmdManyHunks(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: manyhunks N DIR")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 {
+		ts.Fatalf("manyhunks: N %q", args[0])
+	}
+	old, neu, diff := testdata.ManyHunks(n)
+	line := 8*(n/2) + 2 // the middle hunk's first line
+	h := fmt.Sprintf("@@ -%d,7 +%d,7 @@", line, line)
+	off := strings.Replace(diff, h, fmt.Sprintf("@@ -%d,7 +%d,7 @@", line-1, line-1), 1)
+	if off == diff {
+		ts.Fatalf("manyhunks: no hunk %q", h)
+	}
+	dir := ts.MkAbs(args[1])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		ts.Fatalf("manyhunks: %v", err)
+	}
+	for name, text := range map[string]string{"old": old, "new": neu, "p.diff": diff, "off.diff": off} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			ts.Fatalf("manyhunks: %v", err)
+		}
+	}
 }
 
 // cmdExitCode: exitcode N COMMAND ARGS... runs COMMAND as exec does and

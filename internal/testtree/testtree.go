@@ -8,7 +8,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/patch"
 )
+
+// Root writes files to a new temporary directory and opens it as a
+// patch.Root, closed when the test ends.
+func Root(t testing.TB, files map[string]string) (string, *patch.Root) {
+	t.Helper()
+	dir := t.TempDir()
+	Write(t, dir, files)
+	root, err := patch.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return dir, root
+}
 
 // Write writes files under dir, making their directories; a name ending
 // in "/" is a directory, made empty.

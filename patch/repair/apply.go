@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"github.com/patchbench/patchbench/patch"
@@ -112,16 +113,25 @@ func ApplyReader(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOption
 	return applySource(root, source{r: src, size: size}, opts)
 }
 
-// source is the patch text, or where to read it.
+// ApplyText is [ApplyReader] on a text held in memory (the MCP server's
+// apply_patch, a patch read from a pipe): the fast path reads it from
+// memory, and the engine takes it as it is, uncopied. Unlike [Apply], the
+// report of a patch the fast path took has no [Report.Canonical].
+func ApplyText(root *patch.Root, text string, opts ApplyOptions) (*Report, error) {
+	return applySource(root, source{text: text, held: true, r: strings.NewReader(text), size: int64(len(text))}, opts)
+}
+
+// source is the patch text, or where to read it, or both (held).
 type source struct {
 	text string
+	held bool
 	r    io.ReaderAt
 	size int64
 }
 
 // read returns the whole text.
 func (s source) read(name string) (string, error) {
-	if s.r == nil {
+	if s.r == nil || s.held {
 		return s.text, nil
 	}
 	b := make([]byte, s.size)

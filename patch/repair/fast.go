@@ -45,9 +45,10 @@ import (
 // errNotFast says the engine must decide.
 var errNotFast = errors.New("not for the fast path")
 
-// fastMinSize is the smallest patch the fast path is tried on: below it
-// the engine costs less than the second read the fast path makes.
-const fastMinSize = 64 << 10
+// FastMinSize is the smallest patch the fast path ([ApplyReader],
+// [ApplyText]) is tried on: below it the engine costs less than the
+// second read the fast path makes.
+const FastMinSize = 64 << 10
 
 // fastOK reports whether the options allow the fast path: a unified diff
 // read with -p1 (the default), applied to the files it names.
@@ -470,7 +471,7 @@ func fastPass(r io.Reader, textSize int64, reverse bool, places *[]patch.Placeme
 // false, leaving rep alone, when the engine must decide. Per-hunk reports
 // are made unless brief.
 func applyFast(root *patch.Root, src io.ReaderAt, size int64, opts ApplyOptions, brief bool, rep *Report) bool {
-	if size < fastMinSize || !fastOK(opts) {
+	if size < FastMinSize || !fastOK(opts) {
 		return false
 	}
 	open := func(name string) (io.ReadCloser, error) { return root.Open(name) }

@@ -1,8 +1,8 @@
 package repair_test
 
 // The fast path against the engine through the files on disk: the same
-// patch applied by ApplyReader (which may take the fast path) and by
-// Apply (which never does) must leave the same bytes and modes, the same
+// patch applied by ApplyReader and ApplyText (which may take the fast
+// path) and by Apply (which never does) must leave the same bytes and modes, the same
 // error and kind, and the same JSON report, under every option set.
 
 import (
@@ -28,10 +28,17 @@ type diskOutcome struct {
 	Modes  map[string]os.FileMode
 }
 
-// applyOnDisk writes files to a new directory, applies text to it through
-// ApplyReader (stream: the fast path may take it) or Apply (the engine
-// only), and returns what happened.
-func applyOnDisk(t *testing.T, files map[string]string, modes map[string]os.FileMode, text string, opts repair.ApplyOptions, stream bool) diskOutcome {
+// The ways to apply a patch text: Apply (the engine only), ApplyReader
+// from a file and ApplyText (the fast path may take either).
+const (
+	viaEngine = "engine"
+	viaReader = "reader"
+	viaText   = "text"
+)
+
+// applyOnDisk writes files to a new directory, applies text to it via
+// one of the ways, and returns what happened.
+func applyOnDisk(t *testing.T, files map[string]string, modes map[string]os.FileMode, text string, opts repair.ApplyOptions, via string) diskOutcome {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -59,11 +66,14 @@ func applyOnDisk(t *testing.T, files map[string]string, modes map[string]os.File
 	defer root.Close()
 	opts.Name = "p.diff"
 	var rep *repair.Report
-	if stream {
+	switch via {
+	case viaReader:
 		f, _ := os.Open(pf)
 		defer f.Close()
 		rep, err = repair.ApplyReader(root, f, int64(len(text)), opts)
-	} else {
+	case viaText:
+		rep, err = repair.ApplyText(root, text, opts)
+	default:
 		rep, err = repair.Apply(root, text, opts)
 	}
 	var o diskOutcome
@@ -138,17 +148,20 @@ func TestFastPathVsEngineOnDisk(t *testing.T) {
 	for _, c := range cases {
 		for on, opts := range optss {
 			t.Run(c.name+"/"+on, func(t *testing.T) {
-				e := applyOnDisk(t, c.files, c.modes, c.text, opts, false)
-				f := applyOnDisk(t, c.files, c.modes, c.text, opts, true)
-				if opts.Brief {
-					// Only the fast path leaves the hunks out.
-					if fast := e.Report != f.Report; fast != c.fast {
-						t.Errorf("fast path taken: %v, want %v", fast, c.fast)
+				e := applyOnDisk(t, c.files, c.modes, c.text, opts, viaEngine)
+				for _, via := range []string{viaReader, viaText} {
+					f := applyOnDisk(t, c.files, c.modes, c.text, opts, via)
+					e := e
+					if opts.Brief {
+						// Only the fast path leaves the hunks out.
+						if fast := e.Report != f.Report; fast != c.fast {
+							t.Errorf("%s: fast path taken: %v, want %v", via, fast, c.fast)
+						}
+						e.Report, f.Report = "", ""
 					}
-					e.Report, f.Report = "", ""
-				}
-				if d := cmp.Diff(e, f); d != "" {
-					t.Errorf("(-engine +stream):\n%s", d)
+					if d := cmp.Diff(e, f); d != "" {
+						t.Errorf("(-engine +%s):\n%s", via, d)
+					}
 				}
 			})
 		}
@@ -167,7 +180,8 @@ func TestFastPathFileChangedBeforeWrite(t *testing.T) {
 		{"outside the hunks", "prepended\n" + old},
 		{"same size", strings.Replace(old, "line 0 of", "LINE 0 of", 1)},
 	} {
-		for _, stream := range []bool{false, true} {
+		for _, via := range []string{viaEngine, viaReader, viaText} {
+			stream := via != viaEngine
 			dir := t.TempDir()
 			p := filepath.Join(dir, "f")
 			if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
@@ -180,9 +194,12 @@ func TestFastPathFileChangedBeforeWrite(t *testing.T) {
 			opts := repair.ApplyOptions{Name: "p.diff", Strip: 1, Guard: func() (func(), error) {
 				return func() {}, os.WriteFile(p, []byte(mut.content), 0o644)
 			}}
-			if stream {
+			switch via {
+			case viaReader:
 				_, err = repair.ApplyReader(root, strings.NewReader(diff), int64(len(diff)), opts)
-			} else {
+			case viaText:
+				_, err = repair.ApplyText(root, diff, opts)
+			default:
 				_, err = repair.Apply(root, diff, opts)
 			}
 			root.Close()
@@ -191,9 +208,9 @@ func TestFastPathFileChangedBeforeWrite(t *testing.T) {
 			case !stream && (err != nil || string(got) != neu):
 				t.Errorf("%s, engine: %v, new content written: %v", mut.name, err, string(got) == neu)
 			case stream && (repair.KindOf(err) != repair.KindWrite || string(got) != mut.content):
-				t.Errorf("%s, fast path: %v (kind %v), the change kept: %v", mut.name, err, repair.KindOf(err), string(got) == mut.content)
+				t.Errorf("%s, fast path (%s): %v (kind %v), the change kept: %v", mut.name, via, err, repair.KindOf(err), string(got) == mut.content)
 			case stream && err.Error() != "write f: p.diff: the patch or f changed while it was applied":
-				t.Errorf("%s, fast path: error %q", mut.name, err)
+				t.Errorf("%s, fast path (%s): error %q", mut.name, via, err)
 			}
 		}
 	}

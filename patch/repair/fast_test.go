@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/patchbench/patchbench/internal/testdata"
+	"github.com/patchbench/patchbench/internal/testtree"
 	"github.com/patchbench/patchbench/patch"
 	"github.com/patchbench/patchbench/patch/repair"
 )
@@ -338,41 +339,59 @@ func fastDiffCase(seed uint64, ctx, mutate uint8) (int, string) {
 	return n, ""
 }
 
-// TestApplyReaderFastPath: ApplyReader takes the fast path for a large
-// well-formed diff (Brief then leaves the hunks out of the report, which
-// the engine never does) and writes the new file; a diff whose one hunk
-// is off by a line goes to the engine, which places it.
+// TestApplyReaderFastPath: ApplyReader and ApplyText take the fast path
+// for a large well-formed diff (Brief then leaves the hunks out of the
+// report, which the engine never does) and write the new file; a diff
+// whose one hunk is off by a line, and the largest of its kind under
+// FastMinSize, go to the engine, which applies them.
 func TestApplyReaderFastPath(t *testing.T) {
 	old, neu, diff := testdata.ManyHunks(1000)
 	off := strings.Replace(diff, "@@ -1602,7 +1602,7 @@", "@@ -1601,7 +1601,7 @@", 1)
 	if off == diff {
 		t.Fatal("no hunk at line 1602 to move")
 	}
+	// The most hunks whose diff is under FastMinSize.
+	n := 1000*repair.FastMinSize/len(diff) + 50
+	smallOld, smallNew, small := testdata.ManyHunks(n)
+	for len(small) >= repair.FastMinSize {
+		n--
+		smallOld, smallNew, small = testdata.ManyHunks(n)
+	}
+	if _, _, d := testdata.ManyHunks(n + 1); len(d) < repair.FastMinSize {
+		t.Fatalf("ManyHunks(%d) is under FastMinSize too", n+1)
+	}
 	for _, tc := range []struct {
 		name, text string
+		old, neu   string
 		fast       bool
-	}{{"well-formed", diff, true}, {"a hunk off by a line", off, false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "f"), []byte(old), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			root, err := patch.OpenRoot(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer root.Close()
-			rep, err := repair.ApplyReader(root, strings.NewReader(tc.text), int64(len(tc.text)), repair.ApplyOptions{Name: "p.diff", Strip: 1, Brief: true})
-			if err != nil || rep.Status != repair.StatusApplied || len(rep.Files) != 1 {
-				t.Fatalf("apply: %v, %+v", err, rep)
-			}
-			if fast := rep.Files[0].Hunks == nil; fast != tc.fast {
-				t.Errorf("fast path taken: %v, want %v", fast, tc.fast)
-			}
-			got, _ := os.ReadFile(filepath.Join(dir, "f"))
-			if string(got) != neu {
-				t.Errorf("the file after differs from the new one")
-			}
-		})
+	}{
+		{"well-formed", diff, old, neu, true},
+		{"a hunk off by a line", off, old, neu, false},
+		{"under FastMinSize", small, smallOld, smallNew, false},
+	} {
+		for _, via := range []string{viaReader, viaText} {
+			t.Run(tc.name+"/"+via, func(t *testing.T) {
+				dir, root := testtree.Root(t, map[string]string{"f": tc.old})
+				opts := repair.ApplyOptions{Name: "p.diff", Strip: 1, Brief: true}
+				var rep *repair.Report
+				var err error
+				if via == viaText {
+					rep, err = repair.ApplyText(root, tc.text, opts)
+				} else {
+					rep, err = repair.ApplyReader(root, strings.NewReader(tc.text), int64(len(tc.text)), opts)
+				}
+				if err != nil || rep.Status != repair.StatusApplied || len(rep.Files) != 1 {
+					t.Fatalf("apply: %v, %+v", err, rep)
+				}
+				if fast := rep.Files[0].Hunks == nil; fast != tc.fast {
+					t.Errorf("fast path taken: %v, want %v", fast, tc.fast)
+				}
+				got, _ := os.ReadFile(filepath.Join(dir, "f"))
+				if string(got) != tc.neu {
+					t.Errorf("the file after differs from the new one")
+				}
+			})
+		}
 	}
+	t.Logf("ManyHunks(%d): %d bytes, under FastMinSize", n, len(small))
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/patchbench/patchbench/cmd/internal/cmdline"
 	"github.com/patchbench/patchbench/patch"
@@ -135,18 +136,9 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 	}
 	opts := repair.ApplyOptions{Name: name, Strict: o.strict, Format: f, Target: o.target,
 		Reverse: o.reverse, Check: o.check, Strip: o.strip, FixedStrip: o.stripSet, Guard: o.guard, Brief: !o.json}
-	var rep *repair.Report
-	if pf, size, ok := openPatchFile(name); ok {
-		// A regular file is read as the apply needs it: a large diff is
-		// streamed, not held whole.
-		defer pf.Close()
-		rep, err = repair.ApplyReader(root, pf, size, opts)
-	} else {
-		text, rerr := ReadInput(sio, name)
-		if rerr != nil {
-			return rerr
-		}
-		rep, err = repair.Apply(root, text, opts)
+	rep, err := applyInput(root, name, sio, opts)
+	if rep == nil {
+		return err
 	}
 	err = exitOf(err)
 	if o.json {
@@ -161,13 +153,134 @@ func runApply(o applyOptions, name string, sio Stdio) error {
 	return err
 }
 
-// openPatchFile opens the patch file name when it is a regular file
-// (not standard input, a pipe or a directory, which ReadInput reads or
-// refuses).
-func openPatchFile(name string) (*os.File, int64, bool) {
-	if name == "-" {
-		return nil, 0, false
+// applyInput applies the patch named name ("-" for standard input) so
+// that a large diff can take the fast path (repair.ApplyReader), which
+// streams it instead of holding it whole: a regular file, or standard
+// input redirected from one, is read where it is; standard input on a
+// pipe is spooled to a temporary file when it holds repair.FastMinSize
+// bytes or more, else held in memory (readStdin, repair.ApplyText);
+// another named input (a named pipe) is read whole. A nil report comes
+// with the input's error (exit 2).
+func applyInput(root *patch.Root, name string, sio Stdio, opts repair.ApplyOptions) (*repair.Report, error) {
+	if name != "-" {
+		if pf, size, ok := openPatchFile(name); ok {
+			defer pf.Close()
+			return repair.ApplyReader(root, pf, size, opts)
+		}
+		text, err := ReadInput(sio, name)
+		if err != nil {
+			return nil, err
+		}
+		return repair.Apply(root, text, opts)
 	}
+	if f, ok := sio.In.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if off, err := f.Seek(0, io.SeekCurrent); err == nil && off <= fi.Size() {
+				// Read from where standard input is, and leave it at its
+				// end, as reading it would.
+				defer f.Seek(0, io.SeekEnd)
+				return repair.ApplyReader(root, io.NewSectionReader(f, off, fi.Size()-off), fi.Size()-off, opts)
+			}
+		}
+	}
+	sp, text, err := readStdin(sio.In, newSpool)
+	if err != nil {
+		return nil, Usage(fmt.Errorf("read -: %w", err))
+	}
+	if sp == nil {
+		return repair.ApplyText(root, unsafe.String(unsafe.SliceData(text), len(text)), opts)
+	}
+	defer sp.Close()
+	return repair.ApplyReader(root, sp, sp.size, opts)
+}
+
+// readStdin reads standard input: whole into memory (text) when it is
+// under repair.FastMinSize or no temporary file can be written (a full
+// disk), else into the file create makes (sp).
+func readStdin(in io.Reader, create func() (*spooled, error)) (sp *spooled, text []byte, err error) {
+	head := make([]byte, repair.FastMinSize)
+	n, err := io.ReadFull(in, head)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return nil, head[:n], nil
+	case err != nil:
+		return nil, nil, err
+	}
+	sp, err = create()
+	if err != nil {
+		rest, err := io.ReadAll(in)
+		return nil, append(head, rest...), err
+	}
+	buf := head
+	for {
+		if _, werr := sp.Write(buf); werr != nil {
+			// The bytes before buf are in the file whole: read them
+			// back, then buf and the rest, into memory.
+			text = make([]byte, sp.size, sp.size+int64(len(buf)))
+			_, rerr := sp.ReadAt(text, 0)
+			sp.Close()
+			if rerr != nil {
+				return nil, nil, fmt.Errorf("spool: %w (after %w)", rerr, werr)
+			}
+			rest, err := io.ReadAll(in)
+			return nil, append(append(text, buf...), rest...), err
+		}
+		sp.size += int64(len(buf))
+		n, err := io.ReadFull(in, buf[:cap(buf)])
+		buf = buf[:n]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if n == 0 {
+				return sp, nil, nil
+			}
+			continue
+		}
+		if err != nil {
+			sp.Close()
+			return nil, nil, err
+		}
+	}
+}
+
+// newSpool makes a temporary file for standard input, removed at once so
+// that nothing is left if the command is killed (where an open file
+// cannot be removed, it is removed at Close).
+func newSpool() (*spooled, error) {
+	f, err := os.CreateTemp("", "patchbench-stdin-*")
+	if err != nil {
+		return nil, err
+	}
+	sp := &spooled{spoolFile: f}
+	if os.Remove(f.Name()) != nil {
+		sp.name = f.Name()
+	}
+	return sp, nil
+}
+
+// spoolFile is what a spool is written and read through: an *os.File.
+type spoolFile interface {
+	io.Writer
+	io.ReaderAt
+	io.Closer
+}
+
+// spooled is standard input in a temporary file.
+type spooled struct {
+	spoolFile
+	size int64
+	name string // to remove at Close, when it could not be at once
+}
+
+func (s *spooled) Close() error {
+	err := s.spoolFile.Close()
+	if s.name != "" {
+		os.Remove(s.name)
+	}
+	return err
+}
+
+// openPatchFile opens the patch file name when it is a regular file
+// (not a pipe or a directory, which ReadInput reads or refuses).
+func openPatchFile(name string) (*os.File, int64, bool) {
 	pf, err := os.Open(name)
 	if err != nil {
 		return nil, 0, false
