@@ -228,7 +228,10 @@ func Repair(text string, opts Options) (*Result, error) {
 		// Take the edit out of prose, fences and tags.
 		ex, err := extract.Extract(text)
 		if err != nil {
-			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
+			// The error's own "extract: no edit found: " would say it
+			// twice after this Error's "no edit found: ".
+			reason := strings.TrimPrefix(err.Error(), "extract: "+extract.ErrNoEdit.Error()+": ")
+			return res, &Error{Reason: reason, Err: ErrNoEdit, Kind: KindNoEdit}
 		}
 		res.Extracted = ex.Source
 		text = ex.Text
