@@ -5,10 +5,11 @@
 //
 // # Layout
 //
-//	DIR/format                   "patchbench-envstore 1"
+//	DIR/format                   "patchbench-envstore 2" (1: every manifest in full)
 //	DIR/objects/ab/<sha256>      file contents, read-only (0444), each unique content once
 //	DIR/objects/ab/<sha256>.x    the same for executable files (0555)
 //	DIR/manifests/<commit>.json.gz   one per stored commit: path, type, mode, size, hash; symlink targets
+//	                             (in full, or what differs from a full one: see manifestFile)
 //	DIR/failed/<commit>.json     a setup that failed: exit code and log (no manifest, no objects kept for it)
 //	DIR/gitmap                   what git told us: blob id -> SHA-256 of the checked-out content
 //	DIR/tmp/                     build trees and temporary files; only gc removes what a killed build left
@@ -94,7 +95,11 @@
 // honour it write the same bytes for the same sources at every commit
 // (Python's byte-compiler then writes hash-checked .pyc files), so a build
 // output that did not change is stored once, not once per commit. The time
-// is recorded in the manifest (Manifest.SourceDateEpoch).
+// is recorded in the manifest (Manifest.SourceDateEpoch). It also runs with
+// PYTHONHASHSEED=0 unless BuildOptions.Env sets it: Python before 3.11
+// writes a frozenset constant's strings in hash order, and hashes are
+// otherwise seeded at random per process, so one module's byte-code would
+// differ from build to build (Manifest.PythonHashSeed).
 //
 // # Concurrency
 //
@@ -132,7 +137,15 @@ import (
 	"github.com/patchbench/patchbench/internal/flock"
 )
 
-const formatLine = "patchbench-envstore 1\n"
+// formatLine is the format of the stores Open makes: 2, whose manifests
+// may be stored against a base (see manifestFile). Stores of format 1
+// (every manifest in full) are read and written as they are: a program
+// that knows only format 1 refuses a store of format 2 rather than read a
+// manifest stored against a base as the whole tree.
+const (
+	formatLine   = "patchbench-envstore 2\n"
+	formatLineV1 = "patchbench-envstore 1\n"
+)
 
 // Store is an environment store in a directory. Its methods are safe for
 // concurrent use, and several processes may use one store.
@@ -141,6 +154,11 @@ type Store struct {
 
 	mu     sync.Mutex
 	gitmap map[string]string // blob id -> sha256, nil until loaded
+	// deltas: the store's format lets manifests be stored against a base
+	// (format 2); base is the one this process uses, once looked for.
+	deltas     bool
+	base       *deltaBase
+	baseLooked bool
 
 	// Whether this process can mount an overlay, probed once.
 	overlayOnce sync.Once
@@ -215,10 +233,12 @@ func open(dir string, create bool) (*Store, error) {
 		}
 	case err != nil:
 		return fail(err)
+	case string(b) == formatLineV1:
+		return &Store{dir: abs}, nil
 	case string(b) != formatLine:
 		return fail(fmt.Errorf("unknown store format %q", strings.TrimSpace(string(b))))
 	}
-	return &Store{dir: abs}, nil
+	return &Store{dir: abs, deltas: true}, nil
 }
 
 // Dir returns the store's directory.

@@ -38,9 +38,9 @@ through a restored tree reaches the store: restore uses reflinks where the
 file system has them, hard links only where this process cannot write a
 read-only file, and copies otherwise (root on a file system without
 reflinks). Setups run with SOURCE_DATE_EPOCH set to the commit's committer
-time and the checkout's files dated to it, so build outputs repeat across
-commits and are stored once. Only "env build" makes a store; the other
-subcommands refuse a --store that holds none.
+time, the checkout's files dated to it, and PYTHONHASHSEED=0, so build
+outputs repeat across commits and are stored once. Only "env build" makes
+a store; the other subcommands refuse a --store that holds none.
 
 Exit status: 0 success; 1 the operation did not succeed (a setup failed, a
 problem found by verify); 2 usage or input error.`,
@@ -104,7 +104,12 @@ The setup runs with SOURCE_DATE_EPOCH set to the commit's committer time
 (unless --env sets it), and every file of the checkout has that time as its
 modification time: tools that stamp times (Python's byte-compiler, which
 then writes hash-checked .pyc files; archivers) write the same bytes at
-every commit where the sources are the same, and the store keeps them once.`,
+every commit where the sources are the same, and the store keeps them once.
+It also runs with PYTHONHASHSEED=0 (unless --env sets it; set it empty or
+to "random" for Python's random seed): Python before 3.11 writes a set of
+strings in a module's byte-code in the order of their hashes, which are
+otherwise seeded at random in each process. Both are recorded in the
+manifest.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnvBuild(cmd, g, o, sio)
