@@ -3,10 +3,13 @@ package codesearch
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
+	"github.com/patchbench/patchbench/internal/gittest"
 	"github.com/patchbench/patchbench/repo"
 )
 
@@ -59,4 +62,61 @@ func BenchmarkGrepSearch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBuildIndex builds the index of a generated repository of 200
+// Python files: cold (every file read and chunked) and again with the
+// blob cache of an earlier build of a commit that changed one file (every
+// other file replayed), the two costs of a cold loc run.
+func BenchmarkBuildIndex(b *testing.B) {
+	gittest.Need(b)
+	dir := b.TempDir()
+	files := map[string]string{}
+	for i := range 200 {
+		var src strings.Builder
+		fmt.Fprintf(&src, "import os\nfrom pkg.mod%d import helper%d\n\n\nclass Thing%d:\n", (i+1)%200, i, i)
+		for j := range 20 {
+			fmt.Fprintf(&src, "    def parseHTTPRequest%d_%d(self, value_%d):\n        # getResponseCode for item %d of the batch\n        return self.value_%d + helper%d(value_%d)\n\n", i, j, j, j, j, i, j)
+		}
+		files[fmt.Sprintf("pkg/mod%d.py", i)] = src.String()
+	}
+	gittest.CommitFiles(b, dir, files)
+	ctx := context.Background()
+	r, err := repo.Open(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	first, err := r.ResolveCommit(ctx, "HEAD")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gittest.WriteFiles(b, dir, map[string]string{"pkg/mod0.py": "def changed():\n    return 1\n"})
+	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "two"}} {
+		if _, err := gittest.Run(b, dir, "", args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	second, err := r.ResolveCommit(ctx, "HEAD")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := BuildIndex(ctx, r, second); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("replayed", func(b *testing.B) {
+		blobs := newBlobCache(1 << 30)
+		if _, err := buildIndex(ctx, r, first, blobs); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := buildIndex(ctx, r, second, blobs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -46,9 +47,14 @@ type Index struct {
 	Classes []Chunk
 	// Imports are the files' import statements (see [fileImports]):
 	// Path the importing file, Name what it imports, Start its line.
-	Imports  []Chunk
-	DocLen   []int32
-	Terms    map[string][]posting
+	Imports []Chunk
+	DocLen  []int32
+	// Terms are the index's terms in sorted order, Postings each one's
+	// postings (see [Index.postings]): built in that order from the
+	// blob cache's sorted terms and written so, without a map of 80,000
+	// terms to fill per build and per read.
+	Terms    []string
+	Postings [][]posting
 	AvgLen   float64
 	NumFiles int
 	// Blobs are the files' blob ids, in the order of their chunks: what
@@ -56,6 +62,15 @@ type Index struct {
 	Blobs []string
 
 	tab repoTables // the signals' lookups, built on first use
+}
+
+// postings returns term t's postings (nil if no chunk has it).
+func (ix *Index) postings(t string) []posting {
+	i, ok := slices.BinarySearch(ix.Terms, t)
+	if !ok {
+		return nil
+	}
+	return ix.Postings[i]
 }
 
 // BuildIndex indexes every file of rp at commit whose language package
@@ -68,158 +83,167 @@ func BuildIndex(ctx context.Context, rp *repo.Repo, commit string) (*Index, erro
 }
 
 // buildIndex is BuildIndex taking the blobs blobs knows from it, and
-// putting the others there.
+// putting the others there (nil: a cache of this build alone).
+//
+// Every file's terms are in the ids of the cache's interned terms: a file
+// replayed from the cache is its entry's slices as they are, and the
+// build counts postings in a slice indexed by those ids. Translating each
+// replayed file into a build's own vocabulary, then into the build's
+// global ids through a map, took a fifth of a cold run's CPU over the 84
+// dev cases.
 func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCache) (*Index, error) {
-	// A slot is one file: the workers chunk it, the merger takes it in
-	// file order once done is closed.
+	if blobs == nil {
+		blobs = newBlobCache(0)
+	}
+	// A slot is one file: a file met before is filled from its cache
+	// entry as it is listed; the workers chunk the others. Slots are
+	// counted in file order once all are done, so that chunk ids do not
+	// depend on which worker chunked a file. (A channel round trip per
+	// replayed file, and a merger woken per file, cost more CPU than
+	// their work on a loaded machine.)
 	type slot struct {
 		path, src string
 		id        string
-		known     *blobEntry
-		done      chan struct{}
 		chunks    []Chunk
 		classes   []Chunk
 		imports   []Chunk
-		terms     [][]termCount // per chunk, in the ids of vocab
-		vocab     *vocab
-		newTerms  []string // the terms vocab met first in this file
+		terms     [][]termCount // per chunk, in the cache's interned ids
 		err       error
 	}
 	work := make(chan *slot, 64)
-	order := make(chan *slot, 1<<16)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
-		v := newVocab()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			v := newVocab()
 			p := symbols.NewParser()
 			defer p.Close()
-			// A worker takes its files in file order, so the merger meets
-			// each vocabulary's new terms in the order of their ids.
 			for f := range work {
-				known := len(v.terms)
-				if f.known != nil {
-					f.chunks, f.terms, f.classes, f.imports = f.known.replay(v, blobs.termsNow(), f.path)
-				} else {
-					f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
-					if f.err == nil {
-						f.imports = fileImports(f.path, f.src)
-						blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.imports, f.terms, v)
-					}
+				f.chunks, f.terms, f.classes, f.err = chunkFile(ctx, p, v, f.path, f.src)
+				if f.err == nil {
+					f.imports = fileImports(f.path, f.src)
+					detachNames(f.chunks, f.classes, f.imports)
+					blobs.put(blobKey(f.id, f.path), f.chunks, f.classes, f.imports, f.terms, v)
 				}
-				f.vocab, f.newTerms, f.src = v, v.terms[known:len(v.terms):len(v.terms)], ""
-				close(f.done)
+				f.src = ""
 			}
 		}()
 	}
-
-	// The merger gives the terms global ids and counts their postings
-	// while the workers chunk, in file order, so that chunk ids and
-	// postings do not depend on which worker chunked a file. Each worker's
-	// term ids are translated once per term, not once per occurrence.
-	var (
-		merged   []*slot
-		global   = map[string]int32{}
-		terms    []string
-		counts   []int32 // a global id → its number of postings
-		trans    = map[*vocab][]int32{}
-		nChunks  int
-		mergeErr error
-	)
-	mergeDone := make(chan struct{})
-	go func() {
-		defer close(mergeDone)
-		for f := range order {
-			<-f.done
-			if f.err != nil {
-				if mergeErr == nil {
-					mergeErr = f.err
-				}
-				continue
-			}
-			tr := trans[f.vocab]
-			for range f.newTerms {
-				tr = append(tr, -1)
-			}
-			known := len(tr) - len(f.newTerms)
-			for k, t := range f.newTerms {
-				g, ok := global[t]
-				if !ok {
-					g = int32(len(terms))
-					global[t] = g
-					terms = append(terms, t)
-					counts = append(counts, 0)
-				}
-				tr[known+k] = g
-			}
-			trans[f.vocab] = tr
-			nChunks += len(f.chunks)
-			for _, tcs := range f.terms {
-				for _, tc := range tcs {
-					counts[tr[tc.term]]++
-				}
-			}
-			merged = append(merged, f)
+	var slots []*slot
+	err := treeFiles(ctx, rp, commit, blobs.get, func(path, src string, b *blobEntry, id string) {
+		f := &slot{path: path, src: src, id: id}
+		slots = append(slots, f)
+		if b != nil {
+			f.chunks, f.classes, f.imports = b.at(path)
+			f.terms = b.terms
+			return
 		}
-	}()
-
-	n := 0
-	var known func(string) *blobEntry
-	if blobs != nil {
-		known = blobs.get
-	}
-	err := treeFiles(ctx, rp, commit, known, func(path, src string, b *blobEntry, id string) {
-		f := &slot{path: path, src: src, id: id, known: b, done: make(chan struct{})}
-		order <- f
 		work <- f
-		n++
 	})
 	close(work)
-	close(order)
 	wg.Wait()
-	<-mergeDone
-	if err == nil {
-		err = mergeErr
-	}
 	if err != nil {
 		return nil, err
 	}
+	n := len(slots)
+
+	// Each term's postings counted, in the cache's interned ids.
+	var (
+		// counts is an interned id → its number of postings, sized for
+		// the terms interned so far (it grows with new ones).
+		counts   = make([]int32, len(blobs.termsNow()))
+		used     []int32 // the interned ids met, in the order met
+		nChunks  int
+		nClasses int
+		nImports int
+	)
+	for _, f := range slots {
+		if f.err != nil {
+			return nil, f.err
+		}
+		nChunks += len(f.chunks)
+		nClasses += len(f.classes)
+		nImports += len(f.imports)
+		for _, tcs := range f.terms {
+			for _, tc := range tcs {
+				if int(tc.term) >= len(counts) {
+					counts = append(counts, make([]int32, int(tc.term)+1-len(counts)+len(counts)/2)...)
+				}
+				if counts[tc.term] == 0 {
+					used = append(used, tc.term)
+				}
+				counts[tc.term]++
+			}
+		}
+	}
 	ix := &Index{Version: indexVersion, NumFiles: n}
-	postings := make([][]posting, len(terms))
-	for g, c := range counts {
-		postings[g] = make([]posting, 0, c)
+	interned := blobs.termsNow()
+	used = blobs.sortTerms(rp.GitDir(), used, counts, interned)
+	// counts becomes an interned id → its place in used and postings.
+	postings := make([][]posting, len(used))
+	for k, g := range used {
+		postings[k] = make([]posting, 0, counts[g])
+		counts[g] = int32(k)
 	}
 	ix.Chunks = make([]Chunk, 0, nChunks)
 	ix.DocLen = make([]int32, 0, nChunks)
 	total := 0
-	ix.Blobs = make([]string, 0, len(merged))
-	for _, f := range merged {
+	ix.Blobs = make([]string, 0, len(slots))
+	ix.Classes, ix.Imports = make([]Chunk, 0, nClasses), make([]Chunk, 0, nImports)
+	for _, f := range slots {
 		ix.Blobs = append(ix.Blobs, f.id)
 		ix.Classes = append(ix.Classes, f.classes...)
 		ix.Imports = append(ix.Imports, f.imports...)
-		tr := trans[f.vocab]
 		for j, c := range f.chunks {
 			id := int32(len(ix.Chunks))
 			ix.Chunks = append(ix.Chunks, c)
 			n := int32(0)
 			for _, tc := range f.terms[j] {
-				g := tr[tc.term]
-				postings[g] = append(postings[g], posting{id, tc.tf})
+				k := counts[tc.term]
+				postings[k] = append(postings[k], posting{id, tc.tf})
 				n += tc.tf
 			}
 			ix.DocLen = append(ix.DocLen, n)
 			total += int(n)
 		}
 	}
-	ix.Terms = make(map[string][]posting, len(terms))
-	for g, t := range terms {
-		ix.Terms[t] = postings[g]
+	ix.Terms, ix.Postings = make([]string, len(used)), postings
+	for k, g := range used {
+		ix.Terms[k] = interned[g]
 	}
 	if len(ix.Chunks) > 0 {
 		ix.AvgLen = float64(total) / float64(len(ix.Chunks))
 	}
 	return ix, nil
+}
+
+// detachNames copies the names of a file's chunks, classes and imports
+// into one string of their own: a name cut from the file's text kept the
+// whole text alive as long as the index or the blob cache held its chunk
+// (the sources of every chunked file, 100 MB at the end of a cold run over
+// the 84 dev cases).
+func detachNames(lists ...[]Chunk) {
+	n := 0
+	for _, l := range lists {
+		for _, c := range l {
+			n += len(c.Name)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, l := range lists {
+		for _, c := range l {
+			b.WriteString(c.Name)
+		}
+	}
+	all := b.String()
+	for _, l := range lists {
+		for i := range l {
+			k := len(l[i].Name)
+			l[i].Name, all = all[:k], all[k:]
+		}
+	}
 }
 
 // Bounds on what one file puts in the index. A line longer than
@@ -343,9 +367,10 @@ type vocab struct {
 	terms   []string           // an id → its term
 	counts  []int32            // an id → its count in the current chunk
 	touched []int32            // the ids counted in the current chunk
-	// fromInterned maps the blob cache's term ids to this vocab's (-1:
-	// not met yet).
-	fromInterned []int32
+	buf     []byte             // a word's terms, lower-cased (see wordTermBytes)
+	// toInterned maps this vocab's ids to the blob cache's interned
+	// ids (-1: not interned yet).
+	toInterned []int32
 }
 
 func newVocab() *vocab {
@@ -357,11 +382,11 @@ func (v *vocab) add(text string) {
 	eachWord(text, func(word string) {
 		ids, ok := v.words[word]
 		if !ok {
-			wordTerms(word, func(t string) {
-				id, ok := v.ids[t]
+			v.buf = wordTermBytes(word, v.buf, func(b []byte) {
+				id, ok := v.ids[string(b)]
 				if !ok {
 					id = int32(len(v.terms))
-					t = strings.Clone(t)
+					t := string(b)
 					v.ids[t] = id
 					v.terms = append(v.terms, t)
 					v.counts = append(v.counts, 0)
@@ -377,31 +402,6 @@ func (v *vocab) add(text string) {
 			v.counts[id]++
 		}
 	})
-}
-
-// addInterned counts the blob cache's term g (a string of interned) tf
-// times in the current chunk. The vocab keeps each interned id's own id,
-// so a term is looked up by its string once per build.
-func (v *vocab) addInterned(interned []string, g, tf int32) {
-	for int(g) >= len(v.fromInterned) {
-		v.fromInterned = append(v.fromInterned, -1)
-	}
-	id := v.fromInterned[g]
-	if id < 0 {
-		t := interned[g]
-		var ok bool
-		if id, ok = v.ids[t]; !ok {
-			id = int32(len(v.terms))
-			v.ids[t] = id
-			v.terms = append(v.terms, t)
-			v.counts = append(v.counts, 0)
-		}
-		v.fromInterned[g] = id
-	}
-	if v.counts[id] == 0 {
-		v.touched = append(v.touched, id)
-	}
-	v.counts[id] += tf
 }
 
 // take returns the current chunk's term counts and starts a new chunk.
@@ -461,17 +461,37 @@ var wordByte = func() (t [256]bool) {
 // wordTerms emits the terms of one word: the whole word lower-cased when
 // it has several parts, then each part (see [splitIdent]).
 func wordTerms(word string, emit func(string)) {
-	parts := splitIdent(word)
-	if len(parts) > 1 {
-		if w := strings.ToLower(word); keep(w) {
-			emit(w)
+	wordTermBytes(word, nil, func(t []byte) { emit(string(t)) })
+}
+
+// wordTermBytes is wordTerms lower-casing into buf (returned, to be used
+// again): the index build looks each term up as m[string(t)], which does
+// not allocate. word is ASCII (see [eachWord]); t is valid during emit only.
+func wordTermBytes(word string, buf []byte, emit func(t []byte)) []byte {
+	n := 0
+	identParts(word, func(string) { n++ })
+	if n > 1 {
+		if buf = lowerASCII(buf, word); keep(buf) {
+			emit(buf)
 		}
 	}
-	for _, p := range parts {
-		if p = strings.ToLower(p); keep(p) {
-			emit(p)
+	identParts(word, func(p string) {
+		if buf = lowerASCII(buf, p); keep(buf) {
+			emit(buf)
+		}
+	})
+	return buf
+}
+
+// lowerASCII returns s lower-cased in buf's memory.
+func lowerASCII(buf []byte, s string) []byte {
+	buf = append(buf[:0], s...)
+	for i, c := range buf {
+		if 'A' <= c && c <= 'Z' {
+			buf[i] = c + 'a' - 'A'
 		}
 	}
+	return buf
 }
 
 func isAlnum(b byte) bool {
@@ -482,7 +502,19 @@ func isAlnum(b byte) bool {
 // parseHTTPRequest2 → parse, HTTP, Request2.
 func splitIdent(w string) []string {
 	var parts []string
-	for _, seg := range strings.Split(w, "_") {
+	identParts(w, func(p string) { parts = append(parts, p) })
+	return parts
+}
+
+// identParts calls fn with each part of w, as splitIdent returns them.
+func identParts(w string, fn func(string)) {
+	for len(w) > 0 {
+		seg := w
+		if i := strings.IndexByte(w, '_'); i >= 0 {
+			seg, w = w[:i], w[i+1:]
+		} else {
+			w = ""
+		}
 		start := 0
 		for i := 1; i < len(seg); i++ {
 			prev, cur := seg[i-1], seg[i]
@@ -490,15 +522,14 @@ func splitIdent(w string) []string {
 			switch {
 			case upper && prev >= 'a' && prev <= 'z',
 				upper && prev >= 'A' && prev <= 'Z' && i+1 < len(seg) && seg[i+1] >= 'a' && seg[i+1] <= 'z':
-				parts = append(parts, seg[start:i])
+				fn(seg[start:i])
 				start = i
 			}
 		}
 		if start < len(seg) {
-			parts = append(parts, seg[start:])
+			fn(seg[start:])
 		}
 	}
-	return parts
 }
 
 var stopWords = func() map[string]bool {
@@ -513,8 +544,8 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-func keep(t string) bool {
-	if len(t) < 2 || stopWords[t] {
+func keep[T string | []byte](t T) bool {
+	if len(t) < 2 || stopWords[string(t)] {
 		return false
 	}
 	for i := 0; i < len(t); i++ {
@@ -540,7 +571,7 @@ func (ix *Index) Search(query string, n int) []Hit {
 	scores := map[int32]float64{}
 	N := float64(len(ix.Chunks))
 	for t := range qtf {
-		ps := ix.Terms[t]
+		ps := ix.postings(t)
 		if len(ps) == 0 {
 			continue
 		}
@@ -645,13 +676,21 @@ type indexEntry struct {
 // take: beyond it the least recently used are dropped (and read again from
 // the disk cache when a later case needs them), so that a run over many
 // commits stays in bounded memory.
-const DefaultIndexMemory = 128 << 20
+// A run's cases are mostly of distinct commits, each index searched once:
+// a budget of 128 MB kept indexes no case needed again, and was a third
+// of a cold run's peak RSS over the 84 dev cases.
+const DefaultIndexMemory = 32 << 20
+
+// blobCacheMemory bounds the blob cache (see [blobCache]): what spares
+// the builds of later commits of a repository the chunking of the files
+// they share with earlier ones.
+const blobCacheMemory = 128 << 20
 
 // NewIndexed returns an indexed searcher caching under dir.
 func NewIndexed(dir string) *Indexed {
 	return &Indexed{Dir: dir, MaxMemory: DefaultIndexMemory,
 		indexes: map[string]*indexEntry{}, builds: make(chan struct{}, runtime.GOMAXPROCS(0)),
-		blobs: newBlobCache(DefaultIndexMemory)}
+		blobs: newBlobCache(blobCacheMemory)}
 }
 
 // Stats reports how many indexes were built and loaded from disk.
@@ -740,9 +779,9 @@ func (s *Indexed) evict() {
 // chunks and lengths, and the signals' tables.
 func (ix *Index) memSize() int64 {
 	n := int64(len(ix.Chunks)+len(ix.Classes)+len(ix.Imports))*(2*16+16+16) + int64(len(ix.DocLen))*4
-	for t, ps := range ix.Terms {
-		// The string and slice headers, the map's slot and its slack.
-		n += int64(len(t)) + 16 + 24 + 24 + int64(cap(ps))*8
+	for i, t := range ix.Terms {
+		// The string and slice headers and the postings.
+		n += int64(len(t)) + 16 + 24 + int64(cap(ix.Postings[i]))*8
 	}
 	// The tables hold about one entry of a few words per chunk and path
 	// suffix.

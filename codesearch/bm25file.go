@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/patchbench/patchbench/internal/atomicfile"
 )
@@ -103,17 +102,10 @@ func writeIndex(path string, ix *Index) error {
 		for _, b := range ix.Blobs {
 			str(b)
 		}
-		// The terms sorted as strings, then their postings looked up:
-		// sorting (term, postings) pairs with a comparison function took
-		// twice as long.
-		terms := make([]string, 0, len(ix.Terms))
-		for t := range ix.Terms {
-			terms = append(terms, t)
-		}
-		slices.Sort(terms)
-		num(uint64(len(terms)))
-		for _, t := range terms {
-			ps := ix.Terms[t]
+		// The terms in sorted order, as the index holds them.
+		num(uint64(len(ix.Terms)))
+		for i, t := range ix.Terms {
+			ps := ix.Postings[i]
 			str(t)
 			num(uint64(len(ps)))
 			last := int32(0)
@@ -229,9 +221,13 @@ func decodeIndex(r *bufio.Reader) (*Index, error) {
 		ix.Blobs = append(ix.Blobs, str())
 	}
 	nTerms := num(maxCount)
-	ix.Terms = make(map[string][]posting, min(nTerms, 1<<20))
+	ix.Terms = make([]string, 0, min(nTerms, 1<<20))
+	ix.Postings = make([][]posting, 0, min(nTerms, 1<<20))
 	for i := uint64(0); i < nTerms && bad == nil; i++ {
 		t := str()
+		if len(ix.Terms) > 0 && t <= ix.Terms[len(ix.Terms)-1] {
+			bad = fmt.Errorf("%w: term %q out of order", errIndexFile, t)
+		}
 		n := num(nChunks)
 		ps := make([]posting, 0, n)
 		id := uint64(0)
@@ -242,7 +238,8 @@ func decodeIndex(r *bufio.Reader) (*Index, error) {
 			}
 			ps = append(ps, posting{int32(id), int32(num(math.MaxInt32))})
 		}
-		ix.Terms[t] = ps
+		ix.Terms = append(ix.Terms, t)
+		ix.Postings = append(ix.Postings, ps)
 	}
 	if bad != nil {
 		return nil, bad

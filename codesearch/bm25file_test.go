@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,7 +84,8 @@ func TestIndexFile(t *testing.T) {
 // TestIndexFilesIdentical: index files are the same bytes whatever made
 // them: two cold builds into two directories on one CPU and on four, and a
 // build in a later run that replays the files an earlier run's index of
-// another commit holds (the index cache reused across runs and commits).
+// another commit holds (the index cache reused across runs and commits),
+// and the second of two builds in one run.
 // That later build chunks only the two files the commit changed.
 func TestIndexFilesIdentical(t *testing.T) {
 	r, dir, first := rankRepo(t)
@@ -109,6 +111,11 @@ func TestIndexFilesIdentical(t *testing.T) {
 	if !bytes.Equal(one, four) {
 		t.Errorf("cold builds on 1 and 4 CPUs differ: %d and %d bytes", len(one), len(four))
 	}
+	// One run building both commits: the second build replays the
+	// first's files from memory and takes its terms in the first's order.
+	if _, both := build(t.TempDir(), 2, first, second); !bytes.Equal(one, both) {
+		t.Errorf("the second build of one run differs from a cold one: %d and %d bytes", len(both), len(one))
+	}
 	shared := t.TempDir()
 	build(shared, 2, first)
 	later, seeded := build(shared, 2, second) // a new Indexed: a later run
@@ -119,5 +126,54 @@ func TestIndexFilesIdentical(t *testing.T) {
 	// 8 code files now: 6 unchanged since the first commit's index.
 	if st.Seeded != 1 || st.Reused != 6 || st.Chunked != 2 {
 		t.Errorf("later run: %d index files seeded, %d files reused, %d chunked; want 1, 6, 2", st.Seeded, st.Reused, st.Chunked)
+	}
+}
+
+// TestSortTerms: a build's terms come out sorted by their strings whatever
+// the last build of the repository held: terms it had and this one lacks,
+// new terms before, between and after its, and none at all.
+func TestSortTerms(t *testing.T) {
+	interned := []string{"zeta", "alpha", "mid", "beta", "omega", "gamma", "aa", "zz"}
+	for _, tc := range []struct {
+		name       string
+		prev, used []int32
+	}{
+		{"first build", nil, []int32{0, 1, 2, 3}},
+		{"same terms", []int32{1, 3, 2, 0}, []int32{0, 2, 1, 3}},
+		{"some gone, some new", []int32{1, 3, 5, 2, 0}, []int32{6, 0, 4, 2, 7, 1}},
+		{"all new", []int32{3, 2}, []int32{7, 6, 4}},
+		{"none", []int32{1, 0}, nil},
+	} {
+		c := newBlobCache(0)
+		counts := make([]int32, len(interned))
+		c.sorted = map[string][]int32{"repo": tc.prev}
+		for _, g := range tc.used {
+			counts[g] = 3
+		}
+		got := c.sortTerms("repo", tc.used, counts, interned)
+		var gotS, want []string
+		for _, g := range got {
+			gotS = append(gotS, interned[g])
+		}
+		for _, g := range tc.used {
+			want = append(want, interned[g])
+		}
+		slices.Sort(want)
+		if !slices.Equal(gotS, want) {
+			t.Errorf("%s: %q, want %q", tc.name, gotS, want)
+		}
+		for g, n := range counts {
+			if want := int32(0); slices.Contains(tc.used, int32(g)) {
+				want = 3
+				if n != want {
+					t.Errorf("%s: count of %s %d after the sort, want %d", tc.name, interned[g], n, want)
+				}
+			} else if n != want {
+				t.Errorf("%s: count of %s %d after the sort, want 0", tc.name, interned[g], n)
+			}
+		}
+		if !slices.Equal(c.sorted["repo"], got) {
+			t.Errorf("%s: the order kept for the next build is %v, want %v", tc.name, c.sorted["repo"], got)
+		}
 	}
 }

@@ -43,6 +43,10 @@ var (
 	jsImportRe = regexp.MustCompile(`(?:\bfrom\s+|\brequire\(\s*|\bimport\s*\(?\s*)['"](\.{1,2}/[^'"\s]+)['"]`)
 	pyIdentRe  = regexp.MustCompile(`^[A-Za-z_]\w*$`)
 	pyModuleRe = regexp.MustCompile(`^[A-Za-z_][\w.]*$`)
+	// parensToSpaces turns "from a import (b, c)" into a plain list; one
+	// Replacer for every file (making one per import line cost 1 % of a
+	// cold run).
+	parensToSpaces = strings.NewReplacer("(", " ", ")", " ")
 )
 
 // pyImports reads the import statements of Python source: "import a.b
@@ -76,7 +80,7 @@ func pyImports(src string) []pyImport {
 			if mod == "" || strings.Trim(mod, ".") != "" && !pyModuleRe.MatchString(strings.TrimLeft(mod, ".")) {
 				continue
 			}
-			names := strings.NewReplacer("(", " ", ")", " ").Replace(m[2])
+			names := parensToSpaces.Replace(m[2])
 			for _, n := range strings.Split(names, ",") {
 				name, alias := importedName(n)
 				if name == "*" || pyIdentRe.MatchString(name) {

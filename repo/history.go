@@ -313,6 +313,7 @@ func (r *Repo) Blobs(ctx context.Context, ids []string, fn func(i int, content s
 		in.Close()
 	}()
 	br := bufio.NewReaderSize(out, 1<<20)
+	copyBuf := make([]byte, 32<<10)
 	var readErr error
 	for i, id := range ids {
 		head, err := br.ReadString('\n')
@@ -338,9 +339,13 @@ func (r *Repo) Blobs(ctx context.Context, ids []string, fn func(i int, content s
 		}
 		// Read into a string of the blob's size: no growing buffer, and no
 		// copy to turn it into text.
+		// The copy buffer is reused: io.CopyN allocated 32 KiB per blob.
 		var b strings.Builder
 		b.Grow(int(size))
-		if _, err := io.CopyN(&b, br, size); err != nil {
+		if n, err := io.CopyBuffer(&b, io.LimitReader(br, size), copyBuf); err != nil || n != size {
+			if err == nil {
+				err = io.ErrUnexpectedEOF // as io.CopyN says a short read
+			}
 			readErr = fmt.Errorf("git cat-file: %s: %w", id, err)
 			break
 		}

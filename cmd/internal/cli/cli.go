@@ -240,7 +240,16 @@ func rootHelp(sio Stdio) string {
 		cmds = append(cmds, entry{c.Name(), c.Short})
 	}
 	for _, c := range FullOnly {
-		cmds = append(cmds, entry{c.Name, c.Short + " (runs " + FullBinary + ")"})
+		where := " (runs " + FullBinary + ")"
+		if c.Name == "env" {
+			// env restore and env release run here (envLocal).
+			var local []string
+			for _, e := range envLocal {
+				local = append(local, e.name)
+			}
+			where = " (" + strings.Join(local, " and ") + " run here, the others " + FullBinary + ")"
+		}
+		cmds = append(cmds, entry{c.Name, c.Short + where})
 	}
 	cmds = append(cmds,
 		entry{"completion", "Generate the autocompletion script for the specified shell (runs " + FullBinary + ")"},

@@ -1,11 +1,13 @@
 package benchcli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +40,9 @@ type locRunOptions struct {
 	tools      []string
 	promptFile string
 	lsp        string
+	// Hidden: Go profiles of the run, to see where a cold run's time
+	// and memory go (go tool pprof FILE).
+	cpuProfile, memProfile string
 }
 
 func (o *locRunOptions) register(cmd *cobra.Command) {
@@ -70,6 +75,10 @@ func (o *locRunOptions) register(cmd *cobra.Command) {
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each case's id, quality_score and best file after the run")
 	f.StringSliceVar(&o.tools, "enabled-tools", nil, "agentic: the search tools offered (comma-separated `LIST`; default view_file,view_directory,grep_search,find_symbol; report_back always is)")
 	f.StringVar(&o.promptFile, "prompt-file", "", "agentic: YAML `FILE` with the system prompt, the user message ({query}) and tool descriptions (default $SEARCH_PROMPT_FILE)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE`")
+	f.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile (allocations) at the run's end to `FILE`")
+	f.MarkHidden("cpuprofile")
+	f.MarkHidden("memprofile")
 	f.StringVar(&o.lsp, "lsp-tools", loc.LSPOff, "agentic: offer a language server's definition and references tools: true, false or auto (where the server for the repository's language is on PATH)")
 }
 
@@ -88,7 +97,7 @@ fusion) with what the issue names: paths, module paths and traceback frames;
 identifiers resolved to the files defining them; words naming files; test
 files last unless the title is about tests (--signals turns each on or off;
 see docs/loc.md). The index of a repository commit is built once and cached
-in --index-cache; indexes past 128 MB in memory are dropped and read again.
+in --index-cache; indexes past 32 MB in memory are dropped and read again.
 --embed-model openai/NAME adds a dense retriever: the query and every chunk
 embedded by an OpenAI-compatible embeddings endpoint (--base-url or
 OPENAI_BASE_URL, OPENAI_API_KEY; --attempts, --request-timeout, --rpm),
@@ -269,7 +278,14 @@ func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {
 		return err
 	}
 	defer ro.Session.Close()
+	stop, err := startProfiles(o.cpuProfile, o.memProfile)
+	if err != nil {
+		return cli.Usage(fmt.Errorf("loc run: %w", err))
+	}
 	sum, err := loc.Run(ctx, ro)
+	if perr := stop(); perr != nil {
+		err = errors.Join(err, perr)
+	}
 	if sum.Report != nil {
 		if o.verbose {
 			if verr := printCases(sio, ro.Out); verr != nil {
@@ -283,6 +299,37 @@ func runLocRun(ctx context.Context, o locRunOptions, sio cli.Stdio) error {
 		}
 	}
 	return finishLocRun(ctx, sio, o.run, sum, err)
+}
+
+// startProfiles starts a CPU profile into cpu and returns the function
+// that ends it and writes the heap profile into mem (either may be "").
+func startProfiles(cpu, mem string) (stop func() error, err error) {
+	var f *os.File
+	if cpu != "" {
+		if f, err = os.Create(cpu); err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("--cpuprofile %s: %w", cpu, err)
+		}
+	}
+	return func() error {
+		var errs []error
+		if f != nil {
+			pprof.StopCPUProfile()
+			errs = append(errs, f.Close())
+		}
+		if mem != "" {
+			var buf bytes.Buffer
+			if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
+				errs = append(errs, fmt.Errorf("--memprofile: %w", err))
+			} else if err := atomicfile.Write(mem, buf.Bytes(), 0o644); err != nil {
+				errs = append(errs, fmt.Errorf("--memprofile: %w", err))
+			}
+		}
+		return errors.Join(errs...)
+	}, nil
 }
 
 // printCases prints one line per case of the run in dir: id, quality_score
