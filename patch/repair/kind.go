@@ -23,8 +23,9 @@ const (
 	// KindBadStrip: a fixed strip (--strip) the file names do not have
 	// enough leading components for.
 	KindBadStrip Kind = "bad_strip"
-	// KindBadInput: an unknown format, or in strict mode a patch that
-	// does not parse, names no file or has several files for a target.
+	// KindBadInput: an unknown format, a patch of several files for a
+	// target (in both modes), or in strict mode a patch that does not
+	// parse or names no file.
 	KindBadInput Kind = "bad_input"
 
 	// KindContextNotFound: a hunk's lines (or the lines it removes) fit

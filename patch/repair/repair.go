@@ -231,7 +231,10 @@ func Repair(text string, opts Options) (*Result, error) {
 			return res, &Error{Reason: err.Error(), Err: ErrRefused, Kind: KindAmbiguous}
 		}
 		if err != nil {
-			return res, &Error{Reason: err.Error(), Err: ErrNoEdit, Kind: KindNoEdit}
+			// The error's own "extract: no edit found: " would say it
+			// twice after this Error's "no edit found: ".
+			reason := strings.TrimPrefix(err.Error(), "extract: "+extract.ErrNoEdit.Error()+": ")
+			return res, &Error{Reason: reason, Err: ErrNoEdit, Kind: KindNoEdit}
 		}
 		res.Extracted = ex.Source
 		text = ex.Text
@@ -291,7 +294,9 @@ func Repair(text string, opts Options) (*Result, error) {
 		return res, &Error{Reason: "the text holds no hunk", Err: ErrNoEdit, Kind: KindNoEdit}
 	}
 	if opts.Target != "" && len(files) > 1 {
-		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused, Kind: KindNoFile}
+		// A flag that does not fit the patch: an input error (exit 2), as
+		// in strict mode, not a refusal of the edit.
+		return res, &Error{Reason: fmt.Sprintf("--target needs a single-file patch; this one has %d files", len(files)), Err: ErrRefused, Kind: KindBadInput}
 	}
 	width := contextWidth(files)
 	markCutEvidence(files)

@@ -212,6 +212,9 @@ func (fs *FlagSet) parseShorts(a string, next []string) (int, error) {
 		}
 		f := fs.short(c)
 		if f == nil {
+			if len(a) == 2 {
+				return 0, fmt.Errorf("unknown flag %s", flagText(a))
+			}
 			return 0, fmt.Errorf("unknown flag -%s in %s", string(rune(c)), flagText(a))
 		}
 		val, tail := "", a[j+1:]

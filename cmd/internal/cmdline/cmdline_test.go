@@ -58,6 +58,7 @@ func TestParse(t *testing.T) {
 		{[]string{"--strip", "0x10", ""}, vals{dir: ".", strip: 16}, []string{""}, ""},
 		{[]string{"--bogus"}, vals{}, nil, "unknown flag --bogus"},
 		{[]string{"-Rx"}, vals{}, nil, "unknown flag -x in -Rx"},
+		{[]string{"-N"}, vals{}, nil, "unknown flag -N"},
 		{[]string{"--strip"}, vals{}, nil, "flag --strip needs a value"},
 		{[]string{"-C"}, vals{}, nil, "flag -C needs a value"},
 		{[]string{"-p", "one"}, vals{}, nil, `-p "one": want an integer`},
