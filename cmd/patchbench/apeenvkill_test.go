@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/envstore"
+	"github.com/patchbench/patchbench/internal/flock"
 	"github.com/patchbench/patchbench/llm"
 	"github.com/patchbench/patchbench/llm/llmtest"
 	"github.com/patchbench/patchbench/runner"
@@ -81,6 +82,22 @@ func TestApeEnvStoreKilledRun(t *testing.T) {
 	}
 	cmd.Process.Kill() // SIGKILL: the run releases nothing
 	cmd.Wait()
+	// Wait's return does not end every copy of the run's descriptors: a
+	// child it was forking when killed holds them until its own exit
+	// (seen under load: an empty-cmdline process holding run/.lock), and
+	// the resume would be refused as "in use". Resuming once the killed
+	// run has wholly ended is what this test is about.
+	for deadline := time.Now().Add(time.Minute); ; {
+		l, err := flock.TryAcquire(filepath.Join(out, runner.LockFile))
+		if err == nil {
+			l.Release()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed run's lock is still held after a minute: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	left := storeMounts(t, store)
 	if len(left) == 0 {
 		t.Fatal("the killed run left no overlay mounted: nothing to test")
