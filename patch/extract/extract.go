@@ -21,6 +21,34 @@ var ErrNoEdit = errors.New("no edit found")
 // files in different formats, which one Result cannot hold.
 var ErrMixed = errors.New("edits in two formats")
 
+// ErrRetracted is wrapped by the error returned when prose between two
+// edits of one file takes the first back ("that's wrong, here is the
+// corrected patch"): merging both would apply the edit the answer
+// withdrew, and which part the correction replaces is not written down.
+var ErrRetracted = errors.New("an edit the answer takes back")
+
+// retractions are the phrases of prose that take an edit back.
+var retractions = []string{
+	"that's wrong", "that is wrong", "that was wrong", "this is wrong",
+	"that's incorrect", "that is incorrect", "that was incorrect", "this is incorrect",
+	"corrected patch", "corrected diff", "corrected version", "corrected edit",
+	"my mistake", "ignore the previous", "scratch that",
+}
+
+// retracted returns the first line (1-based) of lines from..to (1-based,
+// inclusive) whose prose takes an edit back, or 0.
+func retracted(lines []string, from, to int) int {
+	for i := max(from, 1); i <= to && i <= len(lines); i++ {
+		l := strings.ToLower(strings.ReplaceAll(lines[i-1], "’", "'"))
+		for _, r := range retractions {
+			if strings.Contains(l, r) {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
 // Result is the edit found in a model's output.
 type Result struct {
 	// Text is the edit, ready for a parser: the chosen candidates' texts,
@@ -80,6 +108,20 @@ func (c *cand) lines() string {
 	return fmt.Sprintf("lines %d-%d", c.StartLine, c.EndLine)
 }
 
+// sharePath reports whether a and b edit a file in common (an edit that
+// names no file may be of any).
+func sharePath(a, b *cand) bool {
+	pa := editPaths(a)
+	for _, p := range editPaths(b) {
+		for _, q := range pa {
+			if p == q || p == "" || q == "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (c *cand) span() string {
 	if c.StartLine == c.EndLine {
 		return fmt.Sprint(c.StartLine)
@@ -120,7 +162,7 @@ func Extract(text string) (*Result, error) {
 		evaluate(c)
 	}
 	dropEmbedded(s.cands, lines)
-	return choose(s.cands, len(lines))
+	return choose(s.cands, lines)
 }
 
 // endTokens are the end-of-text markers models and serving stacks leave
@@ -238,7 +280,8 @@ func unitWord(f patch.Format, n int) string {
 }
 
 // choose picks the edits to use and merges them.
-func choose(cands []*cand, nLines int) (*Result, error) {
+func choose(cands []*cand, lines []string) (*Result, error) {
+	nLines := len(lines)
 	// An edit inside a container that is an edit itself wins over it.
 	for _, c := range cands {
 		if !c.IsEdit {
@@ -299,6 +342,30 @@ func choose(cands []*cand, nLines int) (*Result, error) {
 		seen[key] = c
 		c.Chosen = true
 		chosen = append(chosen, c)
+	}
+
+	// Two edits of one file with prose between them that takes the first
+	// back: merging would apply the withdrawn edit.
+	// Only prose counts: lines inside no candidate, between an edit and
+	// the next chosen one.
+	inside := make([]bool, len(lines)+2)
+	for _, c := range cands {
+		for l := max(c.StartLine, 0); l <= c.EndLine && l < len(inside); l++ {
+			inside[l] = true
+		}
+	}
+	for i := 0; i+1 < len(chosen); i++ {
+		a, b := chosen[i], chosen[i+1]
+		if b.StartLine <= a.EndLine || !sharePath(a, b) {
+			continue
+		}
+		for l := a.EndLine + 1; l < b.StartLine && l <= len(lines); l++ {
+			if inside[l] || retracted(lines, l, l) == 0 {
+				continue
+			}
+			res.Candidates = public(cands)
+			return res, fmt.Errorf("extract: %w: line %d (%q) takes back the edit at %s before the edit at %s of the same file: applying both would apply the withdrawn one", ErrRetracted, l, strings.TrimSpace(lines[l-1]), a.lines(), b.lines())
+		}
 	}
 
 	// An edit of another format for a file no chosen edit names is part of

@@ -32,8 +32,8 @@ func FuzzExtract(f *testing.F) {
 	f.Fuzz(func(t *testing.T, input string) {
 		res, err := extract.Extract(input)
 		if err != nil {
-			if !errors.Is(err, extract.ErrEmpty) && !errors.Is(err, extract.ErrNoEdit) && !errors.Is(err, extract.ErrMixed) {
-				t.Fatalf("error %v wraps none of ErrEmpty, ErrNoEdit, ErrMixed", err)
+			if !errors.Is(err, extract.ErrEmpty) && !errors.Is(err, extract.ErrNoEdit) && !errors.Is(err, extract.ErrMixed) && !errors.Is(err, extract.ErrRetracted) {
+				t.Fatalf("error %v wraps none of ErrEmpty, ErrNoEdit, ErrMixed, ErrRetracted", err)
 			}
 			if errors.Is(err, extract.ErrEmpty) != (res == nil) {
 				t.Fatalf("error %v with result %v", err, res)
