@@ -119,7 +119,10 @@
 // the full new file shown beside the diff, are never taken. Two different
 // edits of one file, such as a first attempt and its correction, are both
 // kept: which one the model meant is not extraction's call, and Candidates
-// lists both.
+// lists both. When the prose between them takes the first back ("that's
+// wrong", "here is the corrected patch", "scratch that"), Extract returns
+// an error wrapping [ErrRetracted]: merging would apply the withdrawn
+// edit, and which part of it the correction replaces is not written down.
 //
 // An edit left out for its format that changes a file no chosen edit
 // names (a diff for a.py and a SEARCH/REPLACE block for b.py) makes
