@@ -157,3 +157,45 @@ func TestEvalInstanceIDsReport(t *testing.T) {
 		}
 	}
 }
+
+// TestInstanceReportPatchFields: patch_is_None and patch_exists of
+// instances/ID/report.json are the harness's get_eval_report's: whether
+// model_patch is null, and whether it is not, whatever it holds (prose with
+// no edit in it exists; an empty string exists; null does not), so the two
+// never agree.
+func TestInstanceReportPatchFields(t *testing.T) {
+	dir := t.TempDir()
+	f := swetest.Build(t, dir)
+	out := filepath.Join(dir, "out")
+	if _, err := swe.Eval(context.Background(), swe.Config{
+		Dataset: f.Dataset, Predictions: f.Predictions, Repos: f.Repos, RunID: "t", Out: out, NoTests: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type fields struct {
+		IsNone bool `json:"patch_is_None"`
+		Exists bool `json:"patch_exists"`
+	}
+	for _, tc := range []struct {
+		id   string
+		want fields
+	}{
+		{"acme__pycalc-gold", fields{false, true}},
+		{"acme__pycalc-prose", fields{false, true}},
+		{"acme__pycalc-broken", fields{false, true}},
+		{"acme__pycalc-fullout", fields{false, true}}, // model_patch "", the edit in full_output
+		{"acme__pycalc-empty", fields{true, false}},   // model_patch null
+	} {
+		b, err := os.ReadFile(filepath.Join(out, "instances", swe.SafeID(tc.id), "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]fields
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got[tc.id] != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.id, got[tc.id], tc.want)
+		}
+	}
+}

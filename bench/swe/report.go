@@ -292,8 +292,10 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 
 func instanceReport(r Row) InstanceReport {
 	ir := InstanceReport{
+		// The harness's: whether model_patch is null, and its negation,
+		// whatever the string holds.
 		PatchIsNone:              r.PatchIsNone,
-		PatchExists:              r.Source != "",
+		PatchExists:              !r.PatchIsNone,
 		PatchSuccessfullyApplied: r.PatchStatus != "",
 		Resolved:                 r.FinalStatus() == StatusResolved,
 	}
