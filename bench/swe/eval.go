@@ -521,7 +521,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 		return res
 	}
 	if e.cfg.Apply == ApplyOfficial || sameFiles(h.Results, po.Results) {
-		res.HarnessStatus = res.Status
+		res.HarnessStatus = to.harnessStatus()
 		return res
 	}
 	// The chain wrote other files than the applier: the harness's verdict
@@ -532,7 +532,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 		return res
 	}
 	hto := runTests(ctx, r, commit, inst, h.Results, hdiff, e.test)
-	res.HarnessStatus, res.HarnessTest = hto.status, hto.run
+	res.HarnessStatus, res.HarnessTest = hto.harnessStatus(), hto.run
 	if hto.log != nil {
 		if err := os.MkdirAll(dir, 0o755); err == nil {
 			writeAtomic(filepath.Join(dir, harnessTestOutput), hto.log, false)
