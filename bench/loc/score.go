@@ -112,7 +112,7 @@ func Score(gt GroundTruth, f Found) map[string]float64 {
 	m["quality_score_v2"] = metrics.QualityScoreV2(fr, fp, lpm, fh, len(fns) > 0)
 
 	lists := map[string][2][]string{
-		"file":     {f.Files, gt.Paths()},
+		"file":     {f.Files, gt.FunctionPaths()},
 		"module":   {f.Modules, gt.Modules()},
 		"function": {stripInit(f.Functions), stripInit(gt.Functions())},
 	}
