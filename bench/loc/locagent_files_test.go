@@ -42,3 +42,21 @@ func TestLocAgentFileGold(t *testing.T) {
 		}
 	}
 }
+
+// TestLocAgentFileMaxK: LocAgent evaluates files at k = 1, 3, 5, so its
+// max_k there is 5 and Recall@k counts at most 5 gold files; modules and
+// functions at 5 and 10 (max_k 10).
+func TestLocAgentFileMaxK(t *testing.T) {
+	gt := GroundTruth{Files: map[string]FileTruth{}}
+	var files []string
+	for _, p := range []string{"a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g.py"} {
+		gt.Files[p] = FileTruth{Ranges: []Range{{1, 1}}, Functions: []string{"f"}}
+		files = append(files, p)
+	}
+	m := Score(gt, Found{Files: files[:5]})
+	got := map[string]float64{"file_recall@5": m["file_recall@5"], "file_recall@3": m["file_recall@3"], "file_acc@5": m["file_acc@5"]}
+	want := map[string]float64{"file_recall@5": 1, "file_recall@3": 3.0 / 5, "file_acc@5": 1}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
