@@ -199,3 +199,88 @@ func TestInstanceReportPatchFields(t *testing.T) {
 		}
 	}
 }
+
+// TestHarnessWhitespacePatch: the official harness counts a prediction as
+// empty only when model_patch is "" or null (run_evaluation's
+// `prediction.get("model_patch") in ["", None]`); a patch of white space
+// goes to the run, no command of the chain applies it, and it is an error
+// (no report file: error_ids). patchbench's own status keeps it
+// empty_patch: there is no edit in it.
+func TestHarnessWhitespacePatch(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		patch      any // model_patch of acme__pycalc-empty
+		harness    string
+		reportIDs  string // the MODEL.RUN_ID.json list naming it
+		patchbench string // report.json's
+	}{
+		{"null", nil, swe.StatusEmptyPatch, "empty_patch_ids", "empty_patch_ids"},
+		{"empty string", "", swe.StatusEmptyPatch, "empty_patch_ids", "empty_patch_ids"},
+		{"white space", " \n\t\n", swe.StatusApplyFailed, "error_ids", "empty_patch_ids"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := swetest.Build(t, dir)
+			const id = "acme__pycalc-empty"
+			b, err := os.ReadFile(f.Predictions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var p map[string]any
+				if err := json.Unmarshal([]byte(l), &p); err != nil {
+					t.Fatal(err)
+				}
+				if p["instance_id"] == id {
+					p["model_patch"], p["full_output"] = tc.patch, ""
+					nb, err := json.Marshal(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					l = string(nb)
+				}
+				lines = append(lines, l)
+			}
+			if err := os.WriteFile(f.Predictions, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			if _, err := swe.Eval(context.Background(), swe.Config{
+				Dataset: f.Dataset, Predictions: f.Predictions, Repos: f.Repos, RunID: "ws", Out: out, NoTests: true,
+			}); err != nil {
+				t.Fatal(err)
+			}
+			r := swetest.RowsByID(t, out)[id]
+			if r.Status != swe.StatusEmptyPatch || r.HarnessStatus != tc.harness {
+				t.Errorf("status %s, harness_status %s; want %s, %s", r.Status, r.HarnessStatus, swe.StatusEmptyPatch, tc.harness)
+			}
+			official, err := filepath.Glob(filepath.Join(out, "*.ws.json"))
+			if err != nil || len(official) != 1 {
+				t.Fatalf("official summary: %v %v", official, err)
+			}
+			for name, want := range map[string]string{official[0]: tc.reportIDs, filepath.Join(out, "report.json"): tc.patchbench} {
+				b, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rep map[string]any
+				if err := json.Unmarshal(b, &rep); err != nil {
+					t.Fatal(err)
+				}
+				var in []string
+				for _, list := range []string{"empty_patch_ids", "error_ids", "resolved_ids", "unresolved_ids", "incomplete_ids"} {
+					ids, _ := rep[list].([]any)
+					for _, x := range ids {
+						if x == id {
+							in = append(in, list)
+						}
+					}
+				}
+				if d := cmp.Diff([]string{want}, in); d != "" {
+					t.Errorf("%s: lists naming %s (-want +got):\n%s", filepath.Base(name), id, d)
+				}
+			}
+		})
+	}
+}
