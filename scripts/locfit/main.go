@@ -64,7 +64,11 @@ func run(casesFile, repos, cache, signals, weights, ks string, at int, eval bool
 	defer store.Close()
 	s := loc.NewIndexed(cache)
 	s.Signals = on
+	// fit holds the cases with a file-level ground truth, LocAgent's (the
+	// files holding a ground-truth function), as loc run scores file_acc@k;
+	// ev holds every case's evidence for the functions' objective.
 	var fit []codesearch.FitCase
+	var ev []*codesearch.Evidence
 	for _, c := range cs {
 		rp, err := store.Get(ctx, c.Repo)
 		if err != nil {
@@ -79,7 +83,10 @@ func run(casesFile, repos, cache, signals, weights, ks string, at int, eval bool
 				g.Lists = append(g.Lists, l.Name)
 			}
 		}
-		fit = append(fit, codesearch.FitCase{Evidence: e, Gold: c.GroundTruth.Paths()})
+		ev = append(ev, e)
+		if gold := c.GroundTruth.FunctionPaths(); len(gold) > 0 {
+			fit = append(fit, codesearch.FitCase{Evidence: e, Gold: gold})
+		}
 	}
 	slices.Sort(g.Lists)
 	// funcAcc is the mean function Acc@10 of f over the cases with
@@ -87,7 +94,7 @@ func run(casesFile, repos, cache, signals, weights, ks string, at int, eval bool
 	funcAcc := func(f codesearch.Fusion) float64 {
 		sum, n := 0.0, 0
 		for i, c := range cs {
-			m := loc.Score(c.GroundTruth, loc.Complete(s.Found(fit[i].Evidence.Fuse(f))))
+			m := loc.Score(c.GroundTruth, loc.Complete(s.Found(ev[i].Fuse(f))))
 			if v, ok := m["function_acc@10"]; ok {
 				sum, n = sum+v, n+1
 			}
