@@ -634,6 +634,11 @@ type Indexed struct {
 	// already chunks on every CPU, and each one in flight holds its
 	// files' terms (8 workers building at once peaked at 1.4 GB).
 	builds chan struct{}
+	// repoBuilds holds, per repository, a build in flight: the builds of
+	// one repository take turns, so that the second replays the files the
+	// first chunked (two at once both chunked the files new to the blob
+	// cache: 11,200 to 13,900 files over the 84 dev cases, by timing).
+	repoBuilds map[string]chan struct{}
 	// blobs keeps what chunking made of each blob, within a budget the
 	// size of MaxMemory's default: the commits of one repository share
 	// most of their files.
@@ -865,6 +870,22 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 			// A damaged or old cache file is rebuilt and replaced.
 			_ = os.Remove(path)
 		}
+	}
+	s.mu.Lock()
+	if s.repoBuilds == nil {
+		s.repoBuilds = map[string]chan struct{}{}
+	}
+	turn := s.repoBuilds[rp.GitDir()]
+	if turn == nil {
+		turn = make(chan struct{}, 1)
+		s.repoBuilds[rp.GitDir()] = turn
+	}
+	s.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		defer func() { <-turn }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	if s.builds != nil {
 		select {
