@@ -713,7 +713,7 @@ func (s *Indexed) Stats() IndexStats {
 	st := s.stats
 	if s.blobs != nil {
 		s.blobs.mu.Lock()
-		st.Chunked, st.Reused = s.blobs.misses, s.blobs.hits
+		st.Chunked, st.Reused = s.blobs.chunked, s.blobs.hits
 		s.blobs.mu.Unlock()
 	}
 	return st

@@ -473,3 +473,44 @@ func TestConcurrentBuildsChunkOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildIndexLargeFile: a code file over maxIndexedFile is left out
+// (the listing has no sizes: the file is measured once read) and is not
+// counted as chunked, in the first build and in the next commit's.
+func TestBuildIndexLargeFile(t *testing.T) {
+	gittest.Need(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	gittest.CommitFiles(t, dir, map[string]string{
+		"big.py":   strings.Repeat("big_word = 1\n", maxIndexedFile/13+1),
+		"edge.py":  strings.Repeat("x", maxIndexedFile-1) + "\n",
+		"small.py": "def small():\n    return 1\n",
+	})
+	r, err := repo.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ctx := context.Background()
+	s := NewIndexed("")
+	for i, content := range []string{"", "def small():\n    return 2\n"} {
+		if content != "" {
+			gittest.CommitFiles(t, dir, map[string]string{"small.py": content})
+		}
+		ix, err := s.Index(ctx, r, "HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, c := range ix.Chunks {
+			if len(paths) == 0 || paths[len(paths)-1] != c.Path {
+				paths = append(paths, c.Path)
+			}
+		}
+		if want := []string{"edge.py", "small.py"}; !cmp.Equal(paths, want) || len(ix.postings("big")) != 0 {
+			t.Errorf("build %d: files %v, want %v; postings of a term only big.py has: %v", i, paths, want, ix.postings("big"))
+		}
+		if st := s.Stats(); st.Chunked != 2+i || st.Reused != i {
+			t.Errorf("build %d: %d files chunked, %d reused; want %d and %d", i, st.Chunked, st.Reused, 2+i, i)
+		}
+	}
+}

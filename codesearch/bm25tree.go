@@ -93,13 +93,15 @@ type blobEntry struct {
 // blobCache keeps blobEntries within a byte budget, the oldest dropped
 // first. Safe for concurrent use.
 type blobCache struct {
-	mu     sync.Mutex
-	max    int64
-	size   int64
-	byID   map[string]*blobEntry
-	queue  []string
-	hits   int
-	misses int
+	mu    sync.Mutex
+	max   int64
+	size  int64
+	byID  map[string]*blobEntry
+	queue []string
+	// hits counts the files replayed, chunked those chunked (a file
+	// read and found over maxIndexedFile is neither).
+	hits    int
+	chunked int
 	// The terms of the entries, interned: an entry's terms are ids, which
 	// a vocab translates through a slice, without hashing a string.
 	ids   map[string]int32
@@ -180,8 +182,6 @@ func (c *blobCache) get(id string) *blobEntry {
 	b := c.byID[id]
 	if b != nil {
 		c.hits++
-	} else {
-		c.misses++
 	}
 	return b
 }
@@ -192,6 +192,7 @@ func (c *blobCache) get(id string) *blobEntry {
 func (c *blobCache) put(key string, chunks, classes, imports []Chunk, terms [][]termCount, v *vocab) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.chunked++
 	b := c.newBlobEntry(chunks, classes, imports, terms, v)
 	if _, ok := c.byID[key]; !ok {
 		c.add(key, b)
