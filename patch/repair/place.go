@@ -417,6 +417,9 @@ func locate(t *text, pl *placed) string {
 		if lv == levelSpace {
 			cs = filter(cs, func(c place) bool { return indentConsistent(t, es, c) })
 		}
+		if slices.ContainsFunc(cs, func(c place) bool { return dropsRemoved(es, c) }) {
+			return "context not found: the hunk fits only with a context line left out that it removes there: that line stays by the hunk's context"
+		}
 		if len(cs) > 0 {
 			pl.cands = cs
 			pl.p = cs[0]
@@ -443,8 +446,21 @@ func locate(t *text, pl *placed) string {
 // that has lines, whose REPLACE text restates the file: it holds the
 // file's first significant line, or half of its significant lines are in
 // the file. Aider appends such a block; its author may as well have meant
-// the file's whole new content.
+// the file's whole new content. A file that ends with the block's lines
+// may hold them appended already, whatever they say: refused too.
 func restates(t *text, h *looseHunk) string {
+	if n := len(h.lines); n <= len(t.lines) {
+		end := true
+		for i, l := range h.lines {
+			if normalize(levelTrailing, l.texts[0]) != t.normLevel(levelTrailing)[len(t.lines)-n+i] {
+				end = false
+				break
+			}
+		}
+		if end {
+			return fmt.Sprintf("uncertain: the block has no SEARCH text and the file ends with its REPLACE text (line %d): appended already, or to be appended again?", len(t.lines)-n+1)
+		}
+	}
 	first := ""
 	for _, l := range t.lines {
 		if significant(l) {
@@ -477,8 +493,11 @@ func restates(t *text, h *looseHunk) string {
 // the file too, over the lines its old side fits: where the new side holds
 // the old one (an insertion with context on one side, a block that ends as
 // its context begins), the file may have the change already, and applying
-// it again would repeat the added lines. The new side must hold a significant added line that differs
-// from every removed line, and fit exactly or but for trailing whitespace.
+// it again would repeat the added lines. The new side must fit exactly or
+// but for trailing whitespace, and hold a significant added line that
+// differs from every removed line, or be longer than the old side: a hunk
+// that adds a brace or a blank line next to the same line leaves its old
+// side in the file where it applied, and a second apply would add another.
 func newSideToo(t *text, pl *placed) string {
 	h := pl.h
 	removed := map[string]bool{}
@@ -498,7 +517,7 @@ func newSideToo(t *text, pl *placed) string {
 		}
 		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0])})
 	}
-	if !evidence {
+	if nOld, nNew, ok := sideLens(h); !evidence && (!ok || nNew <= nOld) {
 		return ""
 	}
 	for lv := levelExact; lv <= levelTrailing; lv++ {

@@ -1,0 +1,114 @@
+package repair_test
+
+// The red team of the apply engine: each shape a patch that applies once
+// and, sent again, changed the file again (or removed more than it meant).
+// Each row is a first apply (the file it must make, or "" where it must be
+// refused) and a second and a third apply to that result, which must
+// change nothing.
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/patchbench/patchbench/patch"
+	"github.com/patchbench/patchbench/patch/repair"
+)
+
+// againChanges applies text to content twice more, as patchbench apply
+// does, and returns the first content that differs from content, or "".
+func againChanges(name, content, text string) string {
+	for range 2 {
+		res, err := repair.Repair(text, repair.Options{FS: patch.MapFS{name: content}})
+		if err != nil {
+			continue
+		}
+		for _, r := range res.Results {
+			if string(r.Content) != content {
+				return string(r.Content)
+			}
+		}
+	}
+	return ""
+}
+
+func TestRedApplyTwice(t *testing.T) {
+	goSrc := lines(
+		"package m",
+		"",
+		"func f(x int) int {",
+		"\tif x > 0 {",
+		"\t\treturn x",
+		"\t}",
+		"\treturn 0",
+		"}",
+		"func g() {}",
+	)
+	py := lines(
+		"import os",
+		"",
+		"",
+		"def helper(path):",
+		`    return os.path.join(path, "x")`,
+		"",
+		"",
+		"def helper(path):",
+		`    return os.path.join(path, "x")`,
+		"",
+		"",
+		"def main():",
+		`    print(helper("."))`,
+	)
+	pyOnce := strings.Replace(py, "def helper(path):\n    return os.path.join(path, \"x\")\n\n\n", "", 1)
+	// A blank line after f's closing brace, written three ways.
+	goBlank := strings.Replace(goSrc, "}\nfunc g", "}\n\nfunc g", 1)
+	// A closing brace appended (a model that closes what it thinks open).
+	goBrace := goSrc + "}\n"
+
+	tests := []struct {
+		name, path, old, patch, want string
+	}{
+		// REPLACE is SEARCH and a line that says little: the SEARCH text is
+		// in the file again after the first apply, at the same place.
+		{"search-replace appends a blank line to its search text", "m.go", goSrc,
+			"m.go\n<<<<<<< SEARCH\n\treturn 0\n}\n=======\n\treturn 0\n}\n\n>>>>>>> REPLACE\n", goBlank},
+		{"v4a adds a blank line after its context", "m.go", goSrc,
+			"*** Begin Patch\n*** Update File: m.go\n@@\n \treturn 0\n }\n+\n*** End Patch\n", goBlank},
+		{"udiff-h adds a brace before a brace", "m.go", goSrc,
+			"--- a/m.go\n+++ b/m.go\n@@ @@\n \t\treturn x\n+\t}\n \t}\n", strings.Replace(goSrc, "\t}\n", "\t}\n\t}\n", 1)},
+		// An empty SEARCH appends; a brace says nothing of whether it was.
+		{"search-replace with an empty search appends a brace", "m.go", goSrc,
+			"m.go\n<<<<<<< SEARCH\n=======\n}\n>>>>>>> REPLACE\n", goBrace},
+		{"v4a chunk of added lines only appends a brace", "m.go", goSrc,
+			"*** Begin Patch\n*** Update File: m.go\n@@\n+}\n*** End Patch\n", goBrace},
+		// A hunk without context that removes a line and adds it back with
+		// a blank line after it: its place holds both sides once applied.
+		{"-U0 hunk re-adds the line it removes and a blank line", "m.go", goSrc,
+			"--- a/m.go\n+++ b/m.go\n@@ -8 +8,2 @@\n-}\n+}\n+\n", goBlank},
+		// One of two copies of a function removed, the search text whole;
+		// the second apply dropped the context line as "invented" and
+		// removed the other copy.
+		{"search-replace removes the second of two copies", "m.py", py,
+			"m.py\n<<<<<<< SEARCH\ndef helper(path):\n    return os.path.join(path, \"x\")\n\n\ndef helper(path):\n    return os.path.join(path, \"x\")\n=======\ndef helper(path):\n    return os.path.join(path, \"x\")\n>>>>>>> REPLACE\n", pyOnce},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := repairOne(t, tc.path, tc.old, tc.patch)
+			if tc.want == "" {
+				if err == nil {
+					t.Fatalf("first apply made\n%s\nwant a refusal", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("first apply: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("first apply (-want +got):\n%s", diff)
+			}
+			if again := againChanges(tc.path, got, tc.patch); again != "" {
+				t.Errorf("applied again, the file changed (-first +again):\n%s", cmp.Diff(got, again))
+			}
+		})
+	}
+}
