@@ -181,6 +181,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		} else {
 			r.Repairs = appendOnce(r.Repairs, "no-line-numbers")
 		}
+		if eolMarkerOff(t, pl) {
+			r.Repairs = appendOnce(r.Repairs, "no-newline-marker")
+		}
 		if r.Tier == TierWhitespace {
 			r.Repairs = appendOnce(r.Repairs, "whitespace")
 		}
@@ -193,6 +196,25 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		out = out[:len(out)-1]
 	}
 	return out, reports, nil
+}
+
+// eolMarkerOff reports whether a unified diff's hunk, placed at pl, says
+// otherwise than the file of how the file ends: a "\ No newline at end of
+// file" marker after its old side where the file's last line ends with a
+// newline (or the old side does not reach the end), or no marker where its
+// old side reaches a last line without one. git apply refuses both; the
+// file's own ending is kept (changed only as the markers' difference says),
+// and the report says so.
+func eolMarkerOff(t *text, pl *placed) bool {
+	h := pl.h
+	if !h.unified || len(t.lines) == 0 {
+		return false
+	}
+	atEnd := pl.p.end == len(t.lines) && pl.p.end > pl.p.start
+	if h.oldNoEOL {
+		return !atEnd || t.eol
+	}
+	return atEnd && !t.eol
 }
 
 // checkSplice holds the engine to its promise for one placed hunk: every

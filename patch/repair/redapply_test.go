@@ -112,3 +112,49 @@ func TestRedApplyTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestRedApplyReportRepairs: the repairs a report lists are the ones that
+// happened. A V4A or search-replace name has no a/ and b/ to lose, so it
+// is no "no-ab-prefix" (it was listed for every such file); a hunk whose
+// "\ No newline at end of file" marker, or its absence, disagrees with
+// the file's end is applied (git apply refuses it) and says so (it said
+// nothing).
+func TestRedApplyReportRepairs(t *testing.T) {
+	abc := "a\nb\nc\n"
+	abcNoEOL := "a\nb\nc"
+	tests := []struct {
+		name, content, patch, want string
+		file, hunk                 []string
+	}{
+		{"search-replace name", abc, "f.txt\n<<<<<<< SEARCH\nb\n=======\nB\n>>>>>>> REPLACE\n", "a\nB\nc\n", nil, []string{"no-line-numbers"}},
+		{"v4a name, pipeline", "a\nb\nc\nb\n", "*** Begin Patch\n*** Update File: f.txt\n@@\n a\n-b\n+B\n c\n-b\n+B\n*** End Patch\n", "a\nB\nc\nB\n", nil, nil},
+		{"udiff name without a/ b/", abc, "--- f.txt\n+++ f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "a\nB\nc\n", []string{"no-ab-prefix"}, nil},
+		{"marker on the old side, the file ends with a newline", abc, "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n b\n-c\n\\ No newline at end of file\n+C\n", "a\nb\nC\n", nil, []string{"no-newline-marker"}},
+		{"no marker, the file ends without a newline", abcNoEOL, "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "a\nB\nc", nil, []string{"no-newline-marker"}},
+		// Must stay without the repair: the markers as git writes them.
+		{"markers as git writes them", abcNoEOL, "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n", "a\nB\nc", nil, nil},
+		{"no marker, the file ends with a newline, placed by the pipeline", abc + "d\n", "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n c\n", "a\nB\nc\nd\n", nil, []string{"recount"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := repair.Repair(tc.patch, repair.Options{FS: patch.MapFS{"f.txt": tc.content}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(res.Results[0].Content); got != tc.want {
+				t.Fatalf("made %q, want %q", got, tc.want)
+			}
+			fr := res.Files[0]
+			if diff := cmp.Diff(tc.file, fr.Repairs); diff != "" {
+				t.Errorf("file repairs (-want +got):\n%s", diff)
+			}
+			var hunk []string
+			for _, h := range fr.Hunks {
+				hunk = append(hunk, h.Repairs...)
+			}
+			if diff := cmp.Diff(tc.hunk, hunk); diff != "" {
+				t.Errorf("hunk repairs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -270,6 +270,11 @@ func Repair(text string, opts Options) (*Result, error) {
 	default:
 		files = parseUnified(text, &d)
 	}
+	if f == patch.V4A || f == patch.SearchReplace {
+		for _, lf := range files {
+			lf.plain = true
+		}
+	}
 	if text != "" && !strings.HasSuffix(text, "\n") && res.Extracted == "" {
 		d.add(0, "no-final-newline", "the patch text does not end with a newline")
 	}
@@ -580,7 +585,7 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 		}
 		if first == nil {
 			first = out
-			if !prefixed && s == 0 {
+			if !prefixed && s == 0 && !lf.plain {
 				repairs = []string{"no-ab-prefix"}
 			}
 		}
@@ -589,7 +594,7 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 			probe = out[1]
 		}
 		if lf.op != patch.Create && ov.exists(probe) {
-			if !prefixed && s == 0 {
+			if !prefixed && s == 0 && !lf.plain {
 				repairs = []string{"no-ab-prefix"}
 			}
 			if !prefixed && !opts.FixedStrip {
