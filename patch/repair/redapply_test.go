@@ -7,6 +7,8 @@ package repair_test
 // change nothing.
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -154,6 +156,55 @@ func TestRedApplyReportRepairs(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.hunk, hunk); diff != "" {
 				t.Errorf("hunk repairs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRedApplyModeTwice: a mode change applied a second time (and its
+// reverse applied twice) changes nothing and is already_applied, never
+// "applied" for a change it did not make; one whose mode is not there
+// yet, its hunk made, is applied.
+func TestRedApplyModeTwice(t *testing.T) {
+	const modeOnly = "diff --git a/x.sh b/x.sh\nold mode 100644\nnew mode 100755\n"
+	const withHunk = modeOnly + "--- a/x.sh\n+++ b/x.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo hi\n+echo hello\n"
+	tests := []struct {
+		name, patch, content string
+		perm                 os.FileMode
+		reverse              bool
+		want                 string
+		wantPerm             os.FileMode
+	}{
+		{"mode only, made", modeOnly, "#!/bin/sh\necho hi\n", 0o755, false, repair.StatusAlreadyApplied, 0o755},
+		{"mode only, reversed, made", modeOnly, "#!/bin/sh\necho hi\n", 0o644, true, repair.StatusAlreadyApplied, 0o644},
+		{"mode and hunk, made", withHunk, "#!/bin/sh\necho hello\n", 0o755, false, repair.StatusAlreadyApplied, 0o755},
+		// Must apply: something is left to do.
+		{"mode only, not made", modeOnly, "#!/bin/sh\necho hi\n", 0o644, false, repair.StatusApplied, 0o755},
+		{"hunk made, mode not", withHunk, "#!/bin/sh\necho hello\n", 0o644, false, repair.StatusApplied, 0o755},
+		{"mode made, hunk not", withHunk, "#!/bin/sh\necho hi\n", 0o755, false, repair.StatusApplied, 0o755},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := filepath.Join(dir, "x.sh")
+			if err := os.WriteFile(f, []byte(tc.content), tc.perm); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(f, tc.perm)
+			root, err := patch.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			rep, err := repair.Apply(root, tc.patch, repair.ApplyOptions{Name: "p", Reverse: tc.reverse, Strip: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Status != tc.want {
+				t.Errorf("status %s, want %s", rep.Status, tc.want)
+			}
+			if st, err := os.Stat(f); err != nil || st.Mode().Perm() != tc.wantPerm {
+				t.Errorf("mode %v (%v), want %v", st.Mode().Perm(), err, tc.wantPerm)
 			}
 		})
 	}
