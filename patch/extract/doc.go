@@ -164,6 +164,11 @@
 //     every edit in it (a ```diff fence, a heredoc, a block) is an example
 //     of that document. The same fence holding only an edit, or not shown
 //     as a file (an answer wrapped in ````markdown), is read as before.
+//   - Files the answer writes: a heredoc whose shell line sends it to a
+//     file ("cat > tests/fixtures/a.patch <<'EOF'", "tee F <<EOF") when
+//     no line of the answer applies that file (git apply, patch -p1 <,
+//     apply_patch) and the line is no pipe: a fixture saved, with the
+//     shell fence around it.
 //
 // Shell fences run their heredocs and diff fences hold diffs, so they are
 // not read so. When every edit of the answer is such a sample, Extract

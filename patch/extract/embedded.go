@@ -110,6 +110,26 @@ func dropEmbedded(cands []*cand, lines []string) {
 			}
 		}
 	}
+	for _, h := range cands {
+		if h.Kind != "heredoc" || !h.IsEdit && !anyEditIn(cands, h) {
+			continue
+		}
+		if file := writtenFile(lines, h); file != "" {
+			where := "the heredoc of `" + strings.TrimSpace(bare(lines[h.StartLine-1])) + "`"
+			why := "which writes " + file + " and nothing applies it: a file the answer writes, not an edit"
+			for _, c := range cands {
+				if c.IsEdit && (c == h || descends(c, h)) {
+					setAside(c, nil, where, why)
+				}
+			}
+			// A shell fence around it is an edit only through its text.
+			for a := h.parent; a != nil; a = a.parent {
+				if a.IsEdit && !anyEditIn(cands, a) {
+					setAside(a, a, where, why)
+				}
+			}
+		}
+	}
 	for _, f := range cands {
 		kind := shownAs(f)
 		if kind == runs {
@@ -260,6 +280,48 @@ func dropEmbedded(cands []*cand, lines []string) {
 		}
 		f.Reason += "; the answer shows it as the document " + name + ", not an edit"
 	}
+}
+
+// anyEditIn reports whether an edit is inside h.
+func anyEditIn(cands []*cand, h *cand) bool {
+	for _, c := range cands {
+		if c.IsEdit && descends(c, h) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// The file a shell line sends its heredoc to: "cat > F <<'EOF'",
+	// "cat <<EOF >> F", "tee -a F <<EOF".
+	reRedirect = lazyRegexp(`(?:^|[^<>&\d])>>?\s*([^\s<>|;&'"]+)|\btee\s+(?:-a\s+)?([^\s<>|;&'"-][^\s<>|;&'"]*)`)
+	// A command that applies a patch file.
+	reApplies = lazyRegexp(`\bgit\s+(?:apply|am)\b|(?:^|[\s;&|(])patch\s+[-<]|\bapply_patch\b|\bpatchbench\s+apply\b`)
+)
+
+// writtenFile returns the file heredoc h writes (its shell line
+// redirects it to a file, or tees it) when no line of the answer applies
+// that file (the heredoc's own line, or a later one that names it with
+// git apply, patch, apply_patch): a fixture the answer saves, not an
+// edit. It returns "" otherwise.
+func writtenFile(lines []string, h *cand) string {
+	l := bare(lines[h.StartLine-1])
+	if reApplies().MatchString(l) || strings.Contains(l, "|") {
+		return "" // the heredoc goes to the applier
+	}
+	m := reRedirect().FindStringSubmatch(l)
+	if m == nil {
+		return ""
+	}
+	file := m[1] + m[2]
+	base := file[strings.LastIndexByte(file, '/')+1:]
+	for _, later := range lines[h.EndLine:] {
+		if strings.Contains(later, base) && reApplies().MatchString(later) {
+			return ""
+		}
+	}
+	return file
 }
 
 // setAside marks edit c a sample of the file shown in fence f.

@@ -86,3 +86,32 @@ func TestJSONCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestHeredocWrites: a heredoc the shell saves to a file is an edit only
+// when the answer applies that file.
+func TestHeredocWrites(t *testing.T) {
+	diff := "--- a/hello.txt\n+++ b/hello.txt\n@@ -1 +1 @@\n-hello\n+goodbye\n"
+	tests := []struct {
+		name, input string
+		edit        bool
+	}{
+		{"saved, applied in prose", "```bash\ncat <<'EOF' > fix.patch\n" + diff + "EOF\n```\n\nThen run `git apply fix.patch`.\n", true},
+		{"saved, patch -p1", "```sh\ncat > /tmp/fix.patch <<EOF\n" + diff + "EOF\npatch -p1 < /tmp/fix.patch\n```\n", true},
+		{"piped to git apply", "```bash\ncat <<'EOF' | git apply\n" + diff + "EOF\n```\n", true},
+		{"git apply reads it", "```bash\ngit apply <<'EOF'\n" + diff + "EOF\n```\n", true},
+		{"tee, nothing applies it", "```bash\ntee tests/data/fixture.diff <<'EOF'\n" + diff + "EOF\n```\n", false},
+		{"appended to a file", "```bash\ncat >> notes/changes.diff << 'EOF'\n" + diff + "EOF\n```\n", false},
+		{"a README written, its example", "````bash\ncat > README.md <<'EOF'\n# Tool\n\n```diff\n" + diff + "```\nEOF\n````\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := extract.Extract(tt.input)
+			switch {
+			case tt.edit && err != nil:
+				t.Errorf("err %v, want the diff", err)
+			case !tt.edit && !errors.Is(err, extract.ErrSample):
+				t.Errorf("err %v, want ErrSample", err)
+			}
+		})
+	}
+}

@@ -241,6 +241,9 @@ const answerPerFamily = 20
 //     with a heading and a sentence, the whole answer (nested-fence).
 //   - *_unlabelled_sample: p in a string of a Python file shown in an
 //     unlabelled fence. *_unlabelled: p alone in an unlabelled fence.
+//   - *_heredoc_file (not sr): p in a heredoc the shell saves as a test
+//     fixture, which nothing applies. *_heredoc_applied: saved to a file
+//     that the next line applies.
 //   - v4a_json_fixture: the envelope in a JSON test fixture beside its
 //     expected output. v4a_json_call: in an apply_patch tool call.
 //   - *_retracted: an edit of the file (a line added at its end), then
@@ -279,6 +282,14 @@ func answerFamilies(r testdata.Triple, printed map[patch.Format]string, newCode 
 		add(fs+"_unlabelled_sample", r.OldCode, "Here is `tests/test_patch.py`:\n\n```\nfrom tool import apply\n\nPATCH = '''\\\n"+p+"'''\n\napply(PATCH)\n```\n", nil)
 		if f != patch.SearchReplace { // a block needs its path line above the fence
 			add(fs+"_unlabelled", r.OldCode, "The change:\n\n```\n"+p+"```\n", &newCode)
+		}
+		if f != patch.SearchReplace {
+			apply := "git apply fix.patch"
+			if f == patch.V4A {
+				apply = "apply_patch < fix.patch"
+			}
+			add(fs+"_heredoc_file", r.OldCode, "Save it for the test:\n\n```bash\ncat > tests/fixtures/change.patch <<'EOF'\n"+p+"EOF\n```\n", nil)
+			add(fs+"_heredoc_applied", r.OldCode, "```bash\ncat > fix.patch <<'EOF'\n"+p+"EOF\n"+apply+"\n```\n", &newCode)
 		}
 		if w, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{withdrawn}}, f); err == nil && untouchedEnd {
 			add(fs+"_retracted", r.OldCode, fence(f, w)+"\nOops, the above won't compile. Use this instead:\n\n"+fence(f, p), nil)
