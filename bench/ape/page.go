@@ -56,6 +56,18 @@ type pageStats struct {
 
 type pageCounts struct{ n, compile, judge int }
 
+// passAt averages compile_pass@k and judge_pass@k over the tasks ids, each
+// task estimated from its own candidates (k is at most the fewest).
+func (st *pageStats) passAt(ids []string, k int) (compile, judge float64) {
+	var cs, js []float64
+	for _, id := range ids {
+		c := st.tasks[id]
+		cs = append(cs, metrics.PassAtK(c.n, c.compile, k))
+		js = append(js, metrics.PassAtK(c.n, c.judge, k))
+	}
+	return metrics.Mean(cs), metrics.Mean(js)
+}
+
 func (st *pageStats) Add(row map[string]any) {
 	task, ok := row["task"].(string)
 	if !ok {
@@ -82,7 +94,8 @@ func (st *pageStats) Add(row map[string]any) {
 }
 
 // pageCharts: compile_pass@k and judge_pass@k for k = 1..n (averaged over
-// tasks, n the fewest candidates a task has), and the semantic drop at
+// tasks, each estimated from its own candidates, n the fewest candidates
+// a task has), and the semantic drop at
 // each k: how much of what compiles the judge rejects.
 func pageCharts(stats []html.Stats) ([]html.Chart, error) {
 	var curves, drops []html.Point
@@ -101,13 +114,7 @@ func pageCharts(stats []html.Stats) ([]html.Chart, error) {
 		}
 		ids := slices.Sorted(maps.Keys(r.tasks))
 		for k := 1; k <= n; k++ {
-			var cs, js []float64
-			for _, id := range ids {
-				c := r.tasks[id]
-				cs = append(cs, metrics.PassAtK(n, min(c.compile, n), k))
-				js = append(js, metrics.PassAtK(n, min(c.judge, n), k))
-			}
-			cm, jm := metrics.Mean(cs), metrics.Mean(js)
+			cm, jm := r.passAt(ids, k)
 			curves = append(curves,
 				html.Point{"run": r.run, "k": k, "stage": "compile", "value": cm, "n": len(ids)},
 				html.Point{"run": r.run, "k": k, "stage": "judge", "value": jm, "n": len(ids)})

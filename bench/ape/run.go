@@ -533,6 +533,9 @@ type Report struct {
 	// (environment or input problems, see Result.Status), which pass@k
 	// leaves out: a task's n is its candidates less these.
 	NotEvaluated []string `json:"not_evaluated,omitempty"`
+	// ShortOfK names the tasks left with fewer than K evaluated
+	// candidates: they have no pass@K and are in no average.
+	ShortOfK []string `json:"short_of_k,omitempty"`
 	// UnparsedVotes counts judge answers that could not be parsed.
 	UnparsedVotes int `json:"unparsed_judge_answers"`
 	// Retries and ErrorStatuses total the rows' Faults: model attempts
@@ -563,8 +566,8 @@ const ExactMatchJudge = "exact match with the gold file (reference judge, no mod
 // difference) averaged over tasks; and dir/report.md. k 0 means
 // metrics.KFromRatio(n, ratio), ratio 0 means 0.8. A task's candidates that
 // could not be evaluated (Result.Status) are left out of its n; a task left
-// with fewer than k is scored at k = its n, one left with none is not
-// averaged. A k above n is an error.
+// with fewer than k has no pass@k and is not averaged (Report.ShortOfK).
+// A k above n is an error.
 func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 	rows, err := runner.ReadRows(filepath.Join(dir, ResultsFile))
 	if err != nil {
@@ -668,11 +671,13 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 		var cs, js []float64
 		for _, id := range ids {
 			ni := n - per[id].out
-			if ni < 1 {
-				continue // no candidate evaluated: named in NotEvaluated
+			if ni < k {
+				// No pass@k of fewer than k samples: named in
+				// ShortOfK (or, with none, in NotEvaluated).
+				continue
 			}
-			cs = append(cs, metrics.PassAtK(ni, min(per[id].compile, ni), min(k, ni)))
-			js = append(js, metrics.PassAtK(ni, min(per[id].judge, ni), min(k, ni)))
+			cs = append(cs, metrics.PassAtK(ni, min(per[id].compile, ni), k))
+			js = append(js, metrics.PassAtK(ni, min(per[id].judge, ni), k))
 		}
 		if len(cs) == 0 {
 			return Figures{} // a shard without tasks: no averages
@@ -680,6 +685,11 @@ func WriteReport(dir string, n, k int, ratio float64) (*Report, error) {
 		c, j := metrics.Mean(cs), metrics.Mean(js)
 		return Figures{fmt.Sprintf("compile_pass@%d", k): c, fmt.Sprintf("judge_pass@%d", k): j,
 			"semantic_drop": metrics.SemanticDrop(c, j), "compile_judge_gap": c - j, "tasks": float64(len(cs))}
+	}
+	for _, id := range slices.Sorted(maps.Keys(per)) {
+		if ni := n - per[id].out; ni >= 1 && ni < k {
+			rep.ShortOfK = append(rep.ShortOfK, fmt.Sprintf("%s: %d of %d candidates evaluated, fewer than k %d", id, ni, n, k))
+		}
 	}
 	var all []string
 	byCat, byDiff, byLang := map[string][]string{}, map[string][]string{}, map[string][]string{}
@@ -771,6 +781,12 @@ func (r *Report) Markdown() string {
 	if len(r.NotEvaluated) > 0 {
 		fmt.Fprintf(&b, "\nNot evaluated (left out of pass@k): %d candidates\n\n", len(r.NotEvaluated))
 		for _, s := range r.NotEvaluated {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	if len(r.ShortOfK) > 0 {
+		fmt.Fprintf(&b, "\nLeft out of pass@%d (fewer than %d candidates evaluated): %d tasks\n\n", r.K, r.K, len(r.ShortOfK))
+		for _, s := range r.ShortOfK {
 			fmt.Fprintf(&b, "- %s\n", s)
 		}
 	}

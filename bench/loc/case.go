@@ -95,6 +95,20 @@ func (g GroundTruth) Paths() []string {
 	return ps
 }
 
+// FunctionPaths returns, in sorted order, the files that hold a
+// ground-truth function: LocAgent's file-level ground truth, the paths of
+// its edit_functions, which leaves out a file changed only outside
+// functions (a doc page, a module-level line).
+func (g GroundTruth) FunctionPaths() []string {
+	var ps []string
+	for _, p := range g.Paths() {
+		if len(g.Files[p].Functions) > 0 {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
 // Functions returns the ground-truth functions named as LocAgent names
 // entities, "path:Class.method", in sorted order.
 func (g GroundTruth) Functions() []string {

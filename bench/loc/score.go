@@ -7,9 +7,14 @@ import (
 	"github.com/patchbench/patchbench/metrics"
 )
 
-// Ks are the cut-offs of the LocAgent metrics; the largest is LocAgent's
-// max_k, the length of the ranked lists that count.
+// Ks are the cut-offs of the LocAgent metrics.
 var Ks = []int{1, 3, 5, 10}
+
+// locAgentMaxK is LocAgent's max_k per level, the largest k its evaluation
+// takes (files at 1, 3, 5; modules and functions at 5, 10): the length of
+// the ranked list that counts, and the most gold items Recall@k divides
+// by. A k above it (file@10) counts its own k places.
+var locAgentMaxK = map[string]int{"file": 5, "module": 10, "function": 10}
 
 // Levels are the LocAgent levels, in report order.
 var Levels = []string{"file", "module", "function"}
@@ -112,12 +117,12 @@ func Score(gt GroundTruth, f Found) map[string]float64 {
 	m["quality_score_v2"] = metrics.QualityScoreV2(fr, fp, lpm, fh, len(fns) > 0)
 
 	lists := map[string][2][]string{
-		"file":     {f.Files, gt.Paths()},
+		"file":     {f.Files, gt.FunctionPaths()},
 		"module":   {f.Modules, gt.Modules()},
 		"function": {stripInit(f.Functions), stripInit(gt.Functions())},
 	}
-	maxK := Ks[len(Ks)-1]
 	for _, level := range Levels {
+		maxK := locAgentMaxK[level]
 		pred, gold := lists[level][0], lists[level][1]
 		if len(gold) == 0 {
 			continue

@@ -2,9 +2,11 @@ package swe_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -96,6 +98,104 @@ func TestEvalGoesPastBadRows(t *testing.T) {
 	for _, want := range []string{`(instance_id "norepo__x-1")`, "line " + fmt.Sprint(strings.Count(string(ds), "\n")+2), "duplicate instance_id", "no instance_id", "ghost__y-1"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log does not name %q:\n%s", want, log.String())
+		}
+	}
+}
+
+// TestEvalInstanceIDsReport: with --instance_ids the official harness's
+// make_run_report counts the selected instances as the dataset
+// (load_swebench_dataset(name, split, instance_ids)) and every prediction
+// of the file as submitted (len(predictions), sorted(predictions.keys())):
+// report.json and MODEL.RUN_ID.json say the same, with the defaults.
+func TestEvalInstanceIDsReport(t *testing.T) {
+	dir := t.TempDir()
+	f := swetest.Build(t, dir)
+	var all []string
+	for id := range f.Expected {
+		all = append(all, id)
+	}
+	sort.Strings(all)
+	// Gold patches apply under both appliers, so without the test stage
+	// both are incomplete in both reports.
+	selected := []string{"acme__gocalc-gold", "acme__pycalc-gold"}
+	for _, id := range selected {
+		if f.Expected[id].Status != swe.StatusApplied {
+			t.Fatalf("fixture: %s is %q, want applied", id, f.Expected[id].Status)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	if _, err := swe.Eval(context.Background(), swe.Config{
+		Dataset: f.Dataset, Predictions: f.Predictions, Repos: f.Repos, RunID: "sel", Out: out, NoTests: true,
+		InstanceIDs: selected,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type summary struct {
+		Total         int      `json:"total_instances"`
+		Submitted     int      `json:"submitted_instances"`
+		SubmittedIDs  []string `json:"submitted_ids"`
+		IncompleteIDs []string `json:"incomplete_ids"`
+	}
+	// Without the test stage every applied instance is incomplete: only
+	// the selected ones are.
+	want := summary{Total: 2, Submitted: len(all), SubmittedIDs: all, IncompleteIDs: selected}
+	official, err := filepath.Glob(filepath.Join(out, "*.sel.json"))
+	if err != nil || len(official) != 1 {
+		t.Fatalf("official summary: %v %v", official, err)
+	}
+	for _, name := range []string{filepath.Join(out, "report.json"), official[0]} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got summary
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", filepath.Base(name), d)
+		}
+	}
+}
+
+// TestInstanceReportPatchFields: patch_is_None and patch_exists of
+// instances/ID/report.json are the harness's get_eval_report's: whether
+// model_patch is null, and whether it is not, whatever it holds (prose with
+// no edit in it exists; an empty string exists; null does not), so the two
+// never agree.
+func TestInstanceReportPatchFields(t *testing.T) {
+	dir := t.TempDir()
+	f := swetest.Build(t, dir)
+	out := filepath.Join(dir, "out")
+	if _, err := swe.Eval(context.Background(), swe.Config{
+		Dataset: f.Dataset, Predictions: f.Predictions, Repos: f.Repos, RunID: "t", Out: out, NoTests: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type fields struct {
+		IsNone bool `json:"patch_is_None"`
+		Exists bool `json:"patch_exists"`
+	}
+	for _, tc := range []struct {
+		id   string
+		want fields
+	}{
+		{"acme__pycalc-gold", fields{false, true}},
+		{"acme__pycalc-prose", fields{false, true}},
+		{"acme__pycalc-broken", fields{false, true}},
+		{"acme__pycalc-fullout", fields{false, true}}, // model_patch "", the edit in full_output
+		{"acme__pycalc-empty", fields{true, false}},   // model_patch null
+	} {
+		b, err := os.ReadFile(filepath.Join(out, "instances", swe.SafeID(tc.id), "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]fields
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got[tc.id] != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.id, got[tc.id], tc.want)
 		}
 	}
 }

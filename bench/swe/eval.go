@@ -176,6 +176,12 @@ type inputs struct {
 	byID      map[string]Instance
 	preds     []Prediction
 	predsByID map[string]Prediction
+	// selected holds the --instance-ids (nil without them) and submitted
+	// the ids of every prediction for a dataset instance, selected or not:
+	// the official harness's run report counts the selected instances as
+	// its dataset and every prediction of the file as submitted.
+	selected  map[string]bool
+	submitted []string
 }
 
 func loadInputs(c *Config) (*inputs, error) {
@@ -213,9 +219,18 @@ func loadInputs(c *Config) (*inputs, error) {
 	for _, inst := range ds {
 		in.byID[inst.InstanceID] = inst
 	}
+	for _, p := range preds {
+		if _, ok := in.byID[p.InstanceID]; ok {
+			in.submitted = append(in.submitted, p.InstanceID)
+		}
+	}
 	if len(c.InstanceIDs) > 0 {
 		if preds, err = in.selectIDs(c); err != nil {
 			return nil, err
+		}
+		in.selected = map[string]bool{}
+		for _, id := range c.InstanceIDs {
+			in.selected[id] = true
 		}
 	}
 	var missing []string
@@ -506,7 +521,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 		return res
 	}
 	if e.cfg.Apply == ApplyOfficial || sameFiles(h.Results, po.Results) {
-		res.HarnessStatus = res.Status
+		res.HarnessStatus = to.harnessStatus()
 		return res
 	}
 	// The chain wrote other files than the applier: the harness's verdict
@@ -517,7 +532,7 @@ func evaluate(ctx context.Context, e *evaluator, inst Instance, pred Prediction)
 		return res
 	}
 	hto := runTests(ctx, r, commit, inst, h.Results, hdiff, e.test)
-	res.HarnessStatus, res.HarnessTest = hto.status, hto.run
+	res.HarnessStatus, res.HarnessTest = hto.harnessStatus(), hto.run
 	if hto.log != nil {
 		if err := os.MkdirAll(dir, 0o755); err == nil {
 			writeAtomic(filepath.Join(dir, harnessTestOutput), hto.log, false)

@@ -18,7 +18,8 @@ import (
 // counts added.
 //
 // The SWE-bench fields follow its harness: total_instances counts the
-// dataset; submitted, the predictions; an instance whose tests ran is
+// dataset (the selected instances with --instance-ids); submitted, the
+// predictions for dataset instances, selected or not; an instance whose tests ran is
 // completed, and resolved or unresolved; an empty patch is empty_patch; a
 // malformed edit, one that does not apply, and an infrastructure failure are
 // errors (the official harness also reports a patch it cannot apply as an
@@ -291,8 +292,10 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 
 func instanceReport(r Row) InstanceReport {
 	ir := InstanceReport{
+		// The harness's: whether model_patch is null, and its negation,
+		// whatever the string holds.
 		PatchIsNone:              r.PatchIsNone,
-		PatchExists:              r.Source != "",
+		PatchExists:              !r.PatchIsNone,
 		PatchSuccessfullyApplied: r.PatchStatus != "",
 		Resolved:                 r.FinalStatus() == StatusResolved,
 	}
@@ -326,16 +329,19 @@ func makeRunReport(runID string, in *inputs, rows []Row, harness bool) RunReport
 	}
 	ids := make([]string, 0, len(in.dataset))
 	for _, inst := range in.dataset {
-		ids = append(ids, inst.InstanceID)
+		if in.selected == nil || in.selected[inst.InstanceID] {
+			ids = append(ids, inst.InstanceID)
+		}
 	}
 	sort.Strings(ids)
 	rep.TotalInstances = len(ids)
+	rep.SubmittedIDs = append(rep.SubmittedIDs, in.submitted...)
+	sort.Strings(rep.SubmittedIDs)
 	for _, id := range ids {
 		if _, ok := in.predsByID[id]; !ok {
 			rep.IncompleteIDs = append(rep.IncompleteIDs, id)
 			continue
 		}
-		rep.SubmittedIDs = append(rep.SubmittedIDs, id)
 		r, ok := byID[id]
 		if !ok {
 			rep.IncompleteIDs = append(rep.IncompleteIDs, id)
@@ -370,7 +376,7 @@ func makeRunReport(runID string, in *inputs, rows []Row, harness bool) RunReport
 			rep.ErrorIDs = append(rep.ErrorIDs, id)
 		}
 	}
-	rep.SubmittedInstances = len(in.preds)
+	rep.SubmittedInstances = len(rep.SubmittedIDs)
 	rep.CompletedInstances = len(rep.CompletedIDs)
 	rep.ResolvedInstances = len(rep.ResolvedIDs)
 	rep.UnresolvedInstances = len(rep.UnresolvedIDs)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,19 @@ diff --git a/tests/test_calc.py b/tests/test_calc.py
 	if ea.ByClass["unresolved"] != 1 || ea.ByClass["test_error"] != 1 ||
 		!cmp.Equal(ea.CreatedFiles, []string{"creates"}) || !cmp.Equal(ea.TestFiles, []string{"creates"}) {
 		t.Errorf("errors.json: %+v", ea)
+	}
+	// The official harness grades a log without test results as it grades
+	// any log (get_logs_eval: every FAIL_TO_PASS test missing), so under
+	// it the instance is completed and unresolved, not an error.
+	if r := rows["noresults"]; r.HarnessStatus != "unresolved" || r.SWE4CCClass != "Unresolved" {
+		t.Errorf("noresults under the harness: %q, SWE4CC %q; want unresolved, Unresolved", r.HarnessStatus, r.SWE4CCClass)
+	}
+	var sum swe.SummaryReport
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, "m.stages.json"))), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(sum.UnresolvedIDs, "noresults") || slices.Contains(sum.ErrorIDs, "noresults") {
+		t.Errorf("m.stages.json: unresolved %v, errors %v; want noresults unresolved", sum.UnresolvedIDs, sum.ErrorIDs)
 	}
 	if !strings.Contains(mustRead(t, filepath.Join(out, "instances", "noresults", "test_output.txt")), "cannot run") {
 		t.Error("the test output was not kept")

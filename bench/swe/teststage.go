@@ -167,6 +167,17 @@ type testOutcome struct {
 	status, reason string
 	run            *TestRun
 	log            []byte
+	// harness, when set, is the official harness's verdict where it
+	// differs from status (see harnessStatus).
+	harness string
+}
+
+// harnessStatus is the outcome under the official harness's grading.
+func (o testOutcome) harnessStatus() string {
+	if o.harness != "" {
+		return o.harness
+	}
+	return o.status
 }
 
 // runTests makes a worktree of r at commit (or restores commit's environment
@@ -251,6 +262,14 @@ func gradeRun(inst Instance, cfg *TestConfig, run *TestRun, parser string, res s
 	if !known && len(statuses) == 0 && res.ExitCode != 0 {
 		out.status = StatusTestError
 		out.reason = fmt.Sprintf("no test results in the output (exit %d): %s", res.ExitCode, lastLine(log))
+		// The official harness grades such a log as any other (its
+		// get_logs_eval): every test missing, so unresolved unless
+		// the instance names no test.
+		ts, resolved := Grade(inst, nil)
+		run.Status, out.harness = &ts, StatusUnresolved
+		if resolved {
+			out.harness = StatusResolved
+		}
 		return out
 	}
 	ts, resolved := Grade(inst, statuses)

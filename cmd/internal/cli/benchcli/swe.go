@@ -242,7 +242,10 @@ infrastructure reasons (test_error, test_timeout, infra_error: see
 				o.Out = filepath.Join("runs", swe.SafeID(o.RunID))
 			}
 			if o.split != "" {
-				o.Dataset = withSplit(o.Dataset, o.split)
+				var err error
+				if o.Dataset, err = withSplit(o.Dataset, o.split); err != nil {
+					return cli.Usage(err)
+				}
 			}
 			o.ReportDir = o.reportDir
 			if o.instanceIDsFile != "" {
@@ -297,12 +300,20 @@ func readIDsFile(path string) ([]string, error) {
 }
 
 // withSplit gives a Hugging Face dataset id without a split the split
-// named by --split; a file, or an id with a split, is kept.
-func withSplit(dataset, split string) string {
-	if _, err := os.Stat(dataset); err == nil || !hfhub.LooksLikeRef(dataset) || strings.Contains(dataset, ":") {
-		return dataset
+// named by --split; a file, or an id with that split, is kept. An id
+// with another split is refused: one of the two would be ignored.
+func withSplit(dataset, split string) (string, error) {
+	if _, err := os.Stat(dataset); err == nil || !hfhub.LooksLikeRef(dataset) {
+		return dataset, nil
 	}
-	return dataset + ":" + split
+	ref, err := hfhub.ParseRef(dataset)
+	if err != nil || ref.Split == "" {
+		return dataset + ":" + split, nil
+	}
+	if ref.Split != split {
+		return "", fmt.Errorf("--split %s: the dataset %s names the split %s: give one", split, dataset, ref.Split)
+	}
+	return dataset, nil
 }
 
 func runSWEEval(cmd *cobra.Command, c swe.Config, sio cli.Stdio) error {

@@ -48,3 +48,24 @@ func TestTimeoutSeconds(t *testing.T) {
 		}
 	}
 }
+
+// --split is added to a Hugging Face id given without one; a file keeps
+// its name (the harness ignores the split of a file too); an id that names
+// another split is a usage error, not a --split silently dropped.
+func TestWithSplit(t *testing.T) {
+	for _, c := range []struct {
+		dataset, split, want string
+		wantErr              bool
+	}{
+		{"princeton-nlp/SWE-bench_Lite", "dev", "princeton-nlp/SWE-bench_Lite:dev", false},
+		{"princeton-nlp/SWE-bench_Lite:dev", "dev", "princeton-nlp/SWE-bench_Lite:dev", false},
+		{"princeton-nlp/SWE-bench_Lite@main:test", "test", "princeton-nlp/SWE-bench_Lite@main:test", false},
+		{"princeton-nlp/SWE-bench_Lite:test", "dev", "", true},
+		{"data/preds.jsonl", "dev", "data/preds.jsonl", false},
+	} {
+		got, err := withSplit(c.dataset, c.split)
+		if (err != nil) != c.wantErr || got != c.want {
+			t.Errorf("withSplit(%q, %q) = %q, %v; want %q, error %v", c.dataset, c.split, got, err, c.want, c.wantErr)
+		}
+	}
+}
