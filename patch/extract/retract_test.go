@@ -62,10 +62,7 @@ func TestRetractionPhrases(t *testing.T) {
 // formats agents write), and a sample in other JSON (a fixture).
 func TestJSONCalls(t *testing.T) {
 	env := `*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello\n+goodbye\n*** End Patch\n`
-	tests := []struct {
-		name, input string
-		edit        bool
-	}{
+	tests := []sampleCase{
 		{"codex shell call", "```json\n{\"cmd\": [\"apply_patch\", \"" + env + "\"], \"workdir\": \"/repo\"}\n```\n", true},
 		{"anthropic tool_use", "```json\n{\n  \"type\": \"tool_use\",\n  \"id\": \"toolu_01\",\n  \"name\": \"apply_patch\",\n  \"input\": {\"input\": \"" + env + "\"}\n}\n```\n", true},
 		{"arguments only", "```json\n{\"patch\": \"" + env + "\"}\n```\n", true},
@@ -74,27 +71,14 @@ func TestJSONCalls(t *testing.T) {
 		{"fixture without a fence", "{\"description\": \"greeting\", \"patch\": \"" + env + "\"}\n", false},
 		{"fixture named in jsonc", "```jsonc\n// testdata/greeting.json\n{\n  \"case\": \"greeting\",\n  \"input\": \"" + env + "\"\n}\n```\n", false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := extract.Extract(tt.input)
-			switch {
-			case tt.edit && err != nil:
-				t.Errorf("err %v, want the envelope", err)
-			case !tt.edit && !errors.Is(err, extract.ErrSample):
-				t.Errorf("err %v, want ErrSample", err)
-			}
-		})
-	}
+	checkSamples(t, tests)
 }
 
 // TestHeredocWrites: a heredoc the shell saves to a file is an edit only
 // when the answer applies that file.
 func TestHeredocWrites(t *testing.T) {
 	diff := "--- a/hello.txt\n+++ b/hello.txt\n@@ -1 +1 @@\n-hello\n+goodbye\n"
-	tests := []struct {
-		name, input string
-		edit        bool
-	}{
+	tests := []sampleCase{
 		{"saved, applied in prose", "```bash\ncat <<'EOF' > fix.patch\n" + diff + "EOF\n```\n\nThen run `git apply fix.patch`.\n", true},
 		{"saved, patch -p1", "```sh\ncat > /tmp/fix.patch <<EOF\n" + diff + "EOF\npatch -p1 < /tmp/fix.patch\n```\n", true},
 		{"piped to git apply", "```bash\ncat <<'EOF' | git apply\n" + diff + "EOF\n```\n", true},
@@ -103,12 +87,24 @@ func TestHeredocWrites(t *testing.T) {
 		{"appended to a file", "```bash\ncat >> notes/changes.diff << 'EOF'\n" + diff + "EOF\n```\n", false},
 		{"a README written, its example", "````bash\ncat > README.md <<'EOF'\n# Tool\n\n```diff\n" + diff + "```\nEOF\n````\n", false},
 	}
+	checkSamples(t, tests)
+}
+
+// sampleCase is an answer whose edit is the answer's (edit) or a sample
+// (ErrSample).
+type sampleCase struct {
+	name, input string
+	edit        bool
+}
+
+func checkSamples(t *testing.T, tests []sampleCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := extract.Extract(tt.input)
 			switch {
 			case tt.edit && err != nil:
-				t.Errorf("err %v, want the diff", err)
+				t.Errorf("err %v, want the edit", err)
 			case !tt.edit && !errors.Is(err, extract.ErrSample):
 				t.Errorf("err %v, want ErrSample", err)
 			}
