@@ -181,14 +181,22 @@ func buildIndex(ctx context.Context, rp *repo.Repo, commit string, blobs *blobCa
 	interned := blobs.termsNow()
 	used = blobs.sortTerms(rp.GitDir(), used, counts, interned)
 	// counts becomes an interned id → its place in used and postings.
+	// The postings are cut from one array: one allocation rather than
+	// one per term (80,000 for sympy), which the collector need not scan.
 	postings := make([][]posting, len(used))
+	total := 0
+	for _, g := range used {
+		total += int(counts[g])
+	}
+	all := make([]posting, total)
 	for k, g := range used {
-		postings[k] = make([]posting, 0, counts[g])
+		n := int(counts[g])
+		postings[k], all = all[:0:n], all[n:]
 		counts[g] = int32(k)
 	}
 	ix.Chunks = make([]Chunk, 0, nChunks)
 	ix.DocLen = make([]int32, 0, nChunks)
-	total := 0
+	total = 0
 	ix.Blobs = make([]string, 0, len(slots))
 	ix.Classes, ix.Imports = make([]Chunk, 0, nClasses), make([]Chunk, 0, nImports)
 	for _, f := range slots {
@@ -634,6 +642,11 @@ type Indexed struct {
 	// already chunks on every CPU, and each one in flight holds its
 	// files' terms (8 workers building at once peaked at 1.4 GB).
 	builds chan struct{}
+	// repoBuilds holds, per repository, a build in flight: the builds of
+	// one repository take turns, so that the second replays the files the
+	// first chunked (two at once both chunked the files new to the blob
+	// cache: 11,200 to 13,900 files over the 84 dev cases, by timing).
+	repoBuilds map[string]chan struct{}
 	// blobs keeps what chunking made of each blob, within a budget the
 	// size of MaxMemory's default: the commits of one repository share
 	// most of their files.
@@ -700,7 +713,7 @@ func (s *Indexed) Stats() IndexStats {
 	st := s.stats
 	if s.blobs != nil {
 		s.blobs.mu.Lock()
-		st.Chunked, st.Reused = s.blobs.misses, s.blobs.hits
+		st.Chunked, st.Reused = s.blobs.chunked, s.blobs.hits
 		s.blobs.mu.Unlock()
 	}
 	return st
@@ -865,6 +878,22 @@ func (s *Indexed) load(ctx context.Context, rp *repo.Repo, commit string) (*Inde
 			// A damaged or old cache file is rebuilt and replaced.
 			_ = os.Remove(path)
 		}
+	}
+	s.mu.Lock()
+	if s.repoBuilds == nil {
+		s.repoBuilds = map[string]chan struct{}{}
+	}
+	turn := s.repoBuilds[rp.GitDir()]
+	if turn == nil {
+		turn = make(chan struct{}, 1)
+		s.repoBuilds[rp.GitDir()] = turn
+	}
+	s.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		defer func() { <-turn }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	if s.builds != nil {
 		select {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -440,5 +442,75 @@ func TestAsidePaths(t *testing.T) {
 	files := demote(demote(demote([]string{"docs/a.py", "tests/test_a.py", "a.pyi", "a.py", "examples/test_b.py"}, isExamplePath), isStubPath), isTestPath)
 	if want := []string{"a.py", "docs/a.py", "a.pyi", "tests/test_a.py", "examples/test_b.py"}; !cmp.Equal(files, want) {
 		t.Errorf("demoted: %q, want %q (library, examples, stubs, tests)", files, want)
+	}
+}
+
+// TestConcurrentBuildsChunkOnce: two builds of one repository asked for at
+// once take turns, so each file is chunked once and the second build
+// replays the first's (at once, both chunked the files new to the blob
+// cache: over the 84 dev cases 11,200 to 13,900 files chunked for 9,896).
+func TestConcurrentBuildsChunkOnce(t *testing.T) {
+	r, dir, first := rankRepo(t)
+	second := commitTwo(t, r, dir)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for range 5 {
+		s := NewIndexed("")
+		var wg sync.WaitGroup
+		for _, c := range []string{first, second} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s.Index(context.Background(), r, c); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		// 7 code files in the first commit, 8 in the second: 2 of them
+		// new, 6 the first's.
+		if st := s.Stats(); st.Chunked != 9 || st.Reused != 6 {
+			t.Fatalf("two builds at once: %d files chunked, %d reused; want 9 and 6", st.Chunked, st.Reused)
+		}
+	}
+}
+
+// TestBuildIndexLargeFile: a code file over maxIndexedFile is left out
+// (the listing has no sizes: the file is measured once read) and is not
+// counted as chunked, in the first build and in the next commit's.
+func TestBuildIndexLargeFile(t *testing.T) {
+	gittest.Need(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	gittest.CommitFiles(t, dir, map[string]string{
+		"big.py":   strings.Repeat("big_word = 1\n", maxIndexedFile/13+1),
+		"edge.py":  strings.Repeat("x", maxIndexedFile-1) + "\n",
+		"small.py": "def small():\n    return 1\n",
+	})
+	r, err := repo.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ctx := context.Background()
+	s := NewIndexed("")
+	for i, content := range []string{"", "def small():\n    return 2\n"} {
+		if content != "" {
+			gittest.CommitFiles(t, dir, map[string]string{"small.py": content})
+		}
+		ix, err := s.Index(ctx, r, "HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, c := range ix.Chunks {
+			if len(paths) == 0 || paths[len(paths)-1] != c.Path {
+				paths = append(paths, c.Path)
+			}
+		}
+		if want := []string{"edge.py", "small.py"}; !cmp.Equal(paths, want) || len(ix.postings("big")) != 0 {
+			t.Errorf("build %d: files %v, want %v; postings of a term only big.py has: %v", i, paths, want, ix.postings("big"))
+		}
+		if st := s.Stats(); st.Chunked != 2+i || st.Reused != i {
+			t.Errorf("build %d: %d files chunked, %d reused; want %d and %d", i, st.Chunked, st.Reused, 2+i, i)
+		}
 	}
 }

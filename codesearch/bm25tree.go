@@ -15,26 +15,28 @@ const maxIndexedFile = 1 << 20
 
 // treeFiles streams the code files of commit to fn, in tree order: the
 // regular files whose language package symbols knows, up to
-// maxIndexedFile bytes each. The tree is listed once (ls-tree with
-// sizes) and the chosen blobs read by one "git cat-file --batch", so a
-// non-code file is never read, and a blob the repository lacks (a
-// partial clone) is skipped rather than failing the tree, as "git
-// archive" did.
+// maxIndexedFile bytes each. The tree is listed and the chosen blobs read
+// through the repository's long-lived "git cat-file --batch" (see
+// [repo.Repo.Files]), so a build starts no git process, a non-code file
+// is never read, and a blob the repository lacks (a partial clone) is
+// skipped rather than failing the tree, as "git archive" did.
 //
 // known returns what an earlier build made of a blob (nil if nothing): such
-// a blob is not read, and fn gets it with an empty src.
+// a blob is not read, and fn gets it with an empty src. A known blob was
+// chunked, so it is no larger than maxIndexedFile: the listing needs no
+// sizes (ls-tree -l read the header of every blob of the tree).
 func treeFiles(ctx context.Context, rp *repo.Repo, commit string, known func(id string) *blobEntry, fn func(path string, src string, b *blobEntry, id string)) error {
 	type entry struct {
 		id, path string
 		known    *blobEntry
 	}
 	var entries []entry
-	tree, err := rp.Tree(ctx, commit)
+	tree, err := rp.Files(ctx, commit)
 	if err != nil {
 		return err
 	}
 	for _, t := range tree {
-		if !t.Regular() || t.Size < 0 || t.Size > maxIndexedFile || symbols.LanguageOf(t.Path) == "" {
+		if symbols.LanguageOf(t.Path) == "" {
 			continue
 		}
 		e := entry{id: t.ID, path: t.Path}
@@ -59,7 +61,7 @@ func treeFiles(ctx context.Context, rp *repo.Repo, commit string, known func(id 
 			fn(entries[next].path, "", entries[next].known, entries[next].id)
 		}
 		next++
-		if ok {
+		if ok && len(src) <= maxIndexedFile {
 			fn(entries[at[i]].path, src, nil, entries[at[i]].id)
 		}
 		return nil
@@ -91,13 +93,15 @@ type blobEntry struct {
 // blobCache keeps blobEntries within a byte budget, the oldest dropped
 // first. Safe for concurrent use.
 type blobCache struct {
-	mu     sync.Mutex
-	max    int64
-	size   int64
-	byID   map[string]*blobEntry
-	queue  []string
-	hits   int
-	misses int
+	mu    sync.Mutex
+	max   int64
+	size  int64
+	byID  map[string]*blobEntry
+	queue []string
+	// hits counts the files replayed, chunked those chunked (a file
+	// read and found over maxIndexedFile is neither).
+	hits    int
+	chunked int
 	// The terms of the entries, interned: an entry's terms are ids, which
 	// a vocab translates through a slice, without hashing a string.
 	ids   map[string]int32
@@ -178,8 +182,6 @@ func (c *blobCache) get(id string) *blobEntry {
 	b := c.byID[id]
 	if b != nil {
 		c.hits++
-	} else {
-		c.misses++
 	}
 	return b
 }
@@ -190,6 +192,7 @@ func (c *blobCache) get(id string) *blobEntry {
 func (c *blobCache) put(key string, chunks, classes, imports []Chunk, terms [][]termCount, v *vocab) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.chunked++
 	b := c.newBlobEntry(chunks, classes, imports, terms, v)
 	if _, ok := c.byID[key]; !ok {
 		c.add(key, b)

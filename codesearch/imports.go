@@ -53,9 +53,17 @@ var (
 // as c", "from .a import (b, c as d)", continued lines included.
 func pyImports(src string) []pyImport {
 	var out []pyImport
-	lines := strings.Split(src, "\n")
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
+	// The lines as strings.Split(src, "\n") gives them, without making
+	// the slice of every line of every file (see lineAt).
+	nLines := strings.Count(src, "\n") + 1
+	off := 0 // where line i+1 starts
+	next := func() string {
+		line, rest := lineAt(src, off)
+		off = rest
+		return line
+	}
+	for i := 0; i < nLines; i++ {
+		line := next()
 		t := strings.TrimSpace(line)
 		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, ">>>"), "..."))
 		if !strings.HasPrefix(t, "import") && !strings.HasPrefix(t, "from") && !strings.HasPrefix(t, "In [") {
@@ -63,13 +71,13 @@ func pyImports(src string) []pyImport {
 		}
 		at := i + 1
 		// A parenthesized list or a backslash continues the statement.
-		for j := 0; j < 50 && i+1 < len(lines); j++ {
+		for j := 0; j < 50 && i+1 < nLines; j++ {
 			open := strings.Count(line, "(") > strings.Count(line, ")")
 			if !open && !strings.HasSuffix(strings.TrimRight(line, " \t\r"), "\\") {
 				break
 			}
 			i++
-			line = strings.TrimSuffix(strings.TrimRight(line, " \t\r"), "\\") + " " + lines[i]
+			line = strings.TrimSuffix(strings.TrimRight(line, " \t\r"), "\\") + " " + next()
 		}
 		if k := strings.IndexByte(line, '#'); k >= 0 {
 			line = line[:k]
@@ -99,6 +107,15 @@ func pyImports(src string) []pyImport {
 		}
 	}
 	return out
+}
+
+// lineAt returns the line of src starting at off, without its newline,
+// and where the next one starts.
+func lineAt(src string, off int) (line string, next int) {
+	if k := strings.IndexByte(src[off:], '\n'); k >= 0 {
+		return src[off : off+k], off + k + 1
+	}
+	return src[off:], len(src)
 }
 
 // importedName reads "a as b" (alias b) or "a" (no alias); anything
@@ -156,10 +173,10 @@ func fileImports(file, src string) []Chunk {
 // names a Python file takes from which file (to follow re-exports).
 type importGraph struct {
 	out, in map[string][]string
-	// from maps a file and a name it imports ("file\x00name", the name
-	// as the file knows it) to where it takes it from ("file\x00name",
-	// the name there); star the files a file imports * from.
-	from map[string][]string
+	// from maps a file and a name it imports (the name as the file
+	// knows it) to where it takes it from (a file and the name there);
+	// star the files a file imports * from.
+	from map[[2]string][][2]string
 	star map[string][]string
 }
 
@@ -167,15 +184,30 @@ type importGraph struct {
 func (t *repoTables) importGraph(ix *Index) *importGraph {
 	t.graphOnce.Do(func() {
 		g := &importGraph{out: map[string][]string{}, in: map[string][]string{},
-			from: map[string][]string{}, star: map[string][]string{}}
-		seen := map[string]bool{}
+			from: map[[2]string][][2]string{}, star: map[string][]string{}}
+		seen := map[[2]string]bool{}
 		edge := func(a, b string) {
-			if a == b || seen[a+"\x00"+b] {
+			if a == b || seen[[2]string{a, b}] {
 				return
 			}
-			seen[a+"\x00"+b] = true
+			seen[[2]string{a, b}] = true
 			g.out[a] = append(g.out[a], b)
 			g.in[b] = append(g.in[b], a)
+		}
+		// The files of each module, looked up once: the files of a
+		// repository import the same modules over and over.
+		modFiles := map[[2]string][]string{}
+		moduleFiles := func(mod, name string) []string {
+			k := [2]string{mod, name}
+			fs, ok := modFiles[k]
+			if !ok {
+				if name != "" {
+					mod += "." + name
+				}
+				fs = t.pyModuleFiles(mod)
+				modFiles[k] = fs
+			}
+			return fs
 		}
 		for _, im := range ix.Imports {
 			switch symbols.LanguageOf(im.Path) {
@@ -192,16 +224,16 @@ func (t *repoTables) importGraph(ix *Index) *importGraph {
 				var targets []string
 				if name != "" && name != "*" {
 					// from a import b: b may be a module a/b.py.
-					targets = t.pyModuleFiles(mod + "." + name)
+					targets = moduleFiles(mod, name)
 				}
 				if len(targets) == 0 {
-					targets = t.pyModuleFiles(mod)
+					targets = moduleFiles(mod, "")
 					for _, f := range targets {
 						if name == "*" {
 							g.star[im.Path] = append(g.star[im.Path], f)
 						} else if name != "" {
-							k := im.Path + "\x00" + alias
-							g.from[k] = append(g.from[k], f+"\x00"+name)
+							k := [2]string{im.Path, alias}
+							g.from[k] = append(g.from[k], [2]string{f, name})
 						}
 					}
 				}
@@ -264,7 +296,7 @@ func (t *repoTables) pyModuleFiles(mod string) []string {
 	for _, cand := range []string{p + ".py", p + "/__init__.py"} {
 		var out []string
 		for _, f := range t.suffixes[cand] {
-			if f == cand || strings.HasSuffix(f, "/"+cand) {
+			if f == cand || len(f) > len(cand) && f[len(f)-len(cand)-1] == '/' && strings.HasSuffix(f, cand) {
 				out = append(out, f)
 			}
 		}
@@ -308,8 +340,8 @@ func (t *repoTables) definingFiles(ix *Index, g *importGraph, file, name string,
 		return nil
 	}
 	var out []string
-	for _, src := range g.from[file+"\x00"+name] {
-		f, orig, _ := strings.Cut(src, "\x00")
+	for _, src := range g.from[[2]string{file, name}] {
+		f, orig := src[0], src[1]
 		out = append(out, t.definingFiles(ix, g, f, orig, depth-1)...)
 	}
 	if len(out) > 0 {

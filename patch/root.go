@@ -228,6 +228,23 @@ func (r *Root) check(name string) (string, error) {
 	return filepath.FromSlash(path.Clean(name)), nil
 }
 
+// Executable reports whether name, a regular file, is one git records with
+// mode 100755: its owner may execute it.
+func (r *Root) Executable(name string) (bool, error) {
+	n, err := r.check(name)
+	if err != nil {
+		return false, err
+	}
+	fi, err := r.root.Lstat(n)
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("%s: not a regular file", name)
+	}
+	return fi.Mode()&0o100 != 0, nil
+}
+
 func (r *Root) lstat(name string) (fs.FileMode, string, error) {
 	if name == "" {
 		return fs.ModeDir, "", nil

@@ -1,11 +1,9 @@
 package repo
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,92 +277,27 @@ func (r *Repo) Tree(ctx context.Context, rev string) ([]TreeEntry, error) {
 	return entries, nil
 }
 
-// Blobs reads the blobs ids in one "git cat-file --batch" and calls fn
-// with each in order: its index in ids and content, or ok false for a
-// blob the repository lacks. A partial clone's missing blob is not
-// fetched from its remote (one round trip a file): it is passed as
-// missing. An error fn returns stops the read.
+// Blobs reads the blobs ids in one pipelined exchange with a long-lived
+// "git cat-file --batch" and calls fn with each in order: its index in
+// ids and content, or ok false for a blob the repository lacks. A partial
+// clone's missing blob is not fetched from its remote (one round trip a
+// file): it is passed as missing. An error fn returns stops the read.
 func (r *Repo) Blobs(ctx context.Context, ids []string, fn func(i int, content string, ok bool) error) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, r.git, "--git-dir="+r.gitDir, "cat-file", "--batch")
-	cmd.Env = append(gitEnv(), "GIT_NO_LAZY_FETCH=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return err
+	var fnErr error
+	err := r.blobs.stream(ctx, ids, func(i int, h header, content string) error {
+		if !h.missing && h.typ != "blob" {
+			return fmt.Errorf("git cat-file: %s: a %s, not a blob", ids[i], h.typ)
+		}
+		fnErr = fn(i, content, !h.missing)
+		return fnErr
+	})
+	if err != nil && err != fnErr {
+		return fmt.Errorf("repo: read blobs in %s: %w", r.name, err)
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git cat-file: %w", err)
-	}
-	go func() {
-		bw := bufio.NewWriter(in)
-		for _, id := range ids {
-			bw.WriteString(id)
-			bw.WriteByte('\n')
-		}
-		bw.Flush()
-		in.Close()
-	}()
-	br := bufio.NewReaderSize(out, 1<<20)
-	copyBuf := make([]byte, 32<<10)
-	var readErr error
-	for i, id := range ids {
-		head, err := br.ReadString('\n')
-		if err != nil {
-			readErr = fmt.Errorf("git cat-file: %s: %w", id, err)
-			break
-		}
-		f := strings.Fields(head)
-		if len(f) == 2 && f[1] == "missing" {
-			if readErr = fn(i, "", false); readErr != nil {
-				break
-			}
-			continue
-		}
-		if len(f) != 3 || f[1] != "blob" {
-			readErr = fmt.Errorf("git cat-file: %s: unexpected header %q", id, head)
-			break
-		}
-		size, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
-			readErr = fmt.Errorf("git cat-file: %s: %w", id, err)
-			break
-		}
-		// Read into a string of the blob's size: no growing buffer, and no
-		// copy to turn it into text.
-		// The copy buffer is reused: io.CopyN allocated 32 KiB per blob.
-		var b strings.Builder
-		b.Grow(int(size))
-		if n, err := io.CopyBuffer(&b, io.LimitReader(br, size), copyBuf); err != nil || n != size {
-			if err == nil {
-				err = io.ErrUnexpectedEOF // as io.CopyN says a short read
-			}
-			readErr = fmt.Errorf("git cat-file: %s: %w", id, err)
-			break
-		}
-		if _, err := br.Discard(1); err != nil { // the newline after the content
-			readErr = fmt.Errorf("git cat-file: %s: %w", id, err)
-			break
-		}
-		if readErr = fn(i, b.String(), true); readErr != nil {
-			break
-		}
-	}
-	if readErr != nil {
-		cmd.Process.Kill()
-	}
-	_, _ = io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil && readErr == nil {
-		return fmt.Errorf("git cat-file: %s: %w", strings.TrimSpace(stderr.String()), err)
-	}
-	return readErr
+	return err
 }
 
 // Export writes rev's tree into dest, an existing directory (git archive,

@@ -3,8 +3,9 @@
 //
 // A [Repo] is one repository, bare or not. Base files are read through one
 // long-lived "git cat-file --batch" process per repository (plus a
-// "--batch-check" process for existence and revision queries), so a read costs
-// one pipe round trip rather than a process start. Both processes are started
+// "--batch-check" process for existence and revision queries, and one that
+// streams the trees and blobs of [Repo.Files] and [Repo.Blobs]), so a read
+// costs one pipe round trip rather than a process start. Both processes are started
 // on first use, are safe for concurrent use (requests are serialized by a
 // mutex) and are restarted transparently if they die.
 //
@@ -52,6 +53,10 @@ type Repo struct {
 	git    string // path of the git binary
 	batch  *catFile
 	check  *catFile
+	// blobs reads blobs and trees for Blobs and Files without fetching
+	// a partial clone's missing objects from its remote.
+	blobs *catFile
+	trees treeCache
 	// wtMu serializes changes to the worktree list in this process; see
 	// lockWorktrees.
 	wtMu sync.Mutex
@@ -107,6 +112,7 @@ func open(ctx context.Context, dir, name string) (*Repo, error) {
 	r := &Repo{name: name, gitDir: gitDir, git: git}
 	r.batch = &catFile{git: git, gitDir: gitDir, mode: "--batch"}
 	r.check = &catFile{git: git, gitDir: gitDir, mode: "--batch-check"}
+	r.blobs = &catFile{git: git, gitDir: gitDir, mode: "--batch", env: []string{"GIT_NO_LAZY_FETCH=1"}}
 	return r, nil
 }
 
@@ -120,7 +126,7 @@ func (r *Repo) GitDir() string { return r.gitDir }
 // Close stops the repository's git processes. Reads after Close fail with an
 // error wrapping [ErrClosed]; worktrees stay usable and removable.
 func (r *Repo) Close() error {
-	return errors.Join(r.batch.close(), r.check.close())
+	return errors.Join(r.batch.close(), r.check.close(), r.blobs.close())
 }
 
 // ReadFile returns the content of the file at path in revision rev (a commit,
@@ -480,25 +486,24 @@ func (r *Repo) lstat(ctx context.Context, rev, p string) (uint32, string, error)
 	return treeEntry(data, base, len(h.id)/2)
 }
 
-// treeEntry finds name in a raw tree object, whose entries are
-// "<octal mode> <name>\x00<binary object id of idLen bytes>".
+// treeEntry finds name in a raw tree object (see [eachTreeEntry]).
 func treeEntry(data []byte, name string, idLen int) (uint32, string, error) {
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		nul := bytes.IndexByte(data, 0)
-		if sp < 0 || nul < sp || len(data) < nul+1+idLen {
-			return 0, "", errors.New("malformed tree object")
+	var mode uint32
+	var id string
+	err := eachTreeEntry(string(data), idLen, func(m uint32, n, raw string) bool {
+		if n == name {
+			mode, id = m, hex.EncodeToString([]byte(raw))
+			return false
 		}
-		if string(data[sp+1:nul]) == name {
-			mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
-			if err != nil {
-				return 0, "", errors.New("malformed tree object")
-			}
-			return uint32(mode), hex.EncodeToString(data[nul+1 : nul+1+idLen]), nil
-		}
-		data = data[nul+1+idLen:]
+		return true
+	})
+	switch {
+	case err != nil:
+		return 0, "", err
+	case id == "":
+		return 0, "", fs.ErrNotExist
 	}
-	return 0, "", fs.ErrNotExist
+	return mode, id, nil
 }
 
 // LstatMode is [Repo.Lstat] with the mode as an fs.FileMode, in the shape

@@ -327,6 +327,7 @@ func TestMCP(t *testing.T) {
 	t.Run("request ids", func(t *testing.T) { testMCPRequestIDs(t, pb) })
 	t.Run("request ids http", func(t *testing.T) { testMCPRequestIDsHTTP(t, pb) })
 	t.Run("backup name", func(t *testing.T) { testMCPBackupName(t, pb) })
+	t.Run("apply once little", func(t *testing.T) { testMCPApplyOnceLittle(t, pb) })
 	t.Run("killed write", func(t *testing.T) { testMCPKilledWrite(t, pb) })
 	t.Run("large files", func(t *testing.T) { testMCPLargeFiles(t, pb) })
 	t.Run("search bounds", func(t *testing.T) { testMCPSearchBounds(t, pb) })

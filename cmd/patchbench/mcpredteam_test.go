@@ -315,6 +315,37 @@ func testMCPBackupName(t *testing.T, pb string) {
 	}
 }
 
+// testMCPApplyOnceLittle: an agent that sends an edit again whose added
+// lines say little (a blank line after its search text, a brace appended
+// by an empty SEARCH) gets the edit once: the first call applies it, the
+// next ones are refused and write nothing. Before, each call added the
+// line again.
+func testMCPApplyOnceLittle(t *testing.T, pb string) {
+	dir := t.TempDir()
+	const src = "package m\n\nfunc f() int {\n\treturn 0\n}\nfunc g() {}\n"
+	p := startMCPProc(t, pb, "--root", dir)
+	s := p.connect(t)
+	defer s.Close()
+	for _, c := range []struct{ patch, want string }{
+		{"m.go\n<<<<<<< SEARCH\n\treturn 0\n}\n=======\n\treturn 0\n}\n\n>>>>>>> REPLACE\n", strings.Replace(src, "}\nfunc g", "}\n\nfunc g", 1)},
+		{"*** Begin Patch\n*** Update File: m.go\n@@\n \treturn 0\n }\n+\n*** End Patch\n", strings.Replace(src, "}\nfunc g", "}\n\nfunc g", 1)},
+		{"m.go\n<<<<<<< SEARCH\n=======\n}\n>>>>>>> REPLACE\n", src + "}\n"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "m.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			text, failed := call(t, s, "apply_patch", map[string]any{"patch": c.patch})
+			if failed != (i > 0) {
+				t.Errorf("call %d of %q: failed=%v: %.300s", i+1, c.patch, failed, text)
+			}
+			if got, err := os.ReadFile(filepath.Join(dir, "m.go")); err != nil || string(got) != c.want {
+				t.Fatalf("after call %d of %q: m.go is %q (%v), want %q", i+1, c.patch, got, err, c.want)
+			}
+		}
+	}
+}
+
 // peakRSS is the most memory the process has held (VmHWM), in bytes.
 func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()

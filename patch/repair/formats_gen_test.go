@@ -423,6 +423,27 @@ func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
 			}
 		}
 
+		// A blank line added after a closing line (a brace, a parenthesis),
+		// the block's search text the three lines that end with it: where
+		// it applied, the search text is in the file again, and a second
+		// apply added another blank line (little_echo_twice: the file the
+		// first apply made, the edit again; nothing to change).
+		for i := 2; i+1 < len(ls); i++ {
+			if significantLine(ls[i]) || strings.TrimSpace(ls[i]) == "" || strings.TrimSpace(ls[i+1]) == "" || !significantLine(ls[i-1]) {
+				continue
+			}
+			bl := block{lo: i - 2, hi: i + 1, neu: append(slices.Clone(ls[i-2:i+1]), "")}
+			if len(fits(ls, bl.old(ls), same)) != 1 {
+				continue
+			}
+			once := str(resultAt(ls, bl, bl.lo))
+			add(r, "sr_little_echo", "", r.OldCode, srText(r.Path, ls, bl), once)
+			add(r, "v4a_little_echo", "", r.OldCode, v4aText(r.Path, ls, "", bl), once)
+			add(r, "sr_little_echo_twice", "", *once, srText(r.Path, ls, bl), once)
+			add(r, "v4a_little_echo_twice", "", *once, v4aText(r.Path, ls, "", bl), once)
+			break
+		}
+
 		// Families built from each change of the commit.
 		var uniq []block
 		allUnique := true

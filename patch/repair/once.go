@@ -386,6 +386,17 @@ func strictOnce(p *patch.Patch, fsys patch.FileSystem, reverse bool) bool {
 				op = patch.Create
 			}
 		}
+		if op == patch.Modify {
+			want := fp.NewMode
+			if reverse {
+				want = fp.OldMode
+			}
+			if _, m := patch.ResultModes(op, fp.OldMode, fp.NewMode); m != 0 && hasMode(fsys, name, want) {
+				// The mode change is made already: the pipeline says
+				// whether the hunks are too.
+				return false
+			}
+		}
 		if len(fp.Hunks) == 0 || op == patch.Create {
 			continue
 		}

@@ -16,6 +16,9 @@ type looseFile struct {
 	oldName, newName string // as written, before prefix stripping
 	op               patch.Operation
 	git              bool // had a "diff --git" header
+	// plain: a format whose names carry no a/ and b/ (V4A,
+	// search-replace), so a name without them is no repair.
+	plain bool
 	// oldMode and newMode are the modes of git's extended headers ("new
 	// file mode", "old mode", "index a..b mode", ...), 0 when absent.
 	oldMode, newMode uint32

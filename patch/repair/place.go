@@ -181,6 +181,9 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		} else {
 			r.Repairs = appendOnce(r.Repairs, "no-line-numbers")
 		}
+		if eolMarkerOff(t, pl) {
+			r.Repairs = appendOnce(r.Repairs, "no-newline-marker")
+		}
 		if r.Tier == TierWhitespace {
 			r.Repairs = appendOnce(r.Repairs, "whitespace")
 		}
@@ -193,6 +196,25 @@ func placeHunks(t *text, hunks []*looseHunk, width int, name string) ([]byte, []
 		out = out[:len(out)-1]
 	}
 	return out, reports, nil
+}
+
+// eolMarkerOff reports whether a unified diff's hunk, placed at pl, says
+// otherwise than the file of how the file ends: a "\ No newline at end of
+// file" marker after its old side where the file's last line ends with a
+// newline (or the old side does not reach the end), or no marker where its
+// old side reaches a last line without one. git apply refuses both; the
+// file's own ending is kept (changed only as the markers' difference says),
+// and the report says so.
+func eolMarkerOff(t *text, pl *placed) bool {
+	h := pl.h
+	if !h.unified || len(t.lines) == 0 {
+		return false
+	}
+	atEnd := pl.p.end == len(t.lines) && pl.p.end > pl.p.start
+	if h.oldNoEOL {
+		return !atEnd || t.eol
+	}
+	return atEnd && !t.eol
 }
 
 // checkSplice holds the engine to its promise for one placed hunk: every
@@ -417,6 +439,9 @@ func locate(t *text, pl *placed) string {
 		if lv == levelSpace {
 			cs = filter(cs, func(c place) bool { return indentConsistent(t, es, c) })
 		}
+		if slices.ContainsFunc(cs, func(c place) bool { return dropsRemoved(es, c) }) {
+			return "context not found: the hunk fits only with a context line left out that it removes there: that line stays by the hunk's context"
+		}
 		if len(cs) > 0 {
 			pl.cands = cs
 			pl.p = cs[0]
@@ -443,8 +468,21 @@ func locate(t *text, pl *placed) string {
 // that has lines, whose REPLACE text restates the file: it holds the
 // file's first significant line, or half of its significant lines are in
 // the file. Aider appends such a block; its author may as well have meant
-// the file's whole new content.
+// the file's whole new content. A file that ends with the block's lines
+// may hold them appended already, whatever they say: refused too.
 func restates(t *text, h *looseHunk) string {
+	if n := len(h.lines); n <= len(t.lines) {
+		end := true
+		for i, l := range h.lines {
+			if normalize(levelTrailing, l.texts[0]) != t.normLevel(levelTrailing)[len(t.lines)-n+i] {
+				end = false
+				break
+			}
+		}
+		if end {
+			return fmt.Sprintf("uncertain: the block has no SEARCH text and the file ends with its REPLACE text (line %d): appended already, or to be appended again?", len(t.lines)-n+1)
+		}
+	}
 	first := ""
 	for _, l := range t.lines {
 		if significant(l) {
@@ -477,8 +515,11 @@ func restates(t *text, h *looseHunk) string {
 // the file too, over the lines its old side fits: where the new side holds
 // the old one (an insertion with context on one side, a block that ends as
 // its context begins), the file may have the change already, and applying
-// it again would repeat the added lines. The new side must hold a significant added line that differs
-// from every removed line, and fit exactly or but for trailing whitespace.
+// it again would repeat the added lines. The new side must fit exactly or
+// but for trailing whitespace, and hold a significant added line that
+// differs from every removed line, or be longer than the old side: a hunk
+// that adds a brace or a blank line next to the same line leaves its old
+// side in the file where it applied, and a second apply would add another.
 func newSideToo(t *text, pl *placed) string {
 	h := pl.h
 	removed := map[string]bool{}
@@ -498,7 +539,7 @@ func newSideToo(t *text, pl *placed) string {
 		}
 		ns = append(ns, entry{kind: patch.LineContext, raw: l.texts, signif: significant(l.texts[0])})
 	}
-	if !evidence {
+	if nOld, nNew, ok := sideLens(h); !evidence && (!ok || nNew <= nOld) {
 		return ""
 	}
 	for lv := levelExact; lv <= levelTrailing; lv++ {

@@ -35,7 +35,10 @@ const maxEdgeTrim = 2
 // trim fits, exactly one trim may fit, at one place. Trimming both ends
 // also needs a removed line, every significant removed line exact and
 // nowhere else in the file. The lines left out are dropped context: the
-// file keeps its own lines there.
+// file keeps its own lines there. A line left out that the rest removes
+// is not invented: the hunk keeps it and removes it, and the rest fits
+// only where the line it kept is gone (a search-replace block that removes
+// the second of two copies, sent again, removed the one left).
 func trimmedEdge(t *text, h *looseHunk, es []entry) (place, bool) {
 	lead, trail := 0, 0
 	for _, l := range h.lines {
@@ -51,7 +54,47 @@ func trimmedEdge(t *text, h *looseHunk, es []entry) (place, bool) {
 		return place{}, false // no change at all
 	}
 	lead, trail = min(lead, maxEdgeTrim), min(trail, maxEdgeTrim)
-	return trimFit(t, es, lead, trail, func(sub []entry, total int) bool { return len(sub) >= total }, nil)
+	return trimFit(t, es, lead, trail, func(sub []entry, total int) bool { return len(sub) >= total }, func(_ place, front, back int) bool {
+		return !keptAndRemoved(es[:front], es[front:len(es)-back]) && !keptAndRemoved(es[len(es)-back:], es[front:len(es)-back])
+	})
+}
+
+// dropsRemoved reports whether place c leaves out a significant context
+// line of es that one of the lines it removes reads as: the hunk says the
+// line stays and, placed there, removes it (the context is found again
+// after the lines a first apply removed).
+func dropsRemoved(es []entry, c place) bool {
+	if c.at == nil {
+		return false
+	}
+	var dropped, removed []entry
+	for i := range es {
+		switch {
+		case c.at[i] < 0 && es[i].kind == patch.LineContext:
+			dropped = append(dropped, es[i])
+		case c.at[i] >= 0 && es[i].kind == patch.LineDelete:
+			removed = append(removed, es[i])
+		}
+	}
+	return keptAndRemoved(dropped, removed)
+}
+
+// keptAndRemoved reports whether a significant context line of dropped is
+// a line that rest removes (trailing whitespace aside).
+func keptAndRemoved(dropped, rest []entry) bool {
+	for i := range dropped {
+		d := &dropped[i]
+		if d.kind != patch.LineContext || !d.signif || d.elision {
+			continue
+		}
+		for j := range rest {
+			r := &rest[j]
+			if r.kind == patch.LineDelete && !r.elision && slices.Contains(r.normAt(levelTrailing), d.normAt(levelTrailing)[0]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // trimFit leaves out total = 1, 2, ... entries at the ends of es (at

@@ -270,6 +270,11 @@ func Repair(text string, opts Options) (*Result, error) {
 	default:
 		files = parseUnified(text, &d)
 	}
+	if f == patch.V4A || f == patch.SearchReplace {
+		for _, lf := range files {
+			lf.plain = true
+		}
+	}
 	if text != "" && !strings.HasSuffix(text, "\n") && res.Extracted == "" {
 		d.add(0, "no-final-newline", "the patch text does not end with a newline")
 	}
@@ -580,7 +585,7 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 		}
 		if first == nil {
 			first = out
-			if !prefixed && s == 0 {
+			if !prefixed && s == 0 && !lf.plain {
 				repairs = []string{"no-ab-prefix"}
 			}
 		}
@@ -589,7 +594,7 @@ func resolvePath(lf *looseFile, opts Options, ov *overlay) (oldPath, newPath str
 			probe = out[1]
 		}
 		if lf.op != patch.Create && ov.exists(probe) {
-			if !prefixed && s == 0 {
+			if !prefixed && s == 0 && !lf.plain {
 				repairs = []string{"no-ab-prefix"}
 			}
 			if !prefixed && !opts.FixedStrip {
@@ -822,8 +827,14 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		return fr, res, err
 	}
 	modeOld, modeNew := patch.ResultModes(op, lf.oldMode, lf.newMode)
-	if allHunksAlready(reports) && op == patch.Modify && modeNew == 0 {
+	if op == patch.Modify && modeNew == 0 && allHunksAlready(reports) {
 		fr.Status = StatusAlreadyApplied
+		return fr, res, nil
+	}
+	if op == patch.Modify && modeNew != 0 && (len(reports) == 0 || allHunksAlready(reports)) && !ov.written(oldPath) && hasMode(ov.fsys, oldPath, modeNew) {
+		// The mode change is made already, and every hunk: a second apply
+		// changes nothing and says so.
+		fr.Status, fr.Reason = StatusAlreadyApplied, fmt.Sprintf("the file's mode is %o already", modeNew)
 		return fr, res, nil
 	}
 	// The new content is made once, as the bytes of the result; later
@@ -885,6 +896,22 @@ func deletionDiffers(t *text, hunks []*looseHunk, name string) (int, string) {
 		return len(hunks) - 1, fmt.Sprintf("%s%s has %d lines, the patch deletes %d (line %d is %q)", head, name, len(t.lines), n, n+1, strings.TrimSuffix(t.lines[n], "\r"))
 	}
 	return 0, ""
+}
+
+// hasMode reports whether name, in a file system that tells (a
+// patch.Root), has git mode mode already: executable or not.
+func hasMode(fsys patch.FileSystem, name string, mode uint32) bool {
+	if r, ok := fsys.(*recordFS); ok {
+		fsys = r.fsys
+	}
+	x, ok := fsys.(interface {
+		Executable(name string) (bool, error)
+	})
+	if !ok {
+		return false
+	}
+	exe, err := x.Executable(name)
+	return err == nil && exe == (mode&0o111 != 0)
 }
 
 // vacates reports whether a section with these resolved names renames or

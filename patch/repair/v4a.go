@@ -86,15 +86,72 @@ func applyV4A(text string, opts Options, res *Result) bool {
 	return true
 }
 
-// newSideIn reports whether the new side of a hunk that adds a significant
-// line (one that is not also a removed line) is in content already, lines
-// compared without trailing whitespace.
+// newSideIn reports whether a hunk may be applied already, lines compared
+// without trailing whitespace: the new side of a hunk that adds a
+// significant line (one that is not also a removed line) is in content;
+// a hunk that adds lines that say little (braces, blank lines) has its
+// new side in content over a place its old side fits (its old side fits
+// again where it was applied: `}` added after `}`); a hunk with no old
+// lines, which codex appends, finds content ending with its lines.
 func newSideIn(content string, hunks []*patch.Hunk) bool {
 	file := trimmedLines(content)
 	for _, h := range hunks {
-		_, ns, evidence := strictSides(h)
-		if evidence && runIn(file, ns) {
+		os, ns, evidence := strictSides(h)
+		switch {
+		case evidence:
+			if runIn(file, ns) {
+				return true
+			}
+		case len(os) == 0:
+			if endsWith(file, ns) {
+				return true
+			}
+		case len(ns) > len(os):
+			if runsOverlap(file, os, ns) {
+				return true
+			}
+			// codex tries a chunk again without the blank context lines
+			// that end it.
+			for len(os) > 0 && os[len(os)-1] == "" && ns[len(ns)-1] == "" && h.Lines[len(h.Lines)-1].Kind == patch.LineContext {
+				os, ns = os[:len(os)-1], ns[:len(ns)-1]
+				if len(os) > 0 && runsOverlap(file, os, ns) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// endsWith reports whether the file's lines (trimmedLines of its content)
+// end with run, before the final blank line codex appends before.
+func endsWith(file, run []string) bool {
+	if len(file) > 0 && file[len(file)-1] == "" {
+		file = file[:len(file)-1] // the empty text after the final newline
+	}
+	for range 2 {
+		if len(file) >= len(run) && slices.Equal(file[len(file)-len(run):], run) {
 			return true
+		}
+		if len(file) == 0 || file[len(file)-1] != "" {
+			break
+		}
+		file = file[:len(file)-1]
+	}
+	return false
+}
+
+// runsOverlap reports whether run a and run b are in lines at places that
+// share a line, or start at the same line.
+func runsOverlap(lines, a, b []string) bool {
+	for p := 0; p+len(b) <= len(lines); p++ {
+		if !slices.Equal(lines[p:p+len(b)], b) {
+			continue
+		}
+		for q := max(0, p-len(a)+1); q < p+len(b) && q+len(a) <= len(lines); q++ {
+			if slices.Equal(lines[q:q+len(a)], a) {
+				return true
+			}
 		}
 	}
 	return false
