@@ -54,14 +54,6 @@
 //     header, or GNU diff's "Binary files X and Y differ", to the last line
 //     that belongs to the diff (see below).
 //
-// An edit in a fence labelled with a programming language (python, go, ...;
-// not diff, a shell, JSON, markdown, text or no label), with lines of that
-// code both before and after it outside every structure, blank and path
-// lines aside, is a sample in a string of the code shown (a test's
-// fixture), not an edit: a SEARCH/REPLACE block, a V4A envelope, a
-// JSON-escaped envelope, or the fence's own unified diff. Shell fences run
-// their heredocs and JSON fences hold tool calls, so they are not read so.
-//
 // Fence, tag and heredoc contents are candidates as a whole; when such a
 // content holds a unified diff, prose lines before the first diff header are
 // dropped (a parser would skip them anyway). Nothing else is changed: content
@@ -119,10 +111,19 @@
 // the full new file shown beside the diff, are never taken. Two different
 // edits of one file, such as a first attempt and its correction, are both
 // kept: which one the model meant is not extraction's call, and Candidates
-// lists both. When the prose between them takes the first back ("that's
-// wrong", "here is the corrected patch", "scratch that"), Extract returns
-// an error wrapping [ErrRetracted]: merging would apply the withdrawn
-// edit, and which part of it the correction replaces is not written down.
+// lists both. When a line of prose between them (outside every
+// candidate) takes the first back, Extract returns an error wrapping
+// [ErrRetracted]: merging would apply the withdrawn edit, and which part
+// of it the correction replaces is not written down. A line takes an edit
+// back when it says so outright ("that's wrong", "scratch that", "on
+// second thought", "ignore the previous diff", "disregard the above",
+// "here is the corrected patch", "the fixed version", "use this instead",
+// "my mistake"), or, unless it adds to the answer ("also",
+// "additionally", "next", "another", "as well", "forgot"), when it
+// apologises ("oops", "sorry"), opens with "Correction", says "instead"
+// (not "instead of"), or names the edit before ("the above", "my previous
+// patch", "that diff") with a fault ("wrong", "won't compile", "had a
+// bug", "doesn't work").
 //
 // An edit left out for its format that changes a file no chosen edit
 // names (a diff for a.py and a SEARCH/REPLACE block for b.py) makes
@@ -133,6 +134,46 @@
 // When nothing is an edit, Extract returns an error wrapping [ErrNoEdit]
 // together with a Result whose Candidates say what was seen; empty input
 // gives [ErrEmpty].
+//
+// # Samples: edits inside a file the answer shows
+//
+// An edit inside a file the answer shows whole is a string or an example
+// of that file, not an edit of the file it names, and the file shown is no
+// edit either:
+//
+//   - Code: in a fence labelled with a programming language (python, go,
+//     ...), without a label, or labelled text, an edit with lines of that
+//     code both before and after it outside every structure, blank and
+//     path lines aside: a SEARCH/REPLACE block, a V4A envelope or a
+//     JSON-escaped one in a string of a test, or the fence's own unified
+//     diff. When one edit of a fence is such a string, every edit of it
+//     is set aside.
+//   - Data: in a JSON fence (or a line of JSON at the top level), a V4A
+//     envelope in JSON that is no apply_patch call: the JSON names no
+//     apply_patch ("name": "apply_patch", "cmd": ["apply_patch", ...])
+//     and has fields that a call's wire formats do not (a fixture's
+//     "expected", a test case's "name"). A call's own fields are input,
+//     patch, arguments, args, parameters, params, cmd, command, type, id,
+//     call_id, tool_call_id, workdir, cwd, timeout and timeout_ms.
+//   - Documents: a fence labelled markdown (md, rst, asciidoc, org, ...),
+//     without a label or labelled text, that the answer shows as a file
+//     (a path in its info string such as "markdown:README.md", a path
+//     line right above it, or a document's name, README, CHANGELOG,
+//     CONTRIBUTING or a .md, .rst, .txt, .adoc file, in the three lines of
+//     prose above it), and that holds text of its own beside its edits:
+//     every edit in it (a ```diff fence, a heredoc, a block) is an example
+//     of that document. The same fence holding only an edit, or not shown
+//     as a file (an answer wrapped in ````markdown), is read as before.
+//   - Files the answer writes: a heredoc whose shell line sends it to a
+//     file ("cat > tests/fixtures/a.patch <<'EOF'", "tee F <<EOF") when
+//     no line of the answer applies that file (git apply, patch -p1 <,
+//     apply_patch) and the line is no pipe: a fixture saved, with the
+//     shell fence around it.
+//
+// Shell fences run their heredocs and diff fences hold diffs, so they are
+// not read so. When every edit of the answer is such a sample, Extract
+// returns an error wrapping [ErrSample], naming the first and the file
+// that holds it.
 //
 // # Whole-file answers
 //

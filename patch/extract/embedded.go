@@ -1,53 +1,138 @@
 package extract
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/patchbench/patchbench/patch"
 )
 
-// plainLangs are fence info words whose content is not program source:
-// diffs, prose, shell sessions (which run apply_patch or git apply on the
-// edit they hold) and JSON tool calls. Any other word (python, go, ...)
-// labels code, and an edit with code lines on both sides of it in such a
-// fence is a sample in a string literal of that code (a test's fixture),
-// not the answer's edit.
-var plainLangs = map[string]bool{
-	"": true, "text": true, "txt": true, "plaintext": true, "plain": true,
-	"markdown": true, "md": true, "sh": true, "bash": true, "shell": true,
-	"zsh": true, "fish": true, "console": true, "shell-session": true,
-	"sh-session": true, "terminal": true, "cmd": true, "bat": true,
-	"powershell": true, "ps1": true, "pwsh": true, "json": true,
-	"jsonc": true, "json5": true, "jsonl": true,
-}
+// How a fence's content is read by the sample rules, by its info word.
+type shown int
 
-// codeFence reports whether c is a fence labelled with a programming
-// language.
-func codeFence(c *cand) bool {
+const (
+	// runs: diffs and shell sessions, whose edits are the answer's (a
+	// shell runs the heredoc it holds).
+	runs shown = iota
+	// code: a programming language. An edit with lines of that code
+	// before and after it is a string of the code (a test's fixture).
+	code
+	// generic: no label, or text. Read as code, and as a document.
+	generic
+	// data: JSON. An envelope in it is an edit only in an apply_patch
+	// call; in other JSON (a fixture) it is a string of that data.
+	data
+	// doc: markdown and other markup. Shown as a file (named above it),
+	// an edit with the document's text around it is an example in that
+	// document.
+	doc
+)
+
+var (
+	runLangs = map[string]bool{
+		"sh": true, "bash": true, "shell": true, "zsh": true, "fish": true,
+		"console": true, "shell-session": true, "sh-session": true, "terminal": true,
+		"cmd": true, "bat": true, "powershell": true, "ps1": true, "pwsh": true,
+	}
+	genericLangs = map[string]bool{"": true, "text": true, "txt": true, "plaintext": true, "plain": true}
+	dataLangs    = map[string]bool{"json": true, "jsonc": true, "json5": true, "jsonl": true}
+	docLangs     = map[string]bool{
+		"markdown": true, "md": true, "mdx": true, "rst": true, "rest": true,
+		"restructuredtext": true, "asciidoc": true, "adoc": true, "org": true,
+	}
+)
+
+// shownAs says how the sample rules read fence c, runs for what is no
+// fence.
+func shownAs(c *cand) shown {
 	if c == nil || c.Kind != "fence" {
-		return false
+		return runs
 	}
 	lang := strings.ToLower(c.Lang)
 	if k := strings.IndexByte(lang, ':'); k >= 0 {
 		lang = lang[:k] // "python:src/a.py"
 	}
-	return !plainLangs[lang] && !diffLangs[lang]
+	switch {
+	case diffLangs[lang] || runLangs[lang]:
+		return runs
+	case genericLangs[lang]:
+		return generic
+	case dataLangs[lang]:
+		return data
+	case docLangs[lang]:
+		return doc
+	}
+	return code
 }
 
-// dropEmbedded marks as no edit the edits that sit inside the code of a
-// fence labelled with a programming language, with lines of that code
-// both before and after them: a whole file shown in the answer (a test
-// whose string holds a SEARCH/REPLACE block, a V4A envelope or a unified
-// diff) is not an edit of the file its sample names.
+// dropEmbedded sets aside as samples the edits inside a file the answer
+// shows whole, which are strings or examples of that file, not edits of
+// the files they name:
+//
+//   - code (a fence labelled with a programming language, no label, or
+//     text): an edit with lines of that code before and after it, outside
+//     every other structure, blank and path lines aside (a test whose
+//     string holds a SEARCH/REPLACE block, a V4A envelope or a unified
+//     diff). When one edit of a fence is such a string, every edit of it
+//     is set aside: taking the others would apply part of the sample.
+//   - data (JSON): an envelope in JSON that is no apply_patch call: the
+//     JSON names no apply_patch and has fields a call has not ("expected",
+//     "name" of a test case); a test fixture, not a tool call.
+//   - a document (markdown, or a fence without a label or with text) that
+//     the answer shows as a file, named by a path in its info string, a
+//     path line above it, or a document's name (README, CHANGELOG, a .md
+//     or .rst file) in the prose just above it, and that holds text of its
+//     own before its first edit: every edit in it is an example of that
+//     document, and the fence itself is the document, not an edit.
+//
+// Shell fences run their heredocs and diff fences hold diffs, so they are
+// not read so.
 func dropEmbedded(cands []*cand, lines []string) {
 	children := map[*cand][]*cand{}
+	inTop := make([]bool, len(lines)+1) // 1-based: the line is in a top-level structure
 	for _, c := range cands {
 		if c.parent != nil {
 			children[c.parent] = append(children[c.parent], c)
+			continue
+		}
+		for n := c.StartLine; n <= c.EndLine && n < len(inTop); n++ {
+			inTop[n] = true
+		}
+	}
+	for _, c := range cands {
+		// A JSON line of its own at the top level, as a tool call is
+		// written without a fence.
+		if c.parent == nil && c.IsEdit && c.Kind == "v4a" && c.Lang == "json" {
+			if l := strings.TrimSpace(lines[c.StartLine-1]); strings.HasPrefix(l, "{") || strings.HasPrefix(l, "[") {
+				if fields := notCallFields(envelopesOut(lines, c.StartLine-1, c.StartLine, []*cand{c})); fields != nil {
+					setAside(c, c, "the JSON on "+c.lines(), dataWhy(fields))
+				}
+			}
+		}
+	}
+	for _, h := range cands {
+		if h.Kind != "heredoc" || !h.IsEdit && !anyEditIn(cands, h) {
+			continue
+		}
+		if file := writtenFile(lines, h); file != "" {
+			where := "the heredoc of `" + strings.TrimSpace(bare(lines[h.StartLine-1])) + "`"
+			why := "which writes " + file + " and nothing applies it: a file the answer writes, not an edit"
+			for _, c := range cands {
+				if c.IsEdit && (c == h || descends(c, h)) {
+					setAside(c, nil, where, why)
+				}
+			}
+			// A shell fence around it is an edit only through its text.
+			for a := h.parent; a != nil; a = a.parent {
+				if a.IsEdit && !anyEditIn(cands, a) {
+					setAside(a, a, where, why)
+				}
+			}
 		}
 	}
 	for _, f := range cands {
-		if !codeFence(f) {
+		kind := shownAs(f)
+		if kind == runs {
 			continue
 		}
 		// The content's input lines, 0-based.
@@ -63,7 +148,7 @@ func dropEmbedded(cands []*cand, lines []string) {
 				}
 			}
 		}
-		code := func(k int) bool {
+		text := func(k int) bool { // a line of the fence's own code or text
 			l := strings.TrimSpace(lines[lo+k])
 			if l == "" || covered[k] || pathFrom(l) != "" {
 				return false
@@ -71,40 +156,24 @@ func dropEmbedded(cands []*cand, lines []string) {
 			_, fence := parseFence(l)
 			return !fence
 		}
-		around := func(a, b int) bool { // code before line a and after line b (0-based in content)
+		around := func(a, b int) bool { // text before line a and after line b (0-based in content)
 			before, after := false, false
 			for k := 0; k < a && !before; k++ {
-				before = code(k)
+				before = text(k)
 			}
 			for k := b + 1; k < len(covered) && !after; k++ {
-				after = code(k)
+				after = text(k)
 			}
 			return before && after
 		}
-		why := "sits between lines of " + f.Lang + " code in " + f.describe() + ", as a string of that code: a sample, not an edit"
-		dropped, kept := 0, 0
-		for _, c := range children[f] {
-			switch {
-			case !c.IsEdit:
-			case c.Kind != "fence" && c.Kind != "heredoc" && around(c.StartLine-1-lo, c.EndLine-1-lo):
-				c.IsEdit = false
-				c.Reason = c.Reason + "; " + why
-				dropped++
-			default:
-				kept++
-			}
-		}
-		if f.IsEdit && dropped > 0 && kept == 0 && (f.Format == patch.V4A || f.Format == patch.SearchReplace) {
-			// The fence is an edit only through the samples it holds.
-			f.IsEdit = false
-			f.Reason = f.Reason + "; its " + string(f.Format) + " markers are the samples' only"
-		}
+		// The fence's own unified diff, from its first header to the end
+		// of its last section (0-based in content).
+		first, last := -1, -1
 		if f.IsEdit && f.Format != patch.V4A && f.Format != patch.SearchReplace {
 			content := make([]string, hi-lo)
 			for k := range content {
 				content[k] = bare(lines[lo+k])
 			}
-			first, last := -1, -1
 			for k := 0; k < len(content); {
 				if covered[k] || !isHeaderStart(content, k, len(content), false) {
 					k++
@@ -117,12 +186,296 @@ func dropEmbedded(cands []*cand, lines []string) {
 				last = end - 1
 				k = end
 			}
-			if first >= 0 && around(first, last) {
+		}
+		switch kind {
+		case code, generic:
+			what := "code"
+			if kind == code {
+				what = f.Lang + " code"
+			}
+			why := "between lines of " + what + ": a string of that code, not an edit"
+			sampled := false
+			for _, c := range children[f] {
+				if c.IsEdit && c.Kind != "fence" && c.Kind != "heredoc" && around(c.StartLine-1-lo, c.EndLine-1-lo) {
+					sampled = true
+				}
+			}
+			if sampled {
+				for _, c := range children[f] {
+					if c.IsEdit && c.Kind != "fence" && c.Kind != "heredoc" {
+						setAside(c, f, f.describe(), why)
+					}
+				}
+				if f.IsEdit && (f.Format == patch.V4A || f.Format == patch.SearchReplace) {
+					// The fence is an edit only through the samples it holds.
+					f.IsEdit = false
+					f.Reason = f.Reason + "; its " + string(f.Format) + " markers are the samples' only"
+				}
+			}
+			if f.IsEdit && first >= 0 && around(first, last) {
+				setAsideSpan(f, lo+first+1, lo+last+1, f.describe(), why)
+			}
+		case data:
+			var envs []*cand
+			for _, c := range children[f] {
+				if c.Kind == "v4a" {
+					envs = append(envs, c)
+				}
+			}
+			if len(envs) == 0 {
+				break
+			}
+			fields := notCallFields(envelopesOut(lines, lo, hi, envs))
+			if fields == nil {
+				break
+			}
+			for _, c := range envs {
+				if c.IsEdit {
+					setAside(c, f, f.describe(), dataWhy(fields))
+				}
+			}
+			if f.IsEdit && f.Format == patch.V4A {
 				f.IsEdit = false
-				f.Reason = f.Reason + "; the diff " + why
+				f.Reason = f.Reason + "; its v4a markers are the samples' only"
+			}
+		}
+		if kind != doc && kind != generic {
+			continue
+		}
+		name := shownName(f, lines, inTop)
+		if name == "" {
+			continue
+		}
+		// A document's own text comes before its first example (a title,
+		// a paragraph): text only after an edit may be a line of that edit
+		// (a context line that lost its space).
+		firstEdit := len(covered)
+		if first >= 0 {
+			firstEdit = first
+		}
+		for _, c := range cands {
+			if c.IsEdit && descends(c, f) {
+				firstEdit = min(firstEdit, c.StartLine-1-lo)
+			}
+		}
+		ownText := false
+		for k := 0; k < firstEdit; k++ {
+			if text(k) {
+				ownText = true
+				break
+			}
+		}
+		if !ownText || firstEdit == len(covered) {
+			continue
+		}
+		where := name + " (" + f.adj + " fence, " + f.lines() + ")"
+		why := "which the answer shows whole with text around it: an example in that document, not an edit"
+		for _, c := range cands {
+			if c != f && c.IsEdit && descends(c, f) {
+				setAside(c, f, where, why)
+			}
+		}
+		if f.IsEdit {
+			setAside(f, f, where, why)
+		}
+		f.Reason += "; the answer shows it as the document " + name + ", not an edit"
+	}
+}
+
+// anyEditIn reports whether an edit is inside h.
+func anyEditIn(cands []*cand, h *cand) bool {
+	for _, c := range cands {
+		if c.IsEdit && descends(c, h) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// The file a shell line sends its heredoc to: "cat > F <<'EOF'",
+	// "cat <<EOF >> F", "tee -a F <<EOF".
+	reRedirect = lazyRegexp(`(?:^|[^<>&\d])>>?\s*([^\s<>|;&'"]+)|\btee\s+(?:-a\s+)?([^\s<>|;&'"-][^\s<>|;&'"]*)`)
+	// A command that applies a patch file.
+	reApplies = lazyRegexp(`\bgit\s+(?:apply|am)\b|(?:^|[\s;&|(])patch\s+[-<]|\bapply_patch\b|\bpatchbench\s+apply\b`)
+)
+
+// writtenFile returns the file heredoc h writes (its shell line
+// redirects it to a file, or tees it) when no line of the answer applies
+// that file (the heredoc's own line, or a later one that names it with
+// git apply, patch, apply_patch): a fixture the answer saves, not an
+// edit. It returns "" otherwise.
+func writtenFile(lines []string, h *cand) string {
+	l := bare(lines[h.StartLine-1])
+	if reApplies().MatchString(l) || strings.Contains(l, "|") {
+		return "" // the heredoc goes to the applier
+	}
+	m := reRedirect().FindStringSubmatch(l)
+	if m == nil {
+		return ""
+	}
+	file := m[1] + m[2]
+	base := file[strings.LastIndexByte(file, '/')+1:]
+	for _, later := range lines[h.EndLine:] {
+		if strings.Contains(later, base) && reApplies().MatchString(later) {
+			return ""
+		}
+	}
+	return file
+}
+
+// setAside marks edit c a sample of the file shown in fence f.
+func setAside(c, f *cand, where, why string) {
+	c.IsEdit = false
+	c.Reason += "; in " + where + ", " + why
+	c.sample = fmt.Sprintf("the edit at %s is in %s, %s", c.lines(), where, why)
+	c.sampleSelf = c == f
+}
+
+// setAsideSpan marks fence f, whose own diff at input lines a..b is a
+// sample, not an edit.
+func setAsideSpan(f *cand, a, b int, where, why string) {
+	span := fmt.Sprintf("lines %d-%d", a, b)
+	if a == b {
+		span = fmt.Sprintf("line %d", a)
+	}
+	f.IsEdit = false
+	f.Reason += "; the diff at " + span + " is " + why
+	f.sample = fmt.Sprintf("the edit at %s is in %s, %s", span, where, why)
+	f.sampleSelf = true
+}
+
+// descends reports whether c is inside f.
+func descends(c, f *cand) bool {
+	for p := c.parent; p != nil; p = p.parent {
+		if p == f {
+			return true
+		}
+	}
+	return false
+}
+
+func dataWhy(fields []string) string {
+	return "JSON that is no apply_patch call (" + plural("field", len(fields)) + " " + strings.Join(fields, ", ") + "): a string of that data, not an edit"
+}
+
+// callFields are the fields of a tool call that runs apply_patch, in the
+// wire formats models write them (OpenAI's function call and its
+// arguments, codex's shell call, Anthropic's tool_use).
+var callFields = map[string]bool{
+	"input": true, "patch": true, "arguments": true, "args": true,
+	"parameters": true, "params": true, "cmd": true, "command": true,
+	"type": true, "id": true, "call_id": true, "tool_call_id": true,
+	"workdir": true, "cwd": true, "timeout": true, "timeout_ms": true,
+}
+
+var (
+	// A JSON field name, its quotes escaped or not (in a string of
+	// arguments).
+	reJSONField = lazyRegexp(`\\*"([^"\\]+)\\*"\s*:`)
+	// The tool's name as a JSON string.
+	reApplyPatch = lazyRegexp(`\\*"(?:functions\.|tools\.)?apply_patch\\*"`)
+)
+
+// notCallFields returns the fields of JSON text (its envelopes left out)
+// that no apply_patch call has, in order, or nil when the JSON names
+// apply_patch or has only a call's fields.
+func notCallFields(text string) []string {
+	if reApplyPatch().MatchString(text) {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range reJSONField().FindAllStringSubmatch(text, -1) {
+		if f := m[1]; !callFields[f] && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// envelopesOut returns input lines lo..hi-1 (0-based) without the text of
+// the envelopes envs: the JSON around them.
+func envelopesOut(lines []string, lo, hi int, envs []*cand) string {
+	var b strings.Builder
+	k := 0
+	for i := lo; i < hi; i++ {
+		l := lines[i]
+		for k < len(envs) && envs[k].EndLine < i+1 {
+			k++
+		}
+		if k < len(envs) && envs[k].StartLine <= i+1 {
+			e := envs[k]
+			if i+1 == e.StartLine {
+				if a := strings.Index(l, v4aBegin); a >= 0 {
+					rest := l[a:]
+					l = l[:a]
+					if i+1 == e.EndLine {
+						if z := strings.Index(rest, v4aEnd); z >= 0 {
+							l += rest[z+len(v4aEnd):]
+						}
+					}
+				}
+			} else if i+1 == e.EndLine {
+				if z := strings.Index(l, v4aEnd); z >= 0 {
+					l = l[z+len(v4aEnd):]
+				} else {
+					l = ""
+				}
+			} else {
+				l = ""
+			}
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// reDocName finds a document's name in prose: a file of a markup or text
+// format, or the names projects give their documents.
+var reDocName = lazyRegexp(`(?i)(?:[\w.-]+/)*[\w-]+\.(?:md|markdown|mdx|rst|txt|adoc|asciidoc|org)\b|\b(?:readme|changelog|contributing)\b`)
+
+// shownName returns the name under which the answer shows fence f as a
+// file, or "": a path in its info string ("markdown:README.md",
+// title="docs/a.md"), a path line right above it, or a document's name in
+// the prose just above it (at most 3 lines, to the nearest structure).
+func shownName(f *cand, lines []string, inTop []bool) string {
+	if g, ok := parseFence(bare(lines[f.StartLine-1])); ok {
+		for _, w := range strings.Fields(g.info) {
+			w = strings.Trim(w, `"'`)
+			if _, v, ok := strings.Cut(w, "="); ok {
+				w = strings.Trim(v, `"'`)
+			}
+			if p := fenceInfoPath(w); p != "" {
+				return p
 			}
 		}
 	}
+	prose := 0
+	for n := f.StartLine - 1; n >= 1 && prose < 3; n-- {
+		if (f.parent != nil && n <= f.parent.StartLine) || (f.parent == nil && inTop[n]) {
+			break
+		}
+		l := strings.TrimSpace(bare(lines[n-1]))
+		if l == "" {
+			continue
+		}
+		if _, ok := parseFence(l); ok {
+			break
+		}
+		if prose == 0 {
+			if p := pathFrom(l); p != "" {
+				return p
+			}
+		}
+		if m := reDocName().FindString(l); m != "" {
+			return m
+		}
+		prose++
+	}
+	return ""
 }
 
 // editPaths returns the files an edit's text names, without a/ and b/

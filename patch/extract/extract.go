@@ -21,32 +21,98 @@ var ErrNoEdit = errors.New("no edit found")
 // files in different formats, which one Result cannot hold.
 var ErrMixed = errors.New("edits in two formats")
 
+// ErrSample is wrapped by the error returned when every edit the answer
+// holds sits inside a file it shows whole (a test whose string holds a
+// diff, a JSON fixture holding an envelope, a README whose text shows an
+// example diff): those are strings and examples of that file, not edits,
+// and the file shown whole is no edit either.
+var ErrSample = errors.New("every edit is a sample in a file the answer shows")
+
 // ErrRetracted is wrapped by the error returned when prose between two
 // edits of one file takes the first back ("that's wrong, here is the
 // corrected patch"): merging both would apply the edit the answer
 // withdrew, and which part the correction replaces is not written down.
 var ErrRetracted = errors.New("an edit the answer takes back")
 
-// retractions are the phrases of prose that take an edit back.
-var retractions = []string{
-	"that's wrong", "that is wrong", "that was wrong", "this is wrong",
-	"that's incorrect", "that is incorrect", "that was incorrect", "this is incorrect",
-	"corrected patch", "corrected diff", "corrected version", "corrected edit",
-	"my mistake", "ignore the previous", "scratch that",
-}
+// Phrases of prose that take an edit back, as sequences of lower-case
+// words. strongRetractions do whatever else the line says;
+// weakRetractions only in a line that does not add to the answer (see
+// additions): "Oops, I forgot to also change mul" goes on, "Oops, use
+// this instead" takes back.
+var (
+	strongRetractions = []string{
+		"that's wrong", "that is wrong", "that was wrong", "this is wrong",
+		"that's incorrect", "that is incorrect", "that was incorrect", "this is incorrect",
+		"corrected patch", "corrected diff", "corrected version", "corrected edit", "corrected change",
+		"fixed patch", "fixed diff", "fixed version", "revised patch", "revised diff", "revised version",
+		"my mistake", "my bad", "i made a mistake", "i made an error",
+		"ignore the previous", "ignore my previous", "ignore the above", "ignore that", "ignore the earlier", "ignore the first",
+		"disregard the previous", "disregard my", "disregard the above", "disregard that", "disregard the earlier", "disregard the first",
+		"scratch that", "on second thought", "on second thoughts",
+		"use this instead", "use the following instead", "try this instead", "use this one instead",
+		"replace the previous", "instead of the previous", "instead of the above", "in place of the previous",
+	}
+	weakRetractions = []string{"oops", "whoops", "sorry", "apologies"}
+	// A reference to the edit before, and what is wrong with it: weak.
+	retractRefs = []string{
+		"the above", "above patch", "above diff", "previous", "earlier", "that patch", "that diff",
+		"that edit", "that change", "that version", "this patch", "the first patch", "the first diff",
+		"the first edit", "my patch", "my diff", "my edit", "my change", "last patch", "last diff",
+	}
+	retractFaults = []string{
+		"wrong", "incorrect", "had a bug", "has a bug", "buggy", "broken", "a mistake", "a typo",
+		"won't compile", "will not compile", "doesn't compile", "does not compile", "didn't compile",
+		"won't work", "will not work", "doesn't work", "does not work", "didn't work",
+		"is not right", "isn't right", "not correct", "invalid",
+	}
+	// additions are the words of a line that adds an edit to the one
+	// before: such a line takes nothing back but with a strong phrase.
+	additions = []string{"also", "additionally", "in addition", "as well", "next", "another", "forgot", "furthermore", "moreover"}
+)
 
 // retracted returns the first line (1-based) of lines from..to (1-based,
 // inclusive) whose prose takes an edit back, or 0.
 func retracted(lines []string, from, to int) int {
 	for i := max(from, 1); i <= to && i <= len(lines); i++ {
-		l := strings.ToLower(strings.ReplaceAll(lines[i-1], "’", "'"))
-		for _, r := range retractions {
-			if strings.Contains(l, r) {
-				return i
-			}
+		if takesBack(lines[i-1]) {
+			return i
 		}
 	}
 	return 0
+}
+
+// takesBack reports whether a line of prose takes the edit before it back.
+func takesBack(line string) bool {
+	// The line as words: " that's wrong use this instead ".
+	var b strings.Builder
+	b.WriteByte(' ')
+	for _, r := range strings.ToLower(strings.ReplaceAll(line, "’", "'")) {
+		if r == '\'' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	words := " " + strings.Join(strings.Fields(b.String()), " ") + " "
+	has := func(ps []string) bool {
+		for _, p := range ps {
+			if strings.Contains(words, " "+p+" ") {
+				return true
+			}
+		}
+		return false
+	}
+	if has(strongRetractions) {
+		return true
+	}
+	if has(additions) {
+		return false
+	}
+	// "Use this instead" replaces; "instead of X" says what an edit
+	// does. "Correction:" opens a line that corrects.
+	instead := strings.Contains(strings.ReplaceAll(words, " instead of ", " "), " instead ")
+	return has(weakRetractions) || instead || strings.HasPrefix(words, " correction ") ||
+		(has(retractRefs) && has(retractFaults))
 }
 
 // Result is the edit found in a model's output.
@@ -99,6 +165,11 @@ type cand struct {
 	inner   *cand  // an edit inside this one, which wins over it
 	inThink bool
 	note    string // what the scanner had to assume, for Reason
+	// sample says why an edit was set aside as a sample of a file the
+	// answer shows (see dropEmbedded); sampleSelf, that the candidate is
+	// that file.
+	sample     string
+	sampleSelf bool
 }
 
 func (c *cand) lines() string {
@@ -313,6 +384,9 @@ func choose(cands []*cand, lines []string) (*Result, error) {
 	res := &Result{}
 	if len(leaves) == 0 {
 		res.Candidates = public(cands)
+		if why := sampleDetail(cands); why != "" {
+			return res, fmt.Errorf("extract: %w: %s", ErrSample, why)
+		}
 		return res, fmt.Errorf("extract: %w: %s", ErrNoEdit, noEditDetail(cands, nLines))
 	}
 
@@ -520,6 +594,22 @@ func public(cands []*cand) []Candidate {
 		out[i] = c.Candidate
 	}
 	return out
+}
+
+// sampleDetail says why the first edit set aside as a sample was, an edit
+// inside the file shown before the file itself; "" when none was.
+func sampleDetail(cands []*cand) string {
+	why := ""
+	for _, c := range cands {
+		switch {
+		case c.sample == "" || c.inThink:
+		case !c.sampleSelf:
+			return c.sample
+		case why == "":
+			why = c.sample
+		}
+	}
+	return why
 }
 
 // noEditDetail says why nothing was an edit, naming a few candidates.

@@ -74,6 +74,10 @@ func TestGolden(t *testing.T) {
 					t.Errorf("error %v does not wrap ErrNoEdit", err)
 				case strings.Contains(want, extract.ErrEmpty.Error()) && !errors.Is(err, extract.ErrEmpty):
 					t.Errorf("error %v does not wrap ErrEmpty", err)
+				case strings.Contains(want, extract.ErrSample.Error()) && !errors.Is(err, extract.ErrSample):
+					t.Errorf("error %v does not wrap ErrSample", err)
+				case strings.Contains(want, extract.ErrRetracted.Error()) && !errors.Is(err, extract.ErrRetracted):
+					t.Errorf("error %v does not wrap ErrRetracted", err)
 				}
 				return
 			}

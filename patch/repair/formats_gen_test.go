@@ -8,6 +8,7 @@ package repair_test
 // different files (the applier must refuse).
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -225,6 +226,84 @@ func udiffLText(path string, ls []string, start int, bls ...block) string {
 	return b.String()
 }
 
+// answerPerFamily caps the answer families: what they test is the
+// reading of the answer's text, the same in every commit.
+const answerPerFamily = 20
+
+// answerFamilies makes the families of answers that hold an edit the
+// answer does not mean (must refuse, expected null), each beside the
+// answer that looks like it and means its edit (expected: the new
+// content), for each format's printed edit p:
+//
+//   - *_doc_example: p as a ```diff example in the text of a README the
+//     answer shows whole in a ````markdown fence, named above it.
+//     *_md_wrapped: p in a ```diff fence inside a ````markdown fence
+//     with a heading and a sentence, the whole answer (nested-fence).
+//   - *_unlabelled_sample: p in a string of a Python file shown in an
+//     unlabelled fence. *_unlabelled: p alone in an unlabelled fence.
+//   - *_heredoc_file (not sr): p in a heredoc the shell saves as a test
+//     fixture, which nothing applies. *_heredoc_applied: saved to a file
+//     that the next line applies.
+//   - v4a_json_fixture: the envelope in a JSON test fixture beside its
+//     expected output. v4a_json_call: in an apply_patch tool call.
+//   - *_retracted: an edit of the file (a line added at its end), then
+//     "Oops, the above won't compile. Use this instead:" and p: the
+//     first is taken back. *_retracted_also: the same two edits, the
+//     prose between them adding ("We also need the fix itself:"); both
+//     apply where the two edits do not touch the same lines (the file's
+//     last 4 lines untouched by p), and the expected content is p's with
+//     the line added.
+func answerFamilies(r testdata.Triple, printed map[patch.Format]string, newCode string, add func(fam, old, text string, want *string)) {
+	short := map[patch.Format]string{patch.SearchReplace: "sr", patch.V4A: "v4a", patch.UDiffH: "udh", patch.UDiffL: "udl"}
+	fence := func(f patch.Format, p string) string {
+		if f == patch.SearchReplace {
+			return r.Path + "\n```" + r.Lang + "\n" + strings.TrimPrefix(p, r.Path+"\n") + "```\n"
+		}
+		return "```diff\n" + p + "```\n"
+	}
+	// The withdrawn edit: a comment line added at the end of the file.
+	tail := "// patchbench: withdrawn\n"
+	if r.Lang == "python" {
+		tail = "# patchbench: withdrawn\n"
+	}
+	oldLines := splitLF(r.OldCode)
+	newLines := splitLF(newCode)
+	untouchedEnd := len(oldLines) >= 8 && len(newLines) >= 8 && slices.Equal(oldLines[len(oldLines)-8:], newLines[len(newLines)-8:])
+	withdrawn := patch.Make(r.Path, r.Path, r.OldCode, r.OldCode+tail, patch.MakeOptions{Context: 3, Unique: true})
+	both := newCode + tail
+	for _, f := range []patch.Format{patch.SearchReplace, patch.V4A, patch.UDiffH, patch.UDiffL} {
+		p, ok := printed[f]
+		if !ok {
+			continue
+		}
+		fs := short[f]
+		add(fs+"_doc_example", r.OldCode, "Here is the updated README.md:\n\n````markdown\n# Project\n\nTo make the change to `"+r.Path+"` by hand:\n\n"+fence(f, p)+"\nThen run the tests.\n````\n", nil)
+		add(fs+"_md_wrapped", r.OldCode, "````markdown\n### The fix\n\n"+fence(f, p)+"\nNothing else changes.\n````\n", &newCode)
+		add(fs+"_unlabelled_sample", r.OldCode, "Here is `tests/test_patch.py`:\n\n```\nfrom tool import apply\n\nPATCH = '''\\\n"+p+"'''\n\napply(PATCH)\n```\n", nil)
+		if f != patch.SearchReplace { // a block needs its path line above the fence
+			add(fs+"_unlabelled", r.OldCode, "The change:\n\n```\n"+p+"```\n", &newCode)
+		}
+		if f != patch.SearchReplace {
+			apply := "git apply fix.patch"
+			if f == patch.V4A {
+				apply = "apply_patch < fix.patch"
+			}
+			add(fs+"_heredoc_file", r.OldCode, "Save it for the test:\n\n```bash\ncat > tests/fixtures/change.patch <<'EOF'\n"+p+"EOF\n```\n", nil)
+			add(fs+"_heredoc_applied", r.OldCode, "```bash\ncat > fix.patch <<'EOF'\n"+p+"EOF\n"+apply+"\n```\n", &newCode)
+		}
+		if w, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{withdrawn}}, f); err == nil && untouchedEnd {
+			add(fs+"_retracted", r.OldCode, fence(f, w)+"\nOops, the above won't compile. Use this instead:\n\n"+fence(f, p), nil)
+			add(fs+"_retracted_also", r.OldCode, fence(f, w)+"\nWe also need the fix itself:\n\n"+fence(f, p), &both)
+		}
+	}
+	if p, ok := printed[patch.V4A]; ok {
+		b, _ := json.Marshal(p)
+		q := string(b)
+		add("v4a_json_fixture", r.OldCode, "Here is the new fixture `testdata/case.json`:\n\n```json\n{\n  \"name\": \"edit "+r.Path+"\",\n  \"patch\": "+q+",\n  \"expected\": \"ok\"\n}\n```\n", nil)
+		add("v4a_json_call", r.OldCode, "```json\n{\n  \"name\": \"apply_patch\",\n  \"arguments\": {\"input\": "+q+"}\n}\n```\n", &newCode)
+	}
+}
+
 // formatsCases makes the red-team cases from the dev commits; per caps the
 // cases of each family.
 func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
@@ -311,6 +390,11 @@ func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
 				}
 			}
 		}
+		answerFamilies(r, printed, newCode, func(fam, old, text string, want *string) {
+			if n[fam] < min(per, answerPerFamily) {
+				add(r, fam, "", old, text, want)
+			}
+		})
 		// V4A's codex rules: Add of an existing file replaces it; an update
 		// whose change is in the file already; a patch without its end.
 		add(r, "v4a_add_existing", "", r.OldCode, "*** Begin Patch\n*** Add File: "+r.Path+"\n+"+strings.ReplaceAll(strings.TrimSuffix(newCode, "\n"), "\n", "\n+")+"\n*** End Patch\n", &newCode)

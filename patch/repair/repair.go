@@ -227,7 +227,7 @@ func Repair(text string, opts Options) (*Result, error) {
 	} else {
 		// Take the edit out of prose, fences and tags.
 		ex, err := extract.Extract(text)
-		if errors.Is(err, extract.ErrMixed) || errors.Is(err, extract.ErrRetracted) {
+		if errors.Is(err, extract.ErrMixed) || errors.Is(err, extract.ErrRetracted) || errors.Is(err, extract.ErrSample) {
 			return res, &Error{Reason: err.Error(), Err: ErrRefused, Kind: KindAmbiguous}
 		}
 		if err != nil {
@@ -749,6 +749,24 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 			return fail(err.Error(), readKind(err))
 		}
 	}
+	if lf.git && lf.op == patch.Rename && newPath != oldPath && lf.bin == nil && lf.binErr == nil &&
+		ov.exists(newPath) && !ov.written(newPath) && !ov.exists(oldPath) && !ov.removed(oldPath) {
+		// The source gone and the target there: renamed already, when
+		// the target holds what the rename makes. A rename without hunks
+		// says nothing of the content, and is taken as done, as GNU
+		// patch takes it ("already renamed"); with hunks, every hunk's
+		// new side must be at its place in the target (apply once).
+		if len(lf.hunks) > 0 {
+			c, _, _ := ov.read(newPath)
+			_, reports, err := placeHunks(newText(c), lf.hunks, width, newPath)
+			if err != nil || !allHunksAlready(reports) {
+				return fail(fmt.Sprintf("%s does not exist and the rename target %s does, without the content the patch makes: another file, not this rename applied", oldPath, newPath), KindFileExists)
+			}
+			fr.Hunks = reports
+		}
+		fr.Status, fr.Reason = StatusAlreadyApplied, fmt.Sprintf("renamed already: %s does not exist and %s does", oldPath, newPath)
+		return fr, res, nil
+	}
 	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) && (newPath == oldPath || !ov.vac.Take(newPath, ov.written(newPath))) {
 		// As git apply: a rename or copy does not replace a file (V4A's
 		// Move to does, as codex's apply_patch).
@@ -791,6 +809,19 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	lf.hunks = joinStraySplits(t, lf.hunks)
 	newBytes, reports, err := placeHunks(t, lf.hunks, width, name)
 	fr.Hunks = reports
+	if err != nil && op == patch.Delete {
+		// A deletion's hunks are the whole file: where they do not fit,
+		// the file is not what the patch deletes, whatever the hunk's
+		// place says.
+		if k, why := deletionDiffers(t, lf.hunks, name); why != "" {
+			err = &Error{File: name, Hunk: k + 1, Reason: why, Err: ErrRefused, Kind: KindOf(err)}
+			for i := range reports {
+				if reports[i].Status == StatusRefused {
+					reports[i].Reason = why
+				}
+			}
+		}
+	}
 	if err != nil {
 		fr.Reason, fr.Kind = err.Error(), KindOf(err)
 		return fr, res, err
@@ -810,6 +841,9 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	// sections read it as a string, which nothing changes while Repair runs.
 	newContent := unsafe.String(unsafe.SliceData(newBytes), len(newBytes))
 	if op == patch.Delete && newContent != "" && len(lf.hunks) > 0 {
+		if _, why := deletionDiffers(t, lf.hunks, name); why != "" {
+			return fail(why, KindBadDeletion)
+		}
 		return fail("the patch deletes the file but leaves lines in it", KindBadDeletion)
 	}
 	fr.Status = StatusApplied
@@ -835,6 +869,33 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		ov.files[newPath] = &newContent
 	}
 	return fr, res, nil
+}
+
+// deletionDiffers compares the file with the lines a deletion's hunks
+// remove (and keep, as context), in order, and says where they first
+// differ: the hunk (0-based) and why, or "" when the lines are the file's.
+func deletionDiffers(t *text, hunks []*looseHunk, name string) (int, string) {
+	const head = "the file's content differs from what the patch deletes: "
+	n := 0 // file lines compared
+	for k, h := range hunks {
+		for _, l := range h.lines {
+			if l.kind == patch.LineInsert || l.elision {
+				continue
+			}
+			want := strings.TrimSuffix(l.texts[0], "\r")
+			if n >= len(t.lines) {
+				return k, fmt.Sprintf("%s%s has %d lines, the patch deletes more (line %d would be %q)", head, name, len(t.lines), n+1, want)
+			}
+			if got := strings.TrimSuffix(t.lines[n], "\r"); got != want {
+				return k, fmt.Sprintf("%sline %d of %s is %q, the patch deletes %q", head, n+1, name, got, want)
+			}
+			n++
+		}
+	}
+	if n < len(t.lines) {
+		return len(hunks) - 1, fmt.Sprintf("%s%s has %d lines, the patch deletes %d (line %d is %q)", head, name, len(t.lines), n, n+1, strings.TrimSuffix(t.lines[n], "\r"))
+	}
+	return 0, ""
 }
 
 // hasMode reports whether name, in a file system that tells (a

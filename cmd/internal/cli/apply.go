@@ -89,6 +89,7 @@ larger than the file names have leading components for).`,
 	f.String(&o.target, "target", 0, "", "the file a single-file patch, or one without file headers, applies to (relative to DIR unless absolute)")
 	f.Bool(&o.reverse, "reverse", 'R', false, "apply the patch in reverse")
 	f.Bool(&o.check, "check", 0, false, "check that the patch applies; write nothing")
+	f.Bool(&o.check, "dry-run", 0, false, "the same as --check (GNU patch's spelling)")
 	f.String(&o.format, "format", 0, "", "patch format: udiff, udiff-h, udiff-l, search-replace, v4a (default: detect)")
 	f.Int(&o.strip, "strip", 'p', 1, "remove `N` leading path components from file names")
 	f.Bool(&o.json, "json", 0, false, "print what was applied where, as JSON (see docs/apply-json.md)")

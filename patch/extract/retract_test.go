@@ -1,0 +1,113 @@
+package extract_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/patchbench/patchbench/patch/extract"
+)
+
+// TestRetractionPhrases puts each line of prose between two edits of one
+// file: a line that takes the first edit back refuses the answer
+// (ErrRetracted), a line that goes on to another change merges both.
+func TestRetractionPhrases(t *testing.T) {
+	first := "```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n```\n\n"
+	second := "\n\n```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -4,2 +4,2 @@\n def mul(a, b):\n-    return a + b\n+    return a * b\n```\n"
+	tests := []struct {
+		line    string
+		retract bool
+	}{
+		// Taken from answers that withdrew their first edit.
+		{"Wait, scratch that.", true},
+		{"Oops, the above won't compile. Use this instead:", true},
+		{"Ignore the previous diff; this is the one to apply:", true},
+		{"On second thought, add was right. Change mul:", true},
+		{"Correction:", true},
+		{"Correction: the fix belongs in mul.", true},
+		{"My previous patch had a bug; here's the fixed version:", true},
+		{"Sorry, that diff was wrong. Here it is again:", true},
+		{"Disregard the above and apply this:", true},
+		{"Apologies for the confusion, this is the right change:", true},
+		{"Try this instead:", true},
+		{"The earlier patch doesn't work for negative numbers. Revised:", true},
+		{"Actually, that’s wrong: add was fine.", true},
+		// Answers that go on to another change.
+		{"Actually, we also need to fix mul:", false},
+		{"Additionally, mul has the same bug:", false},
+		{"Next, update mul:", false},
+		{"Then mul, which uses + instead of *:", false},
+		{"Oops, I forgot to also change mul:", false},
+		{"Sorry, I forgot the second function:", false},
+		{"The old code doesn't work for mul either, so here is another hunk:", false},
+		{"mul has a typo as well:", false},
+		{"Now the same fix in mul:", false},
+		{"The first diff fixes add; this one fixes mul:", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			res, err := extract.Extract(first + tt.line + second)
+			switch {
+			case tt.retract && !errors.Is(err, extract.ErrRetracted):
+				t.Errorf("err %v, want ErrRetracted", err)
+			case !tt.retract && err != nil:
+				t.Errorf("err %v, want both edits merged", err)
+			case !tt.retract && res.Source != "2 ```diff fences (lines 1-8, 12-19), merged":
+				t.Errorf("source %q, want both fences merged", res.Source)
+			}
+		})
+	}
+}
+
+// TestJSONCalls: an envelope in JSON is an edit in a tool call (the
+// formats agents write), and a sample in other JSON (a fixture).
+func TestJSONCalls(t *testing.T) {
+	env := `*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello\n+goodbye\n*** End Patch\n`
+	tests := []sampleCase{
+		{"codex shell call", "```json\n{\"cmd\": [\"apply_patch\", \"" + env + "\"], \"workdir\": \"/repo\"}\n```\n", true},
+		{"anthropic tool_use", "```json\n{\n  \"type\": \"tool_use\",\n  \"id\": \"toolu_01\",\n  \"name\": \"apply_patch\",\n  \"input\": {\"input\": \"" + env + "\"}\n}\n```\n", true},
+		{"arguments only", "```json\n{\"patch\": \"" + env + "\"}\n```\n", true},
+		{"call without a fence", "{\"name\": \"apply_patch\", \"arguments\": {\"input\": \"" + env + "\"}}\n", true},
+		{"fixture list", "```json\n[\n  {\"patch\": \"" + env + "\", \"expected\": \"goodbye\\n\"}\n]\n```\n", false},
+		{"fixture without a fence", "{\"description\": \"greeting\", \"patch\": \"" + env + "\"}\n", false},
+		{"fixture named in jsonc", "```jsonc\n// testdata/greeting.json\n{\n  \"case\": \"greeting\",\n  \"input\": \"" + env + "\"\n}\n```\n", false},
+	}
+	checkSamples(t, tests)
+}
+
+// TestHeredocWrites: a heredoc the shell saves to a file is an edit only
+// when the answer applies that file.
+func TestHeredocWrites(t *testing.T) {
+	diff := "--- a/hello.txt\n+++ b/hello.txt\n@@ -1 +1 @@\n-hello\n+goodbye\n"
+	tests := []sampleCase{
+		{"saved, applied in prose", "```bash\ncat <<'EOF' > fix.patch\n" + diff + "EOF\n```\n\nThen run `git apply fix.patch`.\n", true},
+		{"saved, patch -p1", "```sh\ncat > /tmp/fix.patch <<EOF\n" + diff + "EOF\npatch -p1 < /tmp/fix.patch\n```\n", true},
+		{"piped to git apply", "```bash\ncat <<'EOF' | git apply\n" + diff + "EOF\n```\n", true},
+		{"git apply reads it", "```bash\ngit apply <<'EOF'\n" + diff + "EOF\n```\n", true},
+		{"tee, nothing applies it", "```bash\ntee tests/data/fixture.diff <<'EOF'\n" + diff + "EOF\n```\n", false},
+		{"appended to a file", "```bash\ncat >> notes/changes.diff << 'EOF'\n" + diff + "EOF\n```\n", false},
+		{"a README written, its example", "````bash\ncat > README.md <<'EOF'\n# Tool\n\n```diff\n" + diff + "```\nEOF\n````\n", false},
+	}
+	checkSamples(t, tests)
+}
+
+// sampleCase is an answer whose edit is the answer's (edit) or a sample
+// (ErrSample).
+type sampleCase struct {
+	name, input string
+	edit        bool
+}
+
+func checkSamples(t *testing.T, tests []sampleCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := extract.Extract(tt.input)
+			switch {
+			case tt.edit && err != nil:
+				t.Errorf("err %v, want the edit", err)
+			case !tt.edit && !errors.Is(err, extract.ErrSample):
+				t.Errorf("err %v, want ErrSample", err)
+			}
+		})
+	}
+}
