@@ -17,7 +17,7 @@ const (
 	// code: a programming language. An edit with lines of that code
 	// before and after it is a string of the code (a test's fixture).
 	code
-	// generic: no label, or text. Read as code, and as a document.
+	// generic: no label, or text. Read as code.
 	generic
 	// data: JSON. An envelope in it is an edit only in an apply_patch
 	// call; in other JSON (a fixture) it is a string of that data.
@@ -78,7 +78,7 @@ func shownAs(c *cand) shown {
 //   - data (JSON): an envelope in JSON that is no apply_patch call: the
 //     JSON names no apply_patch and has fields a call has not ("expected",
 //     "name" of a test case); a test fixture, not a tool call.
-//   - a document (markdown, or a fence without a label or with text) that
+//   - a document (a fence labelled markdown or other markup) that
 //     the answer shows as a file, named by a path in its info string, a
 //     path line above it, or a document's name (README, CHANGELOG, a .md
 //     or .rst file) in the prose just above it, and that holds text of its
@@ -239,7 +239,10 @@ func dropEmbedded(cands []*cand, lines []string) {
 				f.Reason = f.Reason + "; its v4a markers are the samples' only"
 			}
 		}
-		if kind != doc && kind != generic {
+		// Only a fence labelled as markup is read as a document: an
+		// unlabelled one named by prose ("Update requirements.txt:") is
+		// how answers show a diff.
+		if kind != doc {
 			continue
 		}
 		name := shownName(f, lines, inTop)

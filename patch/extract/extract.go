@@ -28,6 +28,12 @@ var ErrMixed = errors.New("edits in two formats")
 // and the file shown whole is no edit either.
 var ErrSample = errors.New("every edit is a sample in a file the answer shows")
 
+// ErrPartSample is wrapped by the error returned when some of the answer's
+// edits are samples in a file it shows whole and others are edits: the
+// file shown is part of what the answer means, no format here writes it,
+// and applying the rest alone would drop it without a word.
+var ErrPartSample = errors.New("an edit is a sample in a file the answer shows beside its other edits")
+
 // ErrRetracted is wrapped by the error returned when prose between two
 // edits of one file takes the first back ("that's wrong, here is the
 // corrected patch"): merging both would apply the edit the answer
@@ -388,6 +394,11 @@ func choose(cands []*cand, lines []string) (*Result, error) {
 			return res, fmt.Errorf("extract: %w: %s", ErrSample, why)
 		}
 		return res, fmt.Errorf("extract: %w: %s", ErrNoEdit, noEditDetail(cands, nLines))
+	}
+
+	if why := sampleDetail(cands); why != "" {
+		res.Candidates = public(cands)
+		return res, fmt.Errorf("extract: %w: %s; the other edits are not applied without it", ErrPartSample, why)
 	}
 
 	best := leaves[0]

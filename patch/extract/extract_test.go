@@ -76,6 +76,8 @@ func TestGolden(t *testing.T) {
 					t.Errorf("error %v does not wrap ErrEmpty", err)
 				case strings.Contains(want, extract.ErrSample.Error()) && !errors.Is(err, extract.ErrSample):
 					t.Errorf("error %v does not wrap ErrSample", err)
+				case strings.Contains(want, extract.ErrPartSample.Error()) && !errors.Is(err, extract.ErrPartSample):
+					t.Errorf("error %v does not wrap ErrPartSample", err)
 				case strings.Contains(want, extract.ErrRetracted.Error()) && !errors.Is(err, extract.ErrRetracted):
 					t.Errorf("error %v does not wrap ErrRetracted", err)
 				}
