@@ -155,8 +155,8 @@
 //     "expected", a test case's "name"). A call's own fields are input,
 //     patch, arguments, args, parameters, params, cmd, command, type, id,
 //     call_id, tool_call_id, workdir, cwd, timeout and timeout_ms.
-//   - Documents: a fence labelled markdown (md, rst, asciidoc, org, ...),
-//     without a label or labelled text, that the answer shows as a file
+//   - Documents: a fence labelled markdown (md, rst, asciidoc, org, ...)
+//     that the answer shows as a file
 //     (a path in its info string such as "markdown:README.md", a path
 //     line right above it, or a document's name, README, CHANGELOG,
 //     CONTRIBUTING or a .md, .rst, .txt, .adoc file, in the three lines of
@@ -173,7 +173,9 @@
 // Shell fences run their heredocs and diff fences hold diffs, so they are
 // not read so. When every edit of the answer is such a sample, Extract
 // returns an error wrapping [ErrSample], naming the first and the file
-// that holds it.
+// that holds it. When some are and others are edits, it returns an error
+// wrapping [ErrPartSample]: the file shown is part of what the answer
+// means, and applying the other edits alone would drop it without a word.
 //
 // # Whole-file answers
 //
