@@ -376,8 +376,10 @@ var (
 	// A JSON field name, its quotes escaped or not (in a string of
 	// arguments).
 	reJSONField = lazyRegexp(`\\*"([^"\\]+)\\*"\s*:`)
-	// The tool's name as a JSON string.
-	reApplyPatch = lazyRegexp(`\\*"(?:functions\.|tools\.)?apply_patch\\*"`)
+	// The tool's name as a JSON string, or a shell command string that
+	// runs it on a heredoc (codex's shell tool: ["bash", "-lc",
+	// "apply_patch <<'EOF'\n..."]).
+	reApplyPatch = lazyRegexp(`\\*"(?:functions\.|tools\.)?apply_patch(?:\\*"|\s*<<)`)
 )
 
 // notCallFields returns the fields of JSON text (its envelopes left out)

@@ -66,6 +66,8 @@ func TestJSONCalls(t *testing.T) {
 		{"codex shell call", "```json\n{\"cmd\": [\"apply_patch\", \"" + env + "\"], \"workdir\": \"/repo\"}\n```\n", true},
 		{"anthropic tool_use", "```json\n{\n  \"type\": \"tool_use\",\n  \"id\": \"toolu_01\",\n  \"name\": \"apply_patch\",\n  \"input\": {\"input\": \"" + env + "\"}\n}\n```\n", true},
 		{"arguments only", "```json\n{\"patch\": \"" + env + "\"}\n```\n", true},
+		{"codex shell tool, apply_patch heredoc", "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"bash\", \"-lc\", \"apply_patch <<'EOF'\\n" + env + "EOF\"], \"workdir\": \"/repo\"}}\n```\n", true},
+		{"fixture naming apply_patch in prose", "```json\n{\"name\": \"apply_patch with a heredoc\", \"expected\": \"goodbye\\n\", \"input\": \"" + env + "\"}\n```\n", false},
 		{"call without a fence", "{\"name\": \"apply_patch\", \"arguments\": {\"input\": \"" + env + "\"}}\n", true},
 		{"fixture list", "```json\n[\n  {\"patch\": \"" + env + "\", \"expected\": \"goodbye\\n\"}\n]\n```\n", false},
 		{"fixture without a fence", "{\"description\": \"greeting\", \"patch\": \"" + env + "\"}\n", false},
