@@ -320,12 +320,23 @@ func writtenFile(lines []string, h *cand) string {
 	file := m[1] + m[2]
 	base := file[strings.LastIndexByte(file, '/')+1:]
 	for _, later := range lines[h.EndLine:] {
-		if strings.Contains(later, base) && reApplies().MatchString(later) {
-			return ""
+		// Each command of the line on its own: "git apply --check F &&
+		// git apply F" applies F, "git apply --check F" alone does not.
+		for _, cmd := range reCommandSep().Split(later, -1) {
+			if strings.Contains(cmd, base) && reApplies().MatchString(cmd) && !reNoWrite().MatchString(cmd) {
+				return ""
+			}
 		}
 	}
 	return file
 }
+
+var (
+	// What separates the commands of a shell line.
+	reCommandSep = lazyRegexp(`&&|\|\||;`)
+	// Options with which git apply or patch write nothing.
+	reNoWrite = lazyRegexp(`(?:^|\s)--(?:check|stat|numstat|summary|dry-run)\b`)
+)
 
 // setAside marks edit c a sample of the file shown in fence f.
 func setAside(c, f *cand, where, why string) {

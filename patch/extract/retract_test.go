@@ -85,6 +85,8 @@ func TestHeredocWrites(t *testing.T) {
 		{"saved, patch -p1", "```sh\ncat > /tmp/fix.patch <<EOF\n" + diff + "EOF\npatch -p1 < /tmp/fix.patch\n```\n", true},
 		{"piped to git apply", "```bash\ncat <<'EOF' | git apply\n" + diff + "EOF\n```\n", true},
 		{"git apply reads it", "```bash\ngit apply <<'EOF'\n" + diff + "EOF\n```\n", true},
+		{"checked, then applied", "```bash\ncat > fix.patch <<'EOF'\n" + diff + "EOF\ngit apply --check fix.patch && git apply fix.patch\n```\n", true},
+		{"only checked", "```bash\ncat > tests/fixtures/greeting.patch <<'EOF'\n" + diff + "EOF\n```\n\nConfirm the fixture is well formed with `git apply --check tests/fixtures/greeting.patch`.\n", false},
 		{"tee, nothing applies it", "```bash\ntee tests/data/fixture.diff <<'EOF'\n" + diff + "EOF\n```\n", false},
 		{"appended to a file", "```bash\ncat >> notes/changes.diff << 'EOF'\n" + diff + "EOF\n```\n", false},
 		{"a README written, its example", "````bash\ncat > README.md <<'EOF'\n# Tool\n\n```diff\n" + diff + "```\nEOF\n````\n", false},
