@@ -71,6 +71,11 @@ Exit status: 0 applied or already applied; 1 refused (nothing written);
 larger than the file names have leading components for).`,
 		Args: func(args []string) error {
 			if o.recover {
+				// Recovering writes (it undoes or completes a killed
+				// write); a dry run must write nothing.
+				if o.check {
+					return fmt.Errorf("--recover writes to DIR (it undoes an interrupted write); it cannot be combined with --check or --dry-run")
+				}
 				return cmdline.NoArgs(args)
 			}
 			return cmdline.ExactArgs(1, "PATCH or -")(args)
