@@ -35,6 +35,9 @@ func TestDocuments(t *testing.T) {
 		// The answer wrapped whole: kept.
 		{"wrapper, heading and sentence", "````markdown\n### The fix\n\n" + cfg + "\nNothing else changes.\n````\n", edit},
 		{"wrapper, title only", "````markdown\n# Fix\n\n" + cfg + "````\n", edit},
+		// A README's heading in the wrapped diff's lines is the file's.
+		{"wrapper, diff of a README's Usage section", "````markdown\n### Document the flag\n\n```diff\n--- a/README.md\n+++ b/README.md\n@@ -3,3 +3,4 @@\n ## Usage\n \n Run `tool`.\n+Run `tool --fast` for speed.\n```\n````\n", edit},
+		{"wrapper, raw diff of a README's Usage section", "````markdown\nThe change:\n\n--- a/README.md\n+++ b/README.md\n@@ -3,3 +3,4 @@\n ## Usage\n \n Run `tool`.\n+Run `tool --fast` for speed.\n````\n", edit},
 		{"wrapper, only the diff", "````markdown\n" + cfg + "````\n", edit},
 		// A wrapper named by its one-line intro, holding a change of the
 		// document it names: the change is the answer's.

@@ -77,14 +77,19 @@ func shownAs(c *cand) shown {
 //     diff). When one edit of a fence is such a string, every edit of it
 //     is set aside: taking the others would apply part of the sample.
 //   - data (JSON): an envelope in JSON that is no apply_patch call: the
-//     JSON names no apply_patch and has fields a call has not ("expected",
-//     "name" of a test case); a test fixture, not a tool call.
-//   - a document (a fence labelled markdown or other markup) that
-//     the answer shows as a file, named by a path in its info string, a
-//     path line above it, or a document's name (README, CHANGELOG, a .md
-//     or .rst file) in the prose just above it, and that holds text of its
-//     own before its first edit: every edit in it is an example of that
-//     document, and the fence itself is the document, not an edit.
+//     JSON has a field a test has ("expected", "want", "cases"), whatever
+//     tool it names, or names no patch tool and has fields a call has not
+//     ("name" of a test case); a test fixture, not a tool call.
+//   - a document (a fence labelled markdown or other markup) that holds
+//     text of its own before its first edit, and that the answer shows as
+//     a file (named by a path in its info string, a path line above it, or
+//     a document's name, README, CHANGELOG, a .md or .rst file, in the
+//     prose just above it) with edits that do not all change that file,
+//     or that no prose names and whose headings are a README's: every
+//     edit in it is an example of that document, and the fence itself is
+//     the document, not an edit. A named document with no edit in it is
+//     marked (shownDoc) for choose, which refuses it beside edits that
+//     leave it unchanged.
 //
 // Shell fences run their heredocs and diff fences hold diffs, so they are
 // not read so.
@@ -322,7 +327,17 @@ func dropEmbedded(cands []*cand, lines []string) {
 		}
 		where := name + " (" + f.adj + " fence, " + f.lines() + ")"
 		why := "which the answer shows whole with text around it: an example in that document, not an edit"
-		switch sections, words := docSigns(own, lines[lo:lo+len(covered)]); {
+		// The fence's own lines, outside the structures in it and its own
+		// diff: a README's heading in a diff's context is the file's.
+		var bareText []string
+		for k := range covered {
+			if covered[k] || (first >= 0 && k >= first && k <= last) {
+				bareText = append(bareText, "")
+				continue
+			}
+			bareText = append(bareText, strings.TrimRight(bare(lines[lo+k]), " \t"))
+		}
+		switch sections, words := docSigns(own, bareText); {
 		case name != "" && editsOf(edits, name):
 			// "Here is the change to README.md:" above the answer
 			// wrapped whole, holding a change of README.md: a document
@@ -367,21 +382,22 @@ var (
 	reAnswerWords = lazyRegexp(`(?i)\b(?:here(?:'s| is| are)|let's|that's all|that is all|nothing else|the fix|this fix|this fixes|this change|these changes|the change above|the patch above|the diff above|this patch|this diff)\b|\bI(?:'ve|'m| have| changed| updated| added| fixed)?\b|\b[Ww]e(?:'ll| need| can| should)\b`)
 )
 
-// docSigns says what in a markup fence's own text (own, its lines
-// outside every structure; all, its content) tells a document shown whole
-// from the answer wrapped whole: the README sections among its headings,
-// or a badge ("headings Installation, Usage"), and the words an answer
-// says of its edit ("\"Here is\""); "" for none.
+// docSigns says what in a markup fence's text tells a document shown
+// whole from the answer wrapped whole: the README sections among the
+// headings of its lines (all, blank where a structure in it stands), or a
+// badge ("headings Installation, Usage"), and the words an answer says of
+// its edit in its own text (own: "\"Here is\""); "" for none.
 func docSigns(own, all []string) (sections, words string) {
 	var heads []string
 	badge := false
 	for i, l := range all {
-		l = strings.TrimSpace(bare(l))
+		// Headings start in column 0: a diff's context line " ## Usage"
+		// is none.
 		badge = badge || strings.HasPrefix(l, "[![")
 		h := ""
 		if m := reHeading().FindStringSubmatch(l); m != nil {
 			h = m[1]
-		} else if i+1 < len(all) && l != "" && !reUnderline().MatchString(l) && reUnderline().MatchString(strings.TrimSpace(bare(all[i+1]))) && len(strings.TrimSpace(bare(all[i+1]))) >= 3 {
+		} else if i+1 < len(all) && strings.TrimSpace(l) != "" && l[0] != ' ' && !reUnderline().MatchString(l) && reUnderline().MatchString(all[i+1]) && len(all[i+1]) >= 3 {
 			h = l
 		}
 		w := strings.ToLower(strings.Trim(h, " *_`:"))
@@ -613,8 +629,8 @@ func notCallFields(text string) []string {
 
 // jsonBlock returns the lines around line n (1-based) of lines that are
 // not blank, within lo..hi (1-based, inclusive), where a JSON value written
-// over several lines lies, and whether its first line opens one ("{" or
-// "[").
+// over several lines lies, and whether a line of them up to n opens one
+// ("{" or "["): then the block starts there.
 func jsonBlock(lines []string, n, lo, hi int) (string, bool) {
 	a, b := n, n
 	for a > lo && strings.TrimSpace(lines[a-2]) != "" {
@@ -629,8 +645,14 @@ func jsonBlock(lines []string, n, lo, hi int) (string, bool) {
 		}
 		b++
 	}
-	first := strings.TrimSpace(lines[a-1])
-	return strings.Join(lines[a-1:b], "\n"), strings.HasPrefix(first, "{") || strings.HasPrefix(first, "[")
+	// The value opens at the last line up to n that starts with "{" or
+	// "[" (prose may lead into it: "The call:").
+	for k := n; k >= a; k-- {
+		if l := strings.TrimSpace(lines[k-1]); strings.HasPrefix(l, "{") || strings.HasPrefix(l, "[") {
+			return strings.Join(lines[k-1:b], "\n"), true
+		}
+	}
+	return strings.Join(lines[a-1:b], "\n"), false
 }
 
 // envelopesOut returns input lines lo..hi-1 (0-based) without the text of

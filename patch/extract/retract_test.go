@@ -84,6 +84,8 @@ func TestJSONCalls(t *testing.T) {
 		{"fixture cases naming apply_patch", "```json\n{\"tool\": \"apply_patch\", \"cases\": [{\"input\": \"" + env + "\", \"output\": \"goodbye\\n\"}]}\n```\n", false},
 		{"fixture in a python one-liner", "```python\nCASES = [{\"name\": \"apply_patch\", \"input\": \"" + env + "\", \"expected\": \"goodbye\\n\"}]\n```\n", false},
 		{"fixture over lines, unfenced", "The test data:\n\n{\n  \"name\": \"apply_patch\",\n  \"input\": \"" + env + "\",\n  \"expected\": \"goodbye\\n\"\n}\n", false},
+		{"fixture under a line of prose", "Fixture:\n{\"description\": \"greeting\", \"patch\": \"" + env + "\"}\n", false},
+		{"call under a line of prose", "The call:\n{\"name\": \"apply_patch\", \"arguments\": {\"input\": \"" + env + "\"}}\n", true},
 		{"tool named something else", "```json\n{\"tool\": \"lint\", \"input\": \"" + env + "\"}\n```\n", false},
 	}
 	checkSamples(t, tests)
