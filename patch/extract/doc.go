@@ -151,13 +151,14 @@
 //   - Data: in a JSON fence (or JSON at the top level, one line or a
 //     block of lines that opens with "{" or "["), a V4A envelope in JSON
 //     that is no apply_patch call. JSON with a field that says what a
-//     test expects (expected..., want..., assert..., output, outputs,
-//     case, cases, test_cases, tests, golden, fixture, fixtures) is data
-//     whatever tool it names: a fixture of the tool, not a call. Other
-//     JSON is a call when it names apply_patch ("name": "apply_patch",
-//     "cmd": ["apply_patch", ...], a shell command running apply_patch on
-//     a heredoc) or a tool called patch ("tool": "patch"), or when it has
-//     only a call's fields: input, patch, arguments, args, parameters,
+//     test expects (expected..., want..., assert..., case, cases,
+//     test_cases, tests, golden, fixture, fixtures, and output or outputs
+//     holding a string: a list there is the items of a Responses API
+//     response) is data whatever tool it names: a fixture of the tool,
+//     not a call. Other JSON is a call when it names apply_patch ("name":
+//     "apply_patch", "cmd": ["apply_patch", ...], a shell command running
+//     apply_patch on a heredoc) or a tool called patch ("tool": "patch"),
+//     or when it has only a call's fields: input, patch, arguments, args, parameters,
 //     params, cmd, command, type, id, call_id, tool_call_id, workdir,
 //     cwd, timeout, timeout_ms and explanation (VS Code Copilot's
 //     apply_patch takes input and explanation). JSON with a test's field

@@ -595,12 +595,17 @@ func jsonFields(text string) []string {
 	return out
 }
 
+// reOutputList finds an "output" field holding a list or an object: the
+// items of an OpenAI Responses API response (its calls among them), not
+// a test's expected output.
+var reOutputList = lazyRegexp(`\\*"outputs?\\*"\s*:\s*[\[{]`)
+
 // fixtureFields returns the fields of JSON text that are a test's (see
 // fixtureField), or nil.
 func fixtureFields(text string) []string {
 	var out []string
 	for _, f := range jsonFields(text) {
-		if fixtureField(f) {
+		if fixtureField(f) && !(strings.HasPrefix(f, "output") && reOutputList().MatchString(text)) {
 			out = append(out, f)
 		}
 	}

@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/patchbench/patchbench/patch/extract"
@@ -86,6 +87,8 @@ func TestJSONCalls(t *testing.T) {
 		{"fixture over lines, unfenced", "The test data:\n\n{\n  \"name\": \"apply_patch\",\n  \"input\": \"" + env + "\",\n  \"expected\": \"goodbye\\n\"\n}\n", false},
 		{"fixture under a line of prose", "Fixture:\n{\"description\": \"greeting\", \"patch\": \"" + env + "\"}\n", false},
 		{"call under a line of prose", "The call:\n{\"name\": \"apply_patch\", \"arguments\": {\"input\": \"" + env + "\"}}\n", true},
+		{"responses API response", "```json\n{\"id\": \"resp_1\", \"object\": \"response\", \"status\": \"completed\", \"output\": [{\"type\": \"function_call\", \"call_id\": \"call_1\", \"name\": \"apply_patch\", \"arguments\": \"{\\\"input\\\": \\\"" + strings.ReplaceAll(env, `\n`, `\\n`) + "\\\"}\"}]}\n```\n", true},
+		{"fixture with an expected output string", "```json\n{\"name\": \"apply_patch\", \"input\": \"" + env + "\", \"output\": \"Done!\"}\n```\n", false},
 		{"tool named something else", "```json\n{\"tool\": \"lint\", \"input\": \"" + env + "\"}\n```\n", false},
 	}
 	checkSamples(t, tests)
