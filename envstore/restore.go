@@ -309,6 +309,16 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	if overlayWhy != "" {
 		res.MethodReason = overlayWhy + "; " + reason
 	}
+	// gc.lock shared, as a build holds it: GC does not compress or
+	// remove an object while this restore reads or links it. A process
+	// that cannot open the lock (another user's store) goes without: it
+	// cannot make objects loose either, and findObject looks again for
+	// an object whose form changes under it.
+	if gl, err := s.acquire(ctx, "gc.lock", true); err == nil {
+		defer gl.release()
+	} else if ctx.Err() != nil {
+		return fail(err)
+	}
 	if err := s.makeTree(ctx, m, tmp, method, opts, &res); err != nil {
 		return fail(err)
 	}
@@ -351,6 +361,19 @@ func (s *Store) makeTree(ctx context.Context, m *Manifest, tmp string, method Re
 		}
 	}
 
+	// Links and reflinks need loose objects; a process that cannot
+	// write the store copies the compressed ones instead.
+	if method == RestoreLink || method == RestoreReflink {
+		var need []*Entry
+		for _, e := range files {
+			if method == RestoreReflink || e.linkable() {
+				need = append(need, e)
+			}
+		}
+		if err := s.expandObjects(ctx, need); err != nil && !errors.Is(err, errStoreReadOnly) {
+			return err
+		}
+	}
 	var made [RestoreReflink + 1]atomic.Int64
 	work := make(chan *Entry)
 	errc := make(chan error, 1)
@@ -523,7 +546,15 @@ func chooseMethod(opts RestoreOptions, p probes) (RestoreMethod, string, error) 
 // verify is set or when they are copied.
 func (s *Store) restoreFile(e *Entry, dst string, method RestoreMethod, verify bool, buf []byte) (RestoreMethod, error) {
 	exec := e.exec()
-	obj := s.objectPath(e.Hash, exec)
+	obj, compressed, err := s.findObject(e)
+	if err != nil {
+		return 0, err
+	}
+	if compressed {
+		// Only where it could not be made loose (expandObjects): the
+		// store is not this process's to write.
+		return RestoreCopy, copyCompressed(obj, dst, e, buf)
+	}
 	var st syscall.Stat_t
 	if err := syscall.Lstat(obj, &st); err != nil {
 		return 0, fmt.Errorf("%w %s: %w", ErrCorrupt, e.Hash, err)
@@ -561,6 +592,30 @@ func (s *Store) restoreFile(e *Entry, dst string, method RestoreMethod, verify b
 		os.Remove(dst)
 	}
 	return RestoreCopy, copyObject(obj, dst, e, buf)
+}
+
+// findObject returns the file of e's object: loose, or else compressed
+// (which must be a read-only regular file). An object a concurrent restore
+// is making loose is looked for again: it may be neither for a moment.
+func (s *Store) findObject(e *Entry) (string, bool, error) {
+	loose, z := s.objectPath(e.Hash, e.exec()), s.compressedPath(e.Hash, e.exec())
+	var err error
+	for range 3 {
+		if _, err = os.Lstat(loose); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return loose, false, nil // restoreFile checks it
+		}
+		var st syscall.Stat_t
+		if zerr := syscall.Lstat(z, &st); zerr == nil {
+			if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				return "", false, fmt.Errorf("%w %s: not a regular file", ErrCorrupt, z)
+			}
+			if mode := st.Mode & 0o7777; mode != 0o444 {
+				return "", false, fmt.Errorf("%w %s: mode %04o, not read-only 0444: a write may have reached it", ErrCorrupt, z, mode)
+			}
+			return z, true, nil
+		}
+	}
+	return "", false, fmt.Errorf("%w %s: %w", ErrCorrupt, e.Hash, err)
 }
 
 // makeFrom opens obj, creates dst (which must not exist) and runs fill on
