@@ -482,73 +482,45 @@ func (s *Store) snapshot(ctx context.Context, tree string, tracked map[string]tr
 	known := s.knownBlobs()
 	var mu sync.Mutex
 	var learned []string // "blob sha256" lines for the gitmap
-	work := make(chan fileJob)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			buf := make([]byte, 256<<10)
-			for j := range work {
-				e := &m.Entries[j.entry]
-				tf, isTracked := tracked[e.Path]
-				unchanged := isTracked && tf.key == j.key && tf.size == e.Size
-				hash, reused := "", false
-				if unchanged && !opts.NoReuse {
-					hash, reused = known[tf.blob]
-				}
-				if !reused {
-					h, err := hashFile(j.abs, e.Size, buf)
-					if err != nil {
-						select {
-						case errs <- fmt.Errorf("hash %s: %w", e.Path, err):
-						default:
-						}
-						continue
-					}
-					hash = h
-				}
-				e.Hash = hash
-				added, err := s.ingest(j.abs, hash, e.exec(), buf)
-				if err != nil {
-					select {
-					case errs <- fmt.Errorf("store %s: %w", e.Path, err):
-					default:
-					}
-					continue
-				}
-				mu.Lock()
-				if reused {
-					res.ReusedFiles++
-					res.ReusedBytes += e.Size
-				} else {
-					res.HashedFiles++
-					res.HashedBytes += e.Size
-					if unchanged && known[tf.blob] == "" {
-						learned = append(learned, tf.blob+" "+hash+"\n")
-					}
-				}
-				if added {
-					res.NewObjects++
-					res.NewBytes += e.Size
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil || len(errs) > 0 {
-			break
+	err = forEach(ctx, runtime.GOMAXPROCS(0), jobs, func(j fileJob, buf []byte) error {
+		e := &m.Entries[j.entry]
+		tf, isTracked := tracked[e.Path]
+		unchanged := isTracked && tf.key == j.key && tf.size == e.Size
+		hash, reused := "", false
+		if unchanged && !opts.NoReuse {
+			hash, reused = known[tf.blob]
 		}
-		work <- j
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+		if !reused {
+			h, err := hashFile(j.abs, e.Size, buf)
+			if err != nil {
+				return fmt.Errorf("hash %s: %w", e.Path, err)
+			}
+			hash = h
+		}
+		e.Hash = hash
+		added, err := s.ingest(j.abs, hash, e.exec(), buf)
+		if err != nil {
+			return fmt.Errorf("store %s: %w", e.Path, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if reused {
+			res.ReusedFiles++
+			res.ReusedBytes += e.Size
+		} else {
+			res.HashedFiles++
+			res.HashedBytes += e.Size
+			if unchanged && known[tf.blob] == "" {
+				learned = append(learned, tf.blob+" "+hash+"\n")
+			}
+		}
+		if added {
+			res.NewObjects++
+			res.NewBytes += e.Size
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	return s.learnBlobs(learned)

@@ -9,10 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Objects at rest: an object is stored loose (DIR/objects/ab/<sha256>, the
@@ -115,18 +112,8 @@ func (s *Store) compressTemp(src string, buf []byte) (string, string, int64, err
 	return tmp, hash, n, nil
 }
 
-// hashCompressed decompresses the object at p, writing its content to w if
-// w is not nil, and returns its SHA-256 and size.
-func hashCompressed(w io.Writer, p string, buf []byte) (string, int64, error) {
-	f, err := openRead(p)
-	if err != nil {
-		return "", 0, err
-	}
-	defer unix.Close(f)
-	return hashDecompress(w, fd(f), buf)
-}
-
-// hashDecompress is hashCompressed on an open object.
+// hashDecompress decompresses r, writing its content to w if w is not
+// nil, and returns the content's SHA-256 and size.
 func hashDecompress(w io.Writer, r io.Reader, buf []byte) (string, int64, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
@@ -193,40 +180,12 @@ func (s *Store) expandObjects(ctx context.Context, files []*Entry) error {
 			}
 		}
 	}
-	work := make(chan *job)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			buf := make([]byte, 256<<10)
-			for j := range work {
-				tmp, err := s.expandTemp(j.e, buf)
-				if err != nil {
-					select {
-					case errc <- err:
-					default:
-					}
-					continue
-				}
-				j.tmp = tmp
-			}
-		})
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil || len(errc) > 0 {
-			break
-		}
-		work <- j
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		cleanup()
+	err := forEach(ctx, runtime.GOMAXPROCS(0), jobs, func(j *job, buf []byte) error {
+		tmp, err := s.expandTemp(j.e, buf)
+		j.tmp = tmp
 		return err
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+	})
+	if err != nil {
 		cleanup()
 		return err
 	}
@@ -258,7 +217,7 @@ func (s *Store) expandTemp(e *Entry, buf []byte) (string, error) {
 	} else if err != nil {
 		return "", err
 	}
-	h, n, err := hashCompressed(out, z, buf)
+	h, n, err := readObject(out, z, true, buf)
 	if err == nil {
 		err = checkContent(z, e, h, n)
 	} else {

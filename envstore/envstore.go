@@ -381,6 +381,42 @@ func removeAll(p string) error {
 	return os.RemoveAll(p)
 }
 
+// forEach calls f on each item, workers at a time, each worker with its own
+// 256 kB buffer, and returns the first error f returned (the items not yet
+// started are then skipped) or ctx's.
+func forEach[T any](ctx context.Context, workers int, items []T, f func(item T, buf []byte) error) error {
+	work := make(chan T)
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			buf := make([]byte, 256<<10)
+			for it := range work {
+				if err := f(it, buf); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for _, it := range items {
+		if ctx.Err() != nil || len(errc) > 0 {
+			break
+		}
+		work <- it
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	return ctx.Err()
+}
+
 // lockDirectory takes an exclusive flock(2) on the directory dir, waiting
 // for it, and returns its release.
 func lockDirectory(dir string) (func(), error) {

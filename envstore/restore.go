@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -375,43 +374,19 @@ func (s *Store) makeTree(ctx context.Context, m *Manifest, tmp string, method Re
 		}
 	}
 	var made [RestoreReflink + 1]atomic.Int64
-	work := make(chan *Entry)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 8
 	}
-	for range workers {
-		wg.Go(func() {
-			buf := make([]byte, 256<<10)
-			for e := range work {
-				how, err := s.restoreFile(e, filepath.Join(tmp, filepath.FromSlash(e.Path)), method, opts.Verify, buf)
-				if err != nil {
-					select {
-					case errc <- fmt.Errorf("%s: %w", e.Path, err):
-					default:
-					}
-					continue
-				}
-				made[how].Add(1)
-			}
-		})
-	}
-	for _, e := range files {
-		if ctx.Err() != nil || len(errc) > 0 {
-			break
+	err := forEach(ctx, workers, files, func(e *Entry, buf []byte) error {
+		how, err := s.restoreFile(e, filepath.Join(tmp, filepath.FromSlash(e.Path)), method, opts.Verify, buf)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Path, err)
 		}
-		work <- e
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+		made[how].Add(1)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	res.Linked, res.Reflinked, res.Copied = int(made[RestoreLink].Load()), int(made[RestoreReflink].Load()), int(made[RestoreCopy].Load())
@@ -800,13 +775,20 @@ func checkContent(obj string, e *Entry, hash string, n int64) error {
 }
 
 // hashObject re-hashes an object file.
-func hashObject(p string, buf []byte) (string, int64, error) {
+func hashObject(p string, buf []byte) (string, int64, error) { return readObject(nil, p, false, buf) }
+
+// readObject reads the file at p, decompressing it if compressed, writes
+// the content to w if w is not nil, and returns its SHA-256 and size.
+func readObject(w io.Writer, p string, compressed bool, buf []byte) (string, int64, error) {
 	src, err := openRead(p)
 	if err != nil {
 		return "", 0, err
 	}
 	defer unix.Close(src)
-	return hashCopy(nil, fd(src), buf)
+	if compressed {
+		return hashDecompress(w, fd(src), buf)
+	}
+	return hashCopy(w, fd(src), buf)
 }
 
 // hashCopy reads r to its end through buf, writing its bytes to w if w is

@@ -266,10 +266,7 @@ func (o object) wantMode() fs.FileMode {
 
 // rehash returns the SHA-256 and size of the object's content.
 func (o object) rehash(buf []byte) (string, int64, error) {
-	if o.compressed {
-		return hashCompressed(nil, o.path, buf)
-	}
-	return hashObject(o.path, buf)
+	return readObject(nil, o.path, o.compressed, buf)
 }
 
 // objects lists the store's objects; files in DIR/objects that cannot be
@@ -392,7 +389,7 @@ func (s *Store) Stats() (*Stats, error) {
 			if buf == nil {
 				buf = make([]byte, 256<<10)
 			}
-			_, n, _ = hashCompressed(nil, o.path, buf)
+			_, n, _ = readObject(nil, o.path, true, buf)
 		}
 		whole += n
 	}
