@@ -176,6 +176,9 @@ type cand struct {
 	// that file.
 	sample     string
 	sampleSelf bool
+	// shell and doc locate a heredoc's shell line (1-based) and its
+	// place among the heredocs of that line.
+	shell, doc int
 }
 
 func (c *cand) lines() string {
