@@ -175,13 +175,15 @@
 //     command applies a file when it is git apply or git am (after git's
 //     own options: git -C repo apply), GNU patch (patch -p1 < F, -i F,
 //     --input=F), apply_patch (< F), patchbench apply, or one of those in
-//     sh -c or bash -c, or cat F piped to one; the commands after the
-//     heredoc on its line and on the lines after it count, and so does
-//     the prose before the fence ("Save this as fix.patch and run `git
-//     apply fix.patch`:"), in backquotes or among its words. Lines in a
-//     heredoc's body are data, not commands ("cat > setup.sh <<'EOF'"
-//     holding "git apply fix.patch"), unless a later command runs the
-//     script they make ("bash setup.sh").
+//     sh -c or bash -c, or cat F piped to one. The commands after the
+//     heredoc on its line and on the lines after it count (a line ending
+//     in a backslash goes on), until one writes the file again, and so
+//     does prose, before the fence too ("Save this as fix.patch and run
+//     `git apply fix.patch`:"), in backquotes or among its words; the
+//     shell's commands decide before the prose. Lines in a heredoc's
+//     body are data, not commands ("cat > setup.sh <<'EOF'" holding "git
+//     apply fix.patch"), unless a later command runs the script they
+//     make ("bash setup.sh").
 //   - Heredocs the shell does not apply forward: fed to an applier that
 //     applies it in reverse (git apply -R, patch -R) or writes none of
 //     the files it names (git apply --check, --stat or --cached, patch

@@ -61,8 +61,8 @@ func shLex(line string) []shWord {
 			}
 			i++
 		case c == '\\':
-			inWord, quoted = true, true
-			if i+1 < len(line) {
+			if i+1 < len(line) { // a backslash ending the line continues it
+				inWord, quoted = true, true
 				b.WriteByte(line[i+1])
 			}
 			i += 2
@@ -569,44 +569,59 @@ func heredocFate(lines []string, h *cand, inTop, shellLine []bool) string {
 	for _, f := range files {
 		base[path.Base(f)] = true
 	}
-	var found []patchUse
-	see := func(uses []patchUse) {
+	named := func(f string) bool {
+		return f != "" && !strings.HasPrefix(f, "<<") && base[path.Base(f)]
+	}
+	// The uses of the file by the answer's shell, and by its prose.
+	var inShell, inProse []patchUse
+	see := func(uses []patchUse, shell bool) {
 		for _, u := range uses {
-			if u.file != "" && !strings.HasPrefix(u.file, "<<") && base[path.Base(u.file)] {
-				found = append(found, u)
+			if named(u.file) {
+				if shell {
+					inShell = append(inShell, u)
+				} else {
+					inProse = append(inProse, u)
+				}
 			}
 		}
 	}
 	// The commands after its own on its line, then the lines after it,
-	// bodies of heredocs left out: they are data, not commands, unless
-	// a later command runs the script they write ("bash setup.sh").
+	// until a command writes the file again: bodies of heredocs left
+	// out, they are data, not commands, unless a later command runs the
+	// script they write ("bash setup.sh").
 	scripts := map[string][2]int{} // a script's name: its body's lines
+	replaced := false
 	var walk func(from, to int, shell func(int) bool, depth int)
 	seeLine := func(sl shLine, from int, depth int) {
-		for i := from; i < len(sl.cmds); i++ {
+		for i := from; i < len(sl.cmds) && !replaced; i++ {
 			u, _ := cmdUses(sl, i, 0)
-			see(u)
+			see(u, true)
 			if body, ok := scripts[ranScript(sl.cmds[i].argv)]; ok && depth == 0 {
 				walk(body[0], body[1], func(int) bool { return true }, depth+1)
 			}
+			replaced = slices.ContainsFunc(sl.cmdWrites(i), named)
 		}
 	}
 	walk = func(from, to int, shell func(int) bool, depth int) {
-		for n := from; n <= to; n++ {
+		for n := from; n <= to && !replaced; n++ {
 			l := bare(lines[n-1])
 			var sl shLine
 			if shell(n) {
+				for strings.HasSuffix(l, "\\") && n < to && shell(n+1) {
+					n++ // continued: "git apply \" then "  fix.patch"
+					l = l[:len(l)-1] + " " + bare(lines[n-1])
+				}
 				sl = parseShell(l)
 				seeLine(sl, 0, depth)
 			} else {
-				see(proseUses(l))
+				see(proseUses(l), false)
 				sl = parseShell(strings.ReplaceAll(l, "`", " "))
 			}
 			n = bodiesEnd(lines, n, sl, scripts)
 		}
 	}
 	seeLine(sl, sl.docs[h.doc].cmd+1, 0)
-	walk(bodiesEnd(lines, h.shell, sl, nil)+1, len(lines), func(n int) bool { return shellLine[n] }, 0)
+	walk(bodiesEnd(lines, h.shell, sl, scripts)+1, len(lines), func(n int) bool { return shellLine[n] }, 0)
 	// Prose before the structure that holds it: "Save this as fix.patch
 	// and run `git apply fix.patch`:".
 	top := h
@@ -615,22 +630,37 @@ func heredocFate(lines []string, h *cand, inTop, shellLine []bool) string {
 	}
 	for n := 1; n < top.StartLine; n++ {
 		if !inTop[n] {
-			see(proseUses(bare(lines[n-1])))
+			see(proseUses(bare(lines[n-1])), false)
 		}
 	}
-	var reverse *patchUse
-	for k, u := range found {
-		switch u.mode {
-		case modeApply:
-			return ""
-		case modeReverse:
-			reverse = &found[k]
+	// The shell's own commands decide before the prose: applied, or
+	// applied in reverse only; a check alone leaves it to the prose.
+	for _, uses := range [][]patchUse{inShell, inProse} {
+		var reverse *patchUse
+		for k, u := range uses {
+			switch u.mode {
+			case modeApply:
+				return ""
+			case modeReverse:
+				reverse = &uses[k]
+			}
 		}
-	}
-	if reverse != nil {
-		return "which writes " + files[0] + ", which " + modeWhy(*reverse)
+		if reverse != nil {
+			return "which writes " + files[0] + ", which " + modeWhy(*reverse)
+		}
 	}
 	return "which writes " + files[0] + " and nothing applies it: a file the answer writes, not an edit"
+}
+
+// cmdWrites returns the files command i writes: its redirections, and
+// tee's operands.
+func (sl shLine) cmdWrites(i int) []string {
+	c := sl.cmds[i]
+	out := c.out
+	if len(c.argv) > 0 && path.Base(c.argv[0]) == "tee" {
+		out = append(out, operands(c.argv[1:])...)
+	}
+	return out
 }
 
 // modeWhy says why a use of a patch is no edit, "" for an apply.
@@ -710,9 +740,13 @@ func proseUses(l string) []patchUse {
 			}
 		}
 	}
-	words := strings.Fields(strings.ReplaceAll(l, "`", " "))
+	// Words of prose, or of code quoting a command: "run git apply
+	// fix.patch.", subprocess.run(["git", "apply", "fix.patch"]).
+	words := strings.FieldsFunc(l, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '`' || strings.ContainsRune("\"'()[]{},;", r)
+	})
 	for k, w := range words {
-		words[k] = strings.Trim(w, ".,:;!?()\"'")
+		words[k] = strings.TrimRight(w, ".:!?")
 	}
 	for k, w := range words {
 		switch w {

@@ -1,6 +1,7 @@
 package extract_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -55,9 +56,26 @@ func TestHeredocShell(t *testing.T) {
 		{"git apply --stat --apply", sh("git apply --stat --apply <<'EOF'"), true},
 		{"apply_patch, lower-case delimiter, unlabelled fence", "```\ncd /repo\napply_patch <<eof\n" + env + "eof\ngit status\n```\n", true},
 		{"apply_patch, indented, text fence", "```text\ncd /repo\n  apply_patch <<'EOF'\n" + env + "EOF\ngit status\n```\n", true},
+		{"apply line continued", saved + "git apply \\\n  --whitespace=fix \\\n  fix.patch\n```\n", true},
+		{"applied from python", saved + "```\n\n```python\nsubprocess.run([\"git\", \"apply\", \"fix.patch\"], check=True)\n```\n", true},
+		// The fence's commands decide before the prose.
+		{"prose applies, the fence reverses", "Save this as fix.patch and run `git apply fix.patch`:\n\n" + saved + "git apply -R fix.patch\n```\n", false},
 		{"apply_patch <<-", "```\ncd /repo\napply_patch <<-EOF\n" + env + "\tEOF\ngit status\n```\n", true},
 	}
 	checkSamples(t, tests)
+}
+
+// TestHeredocReplaced: a file saved twice is applied as the second
+// heredoc wrote it. The first is no edit the shell makes, and the answer
+// that holds it is refused (ErrPartSample), not applied with both.
+func TestHeredocReplaced(t *testing.T) {
+	first := "--- a/hello.txt\n+++ b/hello.txt\n@@ -1 +1 @@\n-hello\n+goodbye\n"
+	second := "--- a/hello.txt\n+++ b/hello.txt\n@@ -1 +1 @@\n-hello\n+bye\n"
+	answer := "```bash\ncat > fix.patch <<'EOF'\n" + first + "EOF\n```\n\nBetter:\n\n```bash\ncat > fix.patch <<'EOF'\n" + second + "EOF\ngit apply fix.patch\n```\n"
+	_, err := extract.Extract(answer)
+	if !errors.Is(err, extract.ErrPartSample) {
+		t.Errorf("err %v, want ErrPartSample", err)
+	}
 }
 
 // FuzzHeredocShell: shell lines of any shape never panic the scan.
