@@ -180,10 +180,12 @@
 //     in a backslash goes on), until one writes the file again, and so
 //     does prose, before the fence too ("Save this as fix.patch and run
 //     `git apply fix.patch`:"), in backquotes or among its words; the
-//     shell's commands decide before the prose. Lines in a heredoc's
-//     body are data, not commands ("cat > setup.sh <<'EOF'" holding "git
-//     apply fix.patch"), unless a later command runs the script they
-//     make ("bash setup.sh").
+//     shell's commands decide before the prose, and code of another
+//     language counts not at all (a test that applies the fixture it
+//     saves, os.system("git apply F")). Lines in a heredoc's body are
+//     data, not commands ("cat > setup.sh <<'EOF'" holding "git apply
+//     fix.patch"), unless a later command runs the script they make
+//     ("bash setup.sh", "./setup.sh"): then its commands decide.
 //   - Heredocs the shell does not apply forward: fed to an applier that
 //     applies it in reverse (git apply -R, patch -R) or writes none of
 //     the files it names (git apply --check, --stat or --cached, patch

@@ -590,12 +590,15 @@ func heredocFate(lines []string, h *cand, inTop, shellLine []bool) string {
 	// out, they are data, not commands, unless a later command runs the
 	// script they write ("bash setup.sh").
 	scripts := map[string][2]int{} // a script's name: its body's lines
-	replaced := false
+	replaced, ran := false, false
 	var walk func(from, to int, shell func(int) bool, depth int)
 	seeLine := func(sl shLine, from int, depth int) {
 		for i := from; i < len(sl.cmds) && !replaced; i++ {
 			u, _ := cmdUses(sl, i, 0)
 			see(u, true)
+			// The heredoc is a script the shell runs: its commands
+			// decide (a heredoc inside it fed to git apply is the edit).
+			ran = ran || base[ranScript(sl.cmds[i].argv)]
 			if body, ok := scripts[ranScript(sl.cmds[i].argv)]; ok && depth == 0 {
 				walk(body[0], body[1], func(int) bool { return true }, depth+1)
 			}
@@ -614,7 +617,12 @@ func heredocFate(lines []string, h *cand, inTop, shellLine []bool) string {
 				sl = parseShell(l)
 				seeLine(sl, 0, depth)
 			} else {
-				see(proseUses(l), false)
+				// Prose counts; code of another language does not: a
+				// test that applies the fixture it saves runs nothing
+				// here.
+				if !inTop[n] {
+					see(proseUses(l), false)
+				}
 				sl = parseShell(strings.ReplaceAll(l, "`", " "))
 			}
 			n = bodiesEnd(lines, n, sl, scripts)
@@ -632,6 +640,9 @@ func heredocFate(lines []string, h *cand, inTop, shellLine []bool) string {
 		if !inTop[n] {
 			see(proseUses(bare(lines[n-1])), false)
 		}
+	}
+	if ran {
+		return ""
 	}
 	// The shell's own commands decide before the prose: applied, or
 	// applied in reverse only; a check alone leaves it to the prose.
@@ -740,13 +751,10 @@ func proseUses(l string) []patchUse {
 			}
 		}
 	}
-	// Words of prose, or of code quoting a command: "run git apply
-	// fix.patch.", subprocess.run(["git", "apply", "fix.patch"]).
-	words := strings.FieldsFunc(l, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '`' || strings.ContainsRune("\"'()[]{},;", r)
-	})
+	// Words of prose: "run git apply fix.patch.", "(patch -p1 < fix.patch)".
+	words := strings.Fields(strings.ReplaceAll(l, "`", " "))
 	for k, w := range words {
-		words[k] = strings.TrimRight(w, ".:!?")
+		words[k] = strings.Trim(w, ".,:;!?()\"'")
 	}
 	for k, w := range words {
 		switch w {

@@ -25,6 +25,7 @@ func TestHeredocShell(t *testing.T) {
 		{"apply line in a <<- body", saved + "cat > setup.sh <<-END\n\tgit apply fix.patch\n\tEND\n```\n", false},
 		{"apply line in the second heredoc of a line", "```bash\ncat > fix.patch <<'A'; cat > run.sh <<'B'\n" + diff + "A\ngit apply fix.patch\nB\n```\n", false},
 		{"apply line in a lower-case delimited body", saved + "cat > setup.sh <<eof\ngit apply fix.patch\neof\n```\n", false},
+		{"a fixture a Python test applies", "```bash\ncat > tests/fixtures/change.patch <<'EOF'\n" + diff + "EOF\n```\n\n```python\ndef test_apply(tmp_path):\n    os.system(\"git apply tests/fixtures/change.patch\")\n```\n", false},
 		{"applied before it is written", "```bash\ngit apply fix.patch\n```\n\n" + saved + "```\n", false},
 		// Must refuse: the shell reverses it or writes nothing.
 		{"git apply -R heredoc", sh("git apply -R <<'EOF'"), false},
@@ -57,7 +58,9 @@ func TestHeredocShell(t *testing.T) {
 		{"apply_patch, lower-case delimiter, unlabelled fence", "```\ncd /repo\napply_patch <<eof\n" + env + "eof\ngit status\n```\n", true},
 		{"apply_patch, indented, text fence", "```text\ncd /repo\n  apply_patch <<'EOF'\n" + env + "EOF\ngit status\n```\n", true},
 		{"apply line continued", saved + "git apply \\\n  --whitespace=fix \\\n  fix.patch\n```\n", true},
-		{"applied from python", saved + "```\n\n```python\nsubprocess.run([\"git\", \"apply\", \"fix.patch\"], check=True)\n```\n", true},
+		{"a script holding git apply <<EOF, run", "```bash\ncat > setup.sh <<'OUTER'\ngit apply <<'EOF'\n" + diff + "EOF\nOUTER\nchmod +x setup.sh && ./setup.sh\n```\n", true},
+		{"a script holding git apply <<EOF, not run", "```bash\ncat > setup.sh <<'OUTER'\ngit apply <<'EOF'\n" + diff + "EOF\nOUTER\n```\n", false},
+
 		// The fence's commands decide before the prose.
 		{"prose applies, the fence reverses", "Save this as fix.patch and run `git apply fix.patch`:\n\n" + saved + "git apply -R fix.patch\n```\n", false},
 		{"apply_patch <<-", "```\ncd /repo\napply_patch <<-EOF\n" + env + "\tEOF\ngit status\n```\n", true},
