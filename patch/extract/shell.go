@@ -211,9 +211,10 @@ func parseShell(line string) shLine {
 type applyMode int
 
 const (
-	modeApply   applyMode = iota + 1 // applies it
-	modeReverse                      // applies it in reverse (-R)
-	modeCheck                        // writes nothing (--check, --dry-run, --stat)
+	modeApply     applyMode = iota + 1 // applies it
+	modeReverse                        // applies it in reverse (-R)
+	modeCheck                          // writes nothing (--check, --dry-run, --stat)
+	modeElsewhere                      // writes files other than the patch names (git apply --directory=sub, --exclude)
 )
 
 // patchUse is what a command does with a patch: its source (a file, or ""
@@ -222,6 +223,25 @@ type patchUse struct {
 	file string
 	mode applyMode
 	how  string // the command, for a reason: "git apply -R"
+	// target is the file GNU patch writes whatever the patch names
+	// ("patch other.txt < fix.patch"), "" when the patch names it.
+	target string
+}
+
+// on is u applied to an edit of paths: GNU patch given a file the edit
+// does not name writes that file, not the edit's.
+func (u patchUse) on(paths []string) patchUse {
+	if u.mode != modeApply || u.target == "" {
+		return u
+	}
+	t := strings.TrimPrefix(path.Clean(u.target), "./")
+	for _, p := range paths {
+		if p == t || strings.HasSuffix(p, "/"+t) || strings.HasSuffix(t, "/"+p) {
+			return u
+		}
+	}
+	u.mode, u.how = modeElsewhere, u.how+" "+u.target
+	return u
 }
 
 // maxShellDepth bounds "sh -c" inside "sh -c".
@@ -324,7 +344,19 @@ func gitApply(args []string) ([]patchUse, bool) {
 	if c := o.has("--cached"); c != "" {
 		check = c // the index alone, not the files
 	}
-	return o.uses(o.operands, "git apply", o.has("-R", "--reverse"), check), true
+	uses := o.uses(o.operands, "git apply", o.has("-R", "--reverse"), check)
+	// --directory=sub writes sub/ the patch does not name; --include and
+	// --exclude apply part of it.
+	other := o.has("--include", "--exclude")
+	if d, ok := o.flags["--directory"]; ok && strings.Trim(path.Clean(d), "./") != "" {
+		other = "--directory=" + d
+	}
+	for k := range uses {
+		if other != "" && uses[k].mode == modeApply {
+			uses[k].mode, uses[k].how = modeElsewhere, "git apply "+other
+		}
+	}
+	return uses, true
 }
 
 // gnuPatch reads GNU patch's options: the patch is -i F, --input=F, the
@@ -339,7 +371,11 @@ func gnuPatch(args []string) []patchUse {
 	if out := o.has("-o", "--output"); out != "" {
 		check = out // the result goes to another file, not the one the patch names
 	}
-	return o.uses([]string{input}, "patch", o.has("-R", "--reverse"), check)
+	uses := o.uses([]string{input}, "patch", o.has("-R", "--reverse"), check)
+	if len(o.operands) > 0 {
+		uses[0].target = o.operands[0] // "patch other.txt < fix.patch" writes other.txt
+	}
+	return uses
 }
 
 // opts are a command's options, by name ("-R", "--input"), with their
@@ -554,6 +590,7 @@ func heredocFate(lines []string, h *cand, inTop, shellLine []bool) string {
 		uses, _ := cmdUses(sl, i, 0)
 		for _, u := range uses {
 			if u.file == in {
+				u = u.on(editPaths(h))
 				if u.mode == modeApply {
 					return ""
 				}
@@ -574,8 +611,10 @@ func heredocFate(lines []string, h *cand, inTop, shellLine []bool) string {
 	}
 	// The uses of the file by the answer's shell, and by its prose.
 	var inShell, inProse []patchUse
+	paths := editPaths(h)
 	see := func(uses []patchUse, shell bool) {
 		for _, u := range uses {
+			u = u.on(paths)
 			if named(u.file) {
 				if shell {
 					inShell = append(inShell, u)
@@ -652,7 +691,7 @@ func heredocFate(lines []string, h *cand, inTop, shellLine []bool) string {
 			switch u.mode {
 			case modeApply:
 				return ""
-			case modeReverse:
+			case modeReverse, modeElsewhere:
 				reverse = &uses[k]
 			}
 		}
@@ -681,6 +720,8 @@ func modeWhy(u patchUse) string {
 		return "`" + u.how + "` applies in reverse: not the edit as written"
 	case modeCheck:
 		return "`" + u.how + "` writes none of the files the patch names: not an edit"
+	case modeElsewhere:
+		return "`" + u.how + "` does not write the files the patch names as it names them: not the edit as written"
 	}
 	return ""
 }

@@ -22,7 +22,9 @@ func TestShellUses(t *testing.T) {
 		{"git apply -R fix.patch", []use{{"fix.patch", modeReverse}}},
 		{"git apply -p1 --check fix.patch", []use{{"fix.patch", modeCheck}}},
 		{"git apply --stat --apply <<EOF", []use{{"<<0", modeApply}}},
-		{"git apply --exclude foo.py a.patch b.patch", []use{{"a.patch", modeApply}, {"b.patch", modeApply}}},
+		{"git apply --exclude foo.py a.patch b.patch", []use{{"a.patch", modeElsewhere}, {"b.patch", modeElsewhere}}}, // part of each: not the edit as written
+		{"git apply --whitespace fix a.patch", []use{{"a.patch", modeApply}}},
+		{"patch -p1 other.txt fix.patch", []use{{"fix.patch", modeApply}}}, // its target is resolved against the edit (patchUse.on)
 		{"cat <<'EOF' | git apply -3", []use{{"<<0", modeApply}}},
 		{"cat fix.patch | git apply -", []use{{"fix.patch", modeApply}}},
 		{"cat <<A > x; git apply < y", []use{{"y", modeApply}}},

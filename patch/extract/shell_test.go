@@ -39,7 +39,17 @@ func TestHeredocShell(t *testing.T) {
 		{"patch -o elsewhere", sh("patch -p1 -o /tmp/out.txt <<'EOF'"), false},
 		{"saved, applied in reverse", saved + "git apply -R fix.patch\n```\n", false},
 		{"saved, dry run only", saved + "patch -p1 --dry-run -i fix.patch\n```\n", false},
+		// Must refuse: the shell writes other files than the patch names
+		// (was applied to hello.txt).
+		{"patch OTHERFILE heredoc", sh("patch other.txt <<'EOF'"), false},
+		{"saved, patch OTHERFILE < F", saved + "patch other.txt < fix.patch\n```\n", false},
+		{"git apply --directory=sub", sh("git apply --directory=sub <<'EOF'"), false},
+		{"git apply --exclude", sh("git apply --exclude=hello.txt <<'EOF'"), false},
+		{"saved, git apply --include", saved + "git apply --include='*.py' fix.patch\n```\n", false},
 		// Must apply: the answer means the edit.
+		{"patch FILE naming the patch's file", sh("patch hello.txt <<'EOF'"), true},
+		{"saved, patch -p1 FILE < F", saved + "patch -p1 hello.txt < fix.patch\n```\n", true},
+		{"git apply --directory=.", sh("git apply --directory=. <<'EOF'"), true},
 		{"instruction in prose before the fence", "Save this as fix.patch and run `git apply fix.patch`:\n\n" + saved + "```\n", true},
 		{"instruction in plain prose before", "Save it as fix.patch, then run git apply fix.patch.\n\n" + saved + "```\n", true},
 		{"git -C . apply", saved + "git -C . apply fix.patch\n```\n", true},
