@@ -38,6 +38,8 @@ func TestDocuments(t *testing.T) {
 		// A README's heading in the wrapped diff's lines is the file's.
 		{"wrapper, diff of a README's Usage section", "````markdown\n### Document the flag\n\n```diff\n--- a/README.md\n+++ b/README.md\n@@ -3,3 +3,4 @@\n ## Usage\n \n Run `tool`.\n+Run `tool --fast` for speed.\n```\n````\n", edit},
 		{"wrapper, raw diff of a README's Usage section", "````markdown\nThe change:\n\n--- a/README.md\n+++ b/README.md\n@@ -3,3 +3,4 @@\n ## Usage\n \n Run `tool`.\n+Run `tool --fast` for speed.\n````\n", edit},
+		{"wrapper, README heading, diff of README.md", "````markdown\n## Installation\n\n" + readmeDiff + "````\n", edit},
+		{"unnamed README, headings only, example", "````markdown\n# mytool\n\n## Installation\n\n" + cfg + "````\n", sample},
 		{"wrapper, only the diff", "````markdown\n" + cfg + "````\n", edit},
 		// A wrapper named by its one-line intro, holding a change of the
 		// document it names: the change is the answer's.
@@ -50,6 +52,8 @@ func TestDocuments(t *testing.T) {
 		{"named README beside a diff", appDiff + "\nAnd the updated README.md:\n\n```markdown\n# app\n\nDebugging is off by default.\n```\n", part},
 		{"unnamed README with example beside a diff", appDiff + "\n````markdown\n" + readme + "````\n", part},
 		{"README with an example beside a diff", appDiff + "\nAnd the updated `README.md`:\n\n````markdown\n# app\n\nTo turn debugging off by hand:\n\n" + cfg + "````\n", part},
+		{"named README with an example, then a diff", "Here's the updated README.md:\n\n````markdown\n# app\n\n## Usage\n\n" + cfg + "````\n\nAnd the fix:\n\n" + appDiff, part},
+		{"named README with an example, then a diff, no heading", "Here's the updated README.md:\n\n````markdown\n# app\n\nTo turn debugging off by hand:\n\n" + cfg + "````\n\nAnd the fix:\n\n" + appDiff, part},
 		// Beside a diff of that document it is the diff's result: kept.
 		{"named README beside its own diff", readmeDiff + "\nThe README.md now reads:\n\n```markdown\n# Tool\nRun `tool --fast` for speed.\nUsage below.\n```\n", edit},
 		// Markdown that no prose names as a file is no document: kept.

@@ -192,8 +192,8 @@ func dropEmbedded(cands []*cand, lines []string) {
 		}
 		text := func(k int) bool { // a line of the fence's own code or text
 			l := strings.TrimSpace(lines[lo+k])
-			if l == "" || covered[k] || pathFrom(l) != "" {
-				return false
+			if p := pathFrom(l); l == "" || covered[k] || p != "" && !(l[0] == '#' && !strings.ContainsAny(p, "./")) {
+				return false // a path line labels an edit; a heading ("# Proj", "## Usage") is the document's text
 			}
 			_, fence := parseFence(l)
 			return !fence
@@ -345,8 +345,10 @@ func dropEmbedded(cands []*cand, lines []string) {
 			f.Reason += "; named " + name + ", and its edits change " + name + ": the answer wrapped, not the document"
 			continue
 		case name != "":
-		case sections == "":
-			continue // the answer wrapped whole (a title, a sentence)
+		case sections == "" || editsOf(edits, "README"):
+			// The answer wrapped whole (a title, a sentence), or a
+			// README's sections around a change of the README.
+			continue
 		case words == "":
 			where = f.describe()
 			why = "a document shown whole (" + sections + "): an example in that document, not an edit"
