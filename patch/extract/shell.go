@@ -228,19 +228,19 @@ type patchUse struct {
 	target string
 }
 
-// on is u applied to an edit of paths: GNU patch given a file the edit
-// does not name writes that file, not the edit's.
+// on is u applied to an edit of paths: GNU patch given a file writes
+// every hunk to that file, so an edit naming any other is not the edit's.
 func (u patchUse) on(paths []string) patchUse {
 	if u.mode != modeApply || u.target == "" {
 		return u
 	}
 	t := strings.TrimPrefix(path.Clean(u.target), "./")
 	for _, p := range paths {
-		if p == t || strings.HasSuffix(p, "/"+t) || strings.HasSuffix(t, "/"+p) {
-			return u
+		if p != "" && p != t && !strings.HasSuffix(p, "/"+t) && !strings.HasSuffix(t, "/"+p) {
+			u.mode, u.how = modeElsewhere, u.how+" "+u.target
+			break
 		}
 	}
-	u.mode, u.how = modeElsewhere, u.how+" "+u.target
 	return u
 }
 

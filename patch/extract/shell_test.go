@@ -43,6 +43,7 @@ func TestHeredocShell(t *testing.T) {
 		// (was applied to hello.txt).
 		{"patch OTHERFILE heredoc", sh("patch other.txt <<'EOF'"), false},
 		{"saved, patch OTHERFILE < F", saved + "patch other.txt < fix.patch\n```\n", false},
+		{"patch FILE, a diff of two files", "```bash\npatch hello.txt <<'EOF'\n" + diff + strings.ReplaceAll(diff, "hello.txt", "other.txt") + "EOF\n```\n", false},
 		{"git apply --directory=sub", sh("git apply --directory=sub <<'EOF'"), false},
 		{"git apply --exclude", sh("git apply --exclude=hello.txt <<'EOF'"), false},
 		{"saved, git apply --include", saved + "git apply --include='*.py' fix.patch\n```\n", false},
