@@ -374,15 +374,27 @@ func (s *Store) Stats() (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Objects = len(objects)
+	loose := map[string]bool{}
+	for _, o := range objects {
+		if !o.compressed {
+			loose[o.key()] = true
+		}
+	}
 	var whole int64
 	var buf []byte
 	for _, o := range objects {
 		st.ObjectBytes += o.size
 		if !o.compressed {
+			st.Objects++
 			whole += o.size
 			continue
 		}
+		// Both forms (a restore killed before it removed the compressed
+		// one, which GC removes): one object, its bytes on disk counted.
+		if loose[o.key()] {
+			continue
+		}
+		st.Objects++
 		st.Compressed++
 		n, ok := sizes[o.key()]
 		if !ok { // no manifest names it: decompress to count
