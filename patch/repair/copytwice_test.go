@@ -25,14 +25,7 @@ func TestCopyAndRenameTargets(t *testing.T) {
 	src := "line1\nline2\nline3\nline4\nline5\n"
 	cp := "line1\nline2\nLINE3\nline4\nline5\n"
 	dir := writeTree(t, map[string]string{"a.txt": src, "b.txt": cp, "r.go": "package r\n"})
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := git(dir, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	run := func(args ...string) string { t.Helper(); return mustGit(t, dir, args...) }
 	run("init", "-q")
 	run("add", "a.txt", "r.go")
 	run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")

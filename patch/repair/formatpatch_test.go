@@ -54,14 +54,7 @@ func TestFormatPatchMails(t *testing.T) {
 		t.Skip("git not installed")
 	}
 	repo := t.TempDir()
-	mustGit := func(args ...string) string {
-		t.Helper()
-		out, err := git(repo, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	mustGit := func(args ...string) string { t.Helper(); return mustGit(t, repo, args...) }
 	mustGit("init", "-q")
 	var commits []string
 	for _, c := range fpCommits {
@@ -194,4 +187,15 @@ func TestMailSignatureOrRemoval(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustGit runs git in dir and returns its output, failing the test on an
+// error.
+func mustGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := git(dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
