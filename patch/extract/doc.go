@@ -82,6 +82,12 @@
 //     to the diff unless a blank line in it is followed by a non-blank one:
 //     a blank line followed by prose ends the diff.
 //
+// A line "-- " followed by git's version ("2.39.2") where the hunk's counts
+// are met, or in a hunk without counts, is the signature git format-patch
+// ends a mail with: the diff ends before it (within the counts it is a
+// removed line "- "). A git header that renames, copies, changes a mode,
+// creates or deletes a file is a unit of change without any hunk.
+//
 // So "This should fix it." after a blank line is never part of the diff,
 // and neither is trailing prose at the end of the text. A non-diff line
 // directly under a hunk line, followed by more diff lines, is taken as a
