@@ -34,8 +34,12 @@
 //   - Heredocs: a shell line such as "apply_patch <<'EOF'" or
 //     "python3 apply_patch.py <<EOF" whose delimiter line ("EOF") follows.
 //     The delimiter is quoted or an upper-case word, so that C++'s
-//     "cout << x" is not taken for one. Without the delimiter line it is
-//     prose.
+//     "cout << x" is not taken for one, unless the line's command takes a
+//     heredoc as a patch or a file (git apply, patch, apply_patch,
+//     patchbench apply, cat, tee): "apply_patch <<eof", and such a line
+//     indented in a fence. Without the delimiter line it is prose. The
+//     line is read as the shell reads it (quotes, "<<-", "\EOF"): each
+//     heredoc it opens is a candidate, their bodies one after another.
 //   - V4A envelopes: "*** Begin Patch" (alone on its line, or after an
 //     opening quote as in apply_patch "*** Begin Patch) to "*** End Patch".
 //     An envelope written as a JSON string with \n escapes on one line, as in
@@ -77,6 +81,12 @@
 //   - when a diff line follows and the header has no counts, the run belongs
 //     to the diff unless a blank line in it is followed by a non-blank one:
 //     a blank line followed by prose ends the diff.
+//
+// A line "-- " followed by git's version ("2.39.2") where the hunk's counts
+// are met, or in a hunk without counts, is the signature git format-patch
+// ends a mail with: the diff ends before it (within the counts it is a
+// removed line "- "). A git header that renames, copies, changes a mode,
+// creates or deletes a file is a unit of change without any hunk.
 //
 // So "This should fix it." after a blank line is never part of the diff,
 // and neither is trailing prose at the end of the text. A non-diff line
@@ -182,10 +192,29 @@
 //     down. Otherwise (a title, a sentence and the edit) it is the answer
 //     wrapped whole, and its edits are the answer's.
 //   - Files the answer writes: a heredoc whose shell line sends it to a
-//     file ("cat > tests/fixtures/a.patch <<'EOF'", "tee F <<EOF") when
-//     no line of the answer applies that file (git apply, patch -p1 <,
-//     apply_patch) and the line is no pipe: a fixture saved, with the
-//     shell fence around it.
+//     file ("cat > tests/fixtures/a.patch <<'EOF'", "tee F <<EOF", "cat
+//     <<EOF | tee F") when no command after it applies that file
+//     forward: a fixture saved, with the shell fence around it. A
+//     command applies a file when it is git apply or git am (after git's
+//     own options: git -C repo apply), GNU patch (patch -p1 < F, -i F,
+//     --input=F), apply_patch (< F), patchbench apply, or one of those in
+//     sh -c or bash -c, or cat F piped to one. The commands after the
+//     heredoc on its line and on the lines after it count (a line ending
+//     in a backslash goes on), until one writes the file again, and so
+//     does prose, before the fence too ("Save this as fix.patch and run
+//     `git apply fix.patch`:"), in backquotes or among its words; the
+//     shell's commands decide before the prose, and code of another
+//     language counts not at all (a test that applies the fixture it
+//     saves, os.system("git apply F")). Lines in a heredoc's body are
+//     data, not commands ("cat > setup.sh <<'EOF'" holding "git apply
+//     fix.patch"), unless a later command runs the script they make
+//     ("bash setup.sh", "./setup.sh"): then its commands decide.
+//   - Heredocs the shell does not apply forward: fed to an applier that
+//     applies it in reverse (git apply -R, patch -R) or writes none of
+//     the files it names (git apply --check, --stat or --cached, patch
+//     --dry-run or -o), on its own line or through a pipe ("cat <<EOF |
+//     git apply -R"), or saved to a file that is only applied so. Such a
+//     heredoc is no edit of the answer, and is refused like a sample.
 //
 // Shell fences run their heredocs and diff fences hold diffs, so they are
 // not read so. When every edit of the answer is such a sample, Extract

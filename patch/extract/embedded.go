@@ -152,13 +152,13 @@ func dropEmbedded(cands []*cand, lines []string) {
 			setAside(c, c.parent, "the JSON on "+c.lines()+" of "+c.parent.describe(), dataWhy(fields))
 		}
 	}
+	shellLine := shellLines(cands, len(lines))
 	for _, h := range cands {
 		if h.Kind != "heredoc" || !h.IsEdit && !anyEditIn(cands, h) {
 			continue
 		}
-		if file := writtenFile(lines, h); file != "" {
-			where := "the heredoc of `" + strings.TrimSpace(bare(lines[h.StartLine-1])) + "`"
-			why := "which writes " + file + " and nothing applies it: a file the answer writes, not an edit"
+		if why := heredocFate(lines, h, inTop, shellLine); why != "" {
+			where := "the heredoc of `" + strings.TrimSpace(bare(lines[h.shell-1])) + "`"
 			for _, c := range cands {
 				if c.IsEdit && (c == h || descends(c, h)) {
 					setAside(c, nil, where, why)
@@ -463,49 +463,6 @@ func anyEditIn(cands []*cand, h *cand) bool {
 	}
 	return false
 }
-
-var (
-	// The file a shell line sends its heredoc to: "cat > F <<'EOF'",
-	// "cat <<EOF >> F", "tee -a F <<EOF".
-	reRedirect = lazyRegexp(`(?:^|[^<>&\d])>>?\s*([^\s<>|;&'"]+)|\btee\s+(?:-a\s+)?([^\s<>|;&'"-][^\s<>|;&'"]*)`)
-	// A command that applies a patch file.
-	reApplies = lazyRegexp(`\bgit\s+(?:apply|am)\b|(?:^|[\s;&|(])patch\s+[-<]|\bapply_patch\b|\bpatchbench\s+apply\b`)
-)
-
-// writtenFile returns the file heredoc h writes (its shell line
-// redirects it to a file, or tees it) when no line of the answer applies
-// that file (the heredoc's own line, or a later one that names it with
-// git apply, patch, apply_patch): a fixture the answer saves, not an
-// edit. It returns "" otherwise.
-func writtenFile(lines []string, h *cand) string {
-	l := bare(lines[h.StartLine-1])
-	if reApplies().MatchString(l) || strings.Contains(l, "|") {
-		return "" // the heredoc goes to the applier
-	}
-	m := reRedirect().FindStringSubmatch(l)
-	if m == nil {
-		return ""
-	}
-	file := m[1] + m[2]
-	base := file[strings.LastIndexByte(file, '/')+1:]
-	for _, later := range lines[h.EndLine:] {
-		// Each command of the line on its own: "git apply --check F &&
-		// git apply F" applies F, "git apply --check F" alone does not.
-		for _, cmd := range reCommandSep().Split(later, -1) {
-			if strings.Contains(cmd, base) && reApplies().MatchString(cmd) && !reNoWrite().MatchString(cmd) {
-				return ""
-			}
-		}
-	}
-	return file
-}
-
-var (
-	// What separates the commands of a shell line.
-	reCommandSep = lazyRegexp(`&&|\|\||;`)
-	// Options with which git apply or patch write nothing.
-	reNoWrite = lazyRegexp(`(?:^|\s)--(?:check|stat|numstat|summary|dry-run)\b`)
-)
 
 // setAside marks edit c a sample of the file shown in fence f.
 func setAside(c, f *cand, where, why string) {

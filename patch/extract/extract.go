@@ -180,6 +180,9 @@ type cand struct {
 	// shownDoc names the document a markup fence without edits shows
 	// whole (see dropEmbedded).
 	shownDoc string
+	// shell and doc locate a heredoc's shell line (1-based) and its
+	// place among the heredocs of that line.
+	shell, doc int
 }
 
 func (c *cand) lines() string {

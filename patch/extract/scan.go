@@ -172,7 +172,7 @@ func (s *scanner) structure(r *region, i int) int {
 	if next := s.jsonV4A(r, i); next > i {
 		return next
 	}
-	if nest && (top || (l != "" && l[0] != ' ' && l[0] != '\t')) {
+	if nest && l != "" {
 		if next := s.heredoc(r, i); next > i {
 			return next
 		}
@@ -340,26 +340,58 @@ func (s *scanner) tag(r *region, i int, name string, rest int) int {
 	return last + 1
 }
 
-// heredoc adds a shell heredoc opened on line i, if its delimiter line
-// follows.
+// heredoc adds the heredocs a shell line opens on line i, each whose
+// delimiter line follows, their bodies one after another as the shell
+// reads them ("cat <<A > a; cat <<B > b").
 func (s *scanner) heredoc(r *region, i int) int {
 	l := bare(r.lines[i])
-	m := reHeredoc().FindStringSubmatch(l)
-	if m == nil {
+	if !strings.Contains(l, "<<") {
 		return i
 	}
-	delim := m[1] + m[2] + m[3]
-	end := r.find(delim, i)
-	if end < 0 {
+	sl := parseShell(l)
+	if len(sl.docs) == 0 {
+		return i
+	}
+	// The delimiter is quoted or an upper-case word, which keeps C++'s
+	// "cout << x" out, or the line is a command known to take a heredoc
+	// ("apply_patch <<eof", "  git apply <<patch" in a fence).
+	indented := l[0] == ' ' || l[0] == '\t'
+	if (r.depth > 0 && indented || !reHeredoc().MatchString(l)) && !(knownShell(sl) && !r.inHunk(i)) {
 		return i
 	}
 	cmd, _, _ := strings.Cut(strings.TrimSpace(l), " ")
-	c := &cand{Candidate: Candidate{Kind: "heredoc", Lang: delim, StartLine: r.nums[i], EndLine: r.nums[end]}, adj: cmd, noun: "heredoc"}
-	s.add(r, c)
-	content := r.lines[i+1 : end]
-	s.scan(&region{lines: content, nums: r.nums[i+1 : end], depth: r.depth + 1, owner: c, parent: r, at: i})
-	c.Text = containerText(content)
-	return end + 1
+	at, next := i, i
+	for k, d := range sl.docs {
+		end := r.find(d.delim, at)
+		if end < 0 {
+			break
+		}
+		start := at
+		if k > 0 {
+			start = at + 1 // the body after the previous delimiter line
+		}
+		c := &cand{Candidate: Candidate{Kind: "heredoc", Lang: d.delim, StartLine: r.nums[min(start, end)], EndLine: r.nums[end]},
+			adj: cmd, noun: "heredoc", shell: r.nums[i], doc: k}
+		s.add(r, c)
+		content := r.lines[at+1 : end]
+		s.scan(&region{lines: content, nums: r.nums[at+1 : end], depth: r.depth + 1, owner: c, parent: r, at: i})
+		c.Text = containerText(content)
+		at, next = end, end+1
+	}
+	return next
+}
+
+// knownShell reports whether the first command of sl is one that takes a
+// heredoc as a patch or a file: an applier, cat or tee.
+func knownShell(sl shLine) bool {
+	if len(sl.cmds) == 0 {
+		return false
+	}
+	if _, ok := applier(sl.cmds[0].argv, 0); ok {
+		return true
+	}
+	argv := sl.cmds[0].argv
+	return len(argv) > 0 && (argv[0] == "cat" || argv[0] == "tee")
 }
 
 // isV4ABegin reports whether l opens a V4A envelope: the marker alone, or

@@ -395,6 +395,11 @@ func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
 				add(r, fam, "", old, text, want)
 			}
 		})
+		shellFamilies(r, printed, newCode, func(fam, old, text string, want *string) {
+			if n[fam] < min(per, shellPerFamily) {
+				add(r, fam, "", old, text, want)
+			}
+		})
 		// V4A's codex rules: Add of an existing file replaces it; an update
 		// whose change is in the file already; a patch without its end.
 		add(r, "v4a_add_existing", "", r.OldCode, "*** Begin Patch\n*** Add File: "+r.Path+"\n+"+strings.ReplaceAll(strings.TrimSuffix(newCode, "\n"), "\n", "\n+")+"\n*** End Patch\n", &newCode)
