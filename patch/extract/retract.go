@@ -3,6 +3,7 @@ package extract
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -383,11 +384,29 @@ func changes(c *cand) [][3][]string {
 // sameChange reports whether b is a's edit again: the same text, or the
 // same changes written in another format or with other context ("Or, as
 // a search/replace block:").
-func sameChange(a, b *cand) bool {
-	if normalize(a.Text) == normalize(b.Text) {
+func sameChange(a, b []*cand) bool {
+	text := func(cs []*cand) string {
+		var t strings.Builder
+		for _, c := range cs {
+			t.WriteString(c.Text)
+		}
+		return normalize(t.String())
+	}
+	if text(a) == text(b) {
 		return true
 	}
-	ca, cb := changes(a), changes(b)
+	all := func(cs []*cand) [][3][]string {
+		var out [][3][]string
+		for _, c := range cs {
+			ch := changes(c)
+			if ch == nil {
+				return nil
+			}
+			out = append(out, ch...)
+		}
+		return out
+	}
+	ca, cb := all(a), all(b)
 	if ca == nil || len(ca) != len(cb) {
 		return false
 	}
@@ -429,28 +448,60 @@ func touched(c *cand) (map[string]bool, bool) {
 // overlap reports whether b changes a line a changes: b is another way
 // of making a's change, not a change after it. Unsure (a text that does
 // not parse) is an overlap.
-func overlap(a, b *cand) bool {
-	ta, okA := touched(a)
-	tb, okB := touched(b)
-	if !okA || !okB {
-		return true
-	}
-	for l := range ta {
-		if tb[l] {
+func overlap(a, b []*cand) bool {
+	ta := map[string]bool{}
+	for _, c := range a {
+		t, ok := touched(c)
+		if !ok {
 			return true
+		}
+		maps.Copy(ta, t)
+	}
+	for _, c := range b {
+		t, ok := touched(c)
+		if !ok {
+			return true
+		}
+		for l := range t {
+			if ta[l] {
+				return true
+			}
 		}
 	}
 	return false
 }
 
+// shareFile reports whether two runs of edits edit a file in common.
+func shareFile(a, b []*cand) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if sharePath(x, y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// spanOf names the lines of a run of edits.
+func spanOf(seg []*cand) string {
+	a, b := seg[0].StartLine, seg[len(seg)-1].EndLine
+	if a == b {
+		return fmt.Sprintf("line %d", a)
+	}
+	return fmt.Sprintf("lines %d-%d", a, b)
+}
+
 // judgeProse reads the prose after each of the answer's edits (leaves,
-// in line order, of any format and file): a line that takes the edit
-// before back refuses the answer (ErrRetracted); a line that offers the
-// next edit as an alternative to the one before refuses it too
-// (ErrAlternatives), unless the alternatives are the whole answer and a
-// line of prose says which to use, and then the others are left out.
-// Only lines outside every candidate count, so a comment in code never
-// does. It returns the edits to use.
+// in line order, of any format and file), a run of edits with no prose
+// between them (the blocks of one fence, a diff's fences one after
+// another) read as one: a line that takes the run before back refuses
+// the answer (ErrRetracted); a line that offers the next run as an
+// alternative to the one before refuses it too (ErrAlternatives), unless
+// the alternatives are the whole answer and a line of prose says which
+// to use, and then the others are left out. Only lines outside every
+// candidate count, so a comment in code never does. It returns the edits
+// to use.
 func judgeProse(leaves, cands []*cand, lines []string) ([]*cand, error) {
 	inside := make([]bool, len(lines)+2)
 	for _, c := range cands {
@@ -458,22 +509,41 @@ func judgeProse(leaves, cands []*cand, lines []string) ([]*cand, error) {
 			inside[l] = true
 		}
 	}
+	prose := func(l int) bool { return !inside[l] && strings.TrimSpace(lines[l-1]) != "" }
+	var segs [][]*cand
+	for i, c := range leaves {
+		joined := false
+		if i > 0 {
+			joined = true
+			for l := leaves[i-1].EndLine + 1; l < c.StartLine && l <= len(lines); l++ {
+				if prose(l) {
+					joined = false
+					break
+				}
+			}
+		}
+		if joined {
+			segs[len(segs)-1] = append(segs[len(segs)-1], c)
+		} else {
+			segs = append(segs, []*cand{c})
+		}
+	}
 	quote := func(l int) string { return strings.TrimSpace(lines[l-1]) }
-	// alt[i] is the line that offers leaves[i+1] as an alternative to
-	// leaves[i], or 0.
-	alt := make([]int, len(leaves))
-	for i, p := range leaves {
-		var n *cand
+	// alt[i] is the line that offers segs[i+1] as an alternative to
+	// segs[i], or 0.
+	alt := make([]int, len(segs))
+	for i, p := range segs {
+		var n []*cand
 		end := len(lines)
-		if i+1 < len(leaves) {
-			n = leaves[i+1]
-			end = n.StartLine - 1
+		if i+1 < len(segs) {
+			n = segs[i+1]
+			end = n[0].StartLine - 1
 			if sameChange(p, n) {
 				continue // the same edit again: nothing to choose between
 			}
 		}
-		for l := p.EndLine + 1; l <= end && l <= len(lines); l++ {
-			if inside[l] {
+		for l := p[len(p)-1].EndLine + 1; l <= end && l <= len(lines); l++ {
+			if !prose(l) {
 				continue
 			}
 			if n != nil && offersAlternative(lines[l-1]) {
@@ -485,19 +555,19 @@ func judgeProse(leaves, cands []*cand, lines []string) ([]*cand, error) {
 			k, opening := backingOf(lines[l-1])
 			switch {
 			case k == voidBack && n == nil && opening:
-				return nil, fmt.Errorf("extract: %w: line %d (%q) takes back the edit at %s, and no edit follows it: applying it would apply the withdrawn one", ErrRetracted, l, quote(l), p.lines())
+				return nil, fmt.Errorf("extract: %w: line %d (%q) takes back the edit at %s, and no edit follows it: applying it would apply the withdrawn one", ErrRetracted, l, quote(l), spanOf(p))
 			case n == nil:
-			case k == voidBack || k == announceBack || (k == sameFileBack || k == looseBack && overlap(p, n)) && sharePath(p, n):
-				if sharePath(p, n) {
-					return nil, fmt.Errorf("extract: %w: line %d (%q) takes back the edit at %s before the edit at %s of the same file: applying both would apply the withdrawn one", ErrRetracted, l, quote(l), p.lines(), n.lines())
+			case k == voidBack || k == announceBack || (k == sameFileBack || k == looseBack && overlap(p, n)) && shareFile(p, n):
+				if shareFile(p, n) {
+					return nil, fmt.Errorf("extract: %w: line %d (%q) takes back the edit at %s before the edit at %s of the same file: applying both would apply the withdrawn one", ErrRetracted, l, quote(l), spanOf(p), spanOf(n))
 				}
-				return nil, fmt.Errorf("extract: %w: line %d (%q) takes back the edit at %s before the edit at %s of another file: applying the answer would apply the withdrawn one", ErrRetracted, l, quote(l), p.lines(), n.lines())
+				return nil, fmt.Errorf("extract: %w: line %d (%q) takes back the edit at %s before the edit at %s of another file: applying the answer would apply the withdrawn one", ErrRetracted, l, quote(l), spanOf(p), spanOf(n))
 			}
 		}
 	}
 	// Runs of alternatives.
 	var groups [][]int
-	for i := 0; i+1 < len(leaves); i++ {
+	for i := 0; i+1 < len(segs); i++ {
 		if alt[i] == 0 {
 			continue
 		}
@@ -513,11 +583,11 @@ func judgeProse(leaves, cands []*cand, lines []string) ([]*cand, error) {
 	g := groups[0]
 	first := alt[g[0]]
 	refuse := func(why string) error {
-		return fmt.Errorf("extract: %w: line %d (%q) offers the edit at %s as an alternative to the edit at %s: %s", ErrAlternatives, first, quote(first), leaves[g[1]].lines(), leaves[g[0]].lines(), why)
+		return fmt.Errorf("extract: %w: line %d (%q) offers the edit at %s as an alternative to the edit at %s: %s", ErrAlternatives, first, quote(first), spanOf(segs[g[1]]), spanOf(segs[g[0]]), why)
 	}
 	choice, at := -1, 0
 	for l := 1; l <= len(lines); l++ {
-		if inside[l] {
+		if !prose(l) {
 			continue
 		}
 		for _, k := range choicesIn(lines[l-1], len(g)) {
@@ -533,14 +603,14 @@ func judgeProse(leaves, cands []*cand, lines []string) ([]*cand, error) {
 	switch {
 	case choice < 0:
 		return nil, refuse("applying both would make one change twice, and the answer does not say which to use")
-	case len(groups) > 1 || len(g) < len(leaves):
+	case len(groups) > 1 || len(g) < len(segs):
 		return nil, refuse(fmt.Sprintf("line %d says which to use, but the answer has other edits beside the alternatives, which may belong to one of them", at))
 	}
-	use := leaves[g[choice]]
+	use := segs[g[choice]]
 	for _, c := range leaves {
-		if c != use {
-			c.Reason += fmt.Sprintf("; an alternative to the edit at %s, which line %d (%q) says to use, left out", use.lines(), at, quote(at))
+		if !slices.Contains(use, c) {
+			c.Reason += fmt.Sprintf("; an alternative to the edit at %s, which line %d (%q) says to use, left out", spanOf(use), at, quote(at))
 		}
 	}
-	return []*cand{use}, nil
+	return use, nil
 }

@@ -17,6 +17,8 @@ const (
 	rdTot  = "```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -9,5 +9,2 @@\n def total(xs):\n-    t = 0\n-    for x in xs:\n-        t = add(t, x)\n-    return t\n+    return sum(xs)\n```\n"
 	rdOth  = "```diff\n--- a/other.py\n+++ b/other.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n```\n"
 	// The same fix of add as a search/replace block.
+	// Two blocks in one fence: add and sub.
+	rdSR2   = "calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return b + a\n>>>>>>> REPLACE\n<<<<<<< SEARCH\ndef sub(a, b):\n    return a + b\n=======\ndef sub(a, b):\n    return a - b\n>>>>>>> REPLACE\n```\n"
 	rdAddSR = "calc.py\n```python\n<<<<<<< SEARCH\ndef add(a, b):\n    return a - b\n=======\ndef add(a, b):\n    return b + a\n>>>>>>> REPLACE\n```\n"
 )
 
@@ -45,6 +47,8 @@ func TestRetractedEdits(t *testing.T) {
 		{"the second chosen", j(rdAdd, "A better fix:", "", rdAdd2, "Use the second one."), nil, "```diff fence (lines 12-19)"},
 		{"option 1 recommended", j("Option 1:", "", rdAdd, "Option 2:", "", rdAdd2, "I recommend option 1: it keeps the operand order."), nil, "```diff fence (lines 3-10)"},
 		{"the former is better", j(rdAdd, "Or, simpler:", "", rdAdd2, "The former is better."), nil, "```diff fence (lines 1-8)"},
+		{"the second of several blocks chosen", j(rdAdd, "Or, simpler:", "", rdSR2, "Use the second one."), nil, "2 search-replace blocks (lines 14-18, 19-25), merged"},
+		{"several blocks, no choice", j(rdAdd, "Or, simpler:", "", rdSR2), extract.ErrAlternatives, ""},
 		{"two choices", j(rdAdd, "Or:", "", rdAdd2, "I'd use the first. Some prefer the second."), extract.ErrAlternatives, ""},
 		// A retraction whose correction is in another format, after
 		// another file's edit, or missing.
