@@ -47,7 +47,10 @@ func liteFixture(t *testing.T) (dataset, repos string) {
 // TestLiteDev evaluates the gold patches of the shared SWE-bench Lite
 // instances in the real sandbox with Debian's python3, by the built-in
 // specs' commands and log parsers (the interpreter set by the Debian spec
-// file), and a wrong prediction for two of them.
+// file), under --apply official: all resolve, and the harness's summary and
+// per-instance reports say so (one run serves both, as the test suites are
+// what costs); then a wrong prediction for two of them under the default
+// applier.
 func TestLiteDev(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the instances' real test suites")
@@ -57,28 +60,40 @@ func TestLiteDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(name, preds string) map[string]swe.Row {
+	run := func(name, preds, apply string) (string, map[string]swe.Row) {
 		out := filepath.Join(t.TempDir(), name)
 		start := time.Now()
 		if _, err := swe.Eval(context.Background(), swe.Config{
 			Dataset: dataset, Predictions: preds, Repos: repos, RunID: name, Out: out,
-			Sandbox: "bwrap", SpecFile: spec, Workers: 2, Timeout: 10 * time.Minute,
+			Sandbox: "bwrap", SpecFile: spec, Workers: 2, Timeout: 10 * time.Minute, Apply: apply,
 		}); err != nil {
 			t.Fatal(err)
 		}
 		rows := swetest.RowsByID(t, out)
 		t.Logf("%s: %d instances in %s", name, len(rows), time.Since(start).Round(time.Second))
-		return rows
+		return out, rows
 	}
 
-	gold := run("gold", swe.GoldPredictions)
+	out, gold := run("gold", swe.GoldPredictions, swe.ApplyOfficial)
 	if len(gold) != 5 {
 		t.Fatalf("%d gold rows, want 5", len(gold))
 	}
+	var sum swe.SummaryReport
+	b, err := os.ReadFile(filepath.Join(out, "gold.gold.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &sum)
+	}
+	if err != nil || sum.ResolvedInstances != 5 || sum.ErrorInstances != 0 {
+		t.Errorf("gold.gold.json: %v %+v", err, sum)
+	}
 	for id, r := range gold {
-		if r.Status != swe.StatusResolved {
-			t.Errorf("%s gold: %s (%s)", id, r.Status, r.Reason)
+		if r.Status != swe.StatusResolved || r.HarnessStatus != swe.StatusResolved || r.SWE4CCClass != swe.SWE4CCResolved {
+			t.Errorf("%s gold, --apply official: %s / %s / %s (%s)", id, r.Status, r.HarnessStatus, r.SWE4CCClass, r.Reason)
 			continue
+		}
+		rep := filepath.Join(out, "logs", "run_evaluation", "gold", "gold", id, "report.json")
+		if b, err := os.ReadFile(rep); err != nil || !strings.Contains(string(b), `"resolved": true`) {
+			t.Errorf("%s: %s: %v %s", id, rep, err, b)
 		}
 		t.Logf("%s gold: resolved in %d ms: %s", id, r.Test.DurationMS, r.Test.Command)
 		for test := range r.Test.Tests {
@@ -102,7 +117,7 @@ func TestLiteDev(t *testing.T) {
 		{"instance_id": "pallets__flask-5063", "model_name_or_path": "wrong", "model_patch": wrongFlask},
 		{"instance_id": "sympy__sympy-20590", "model_name_or_path": "wrong", "model_patch": wrongSympy},
 	})
-	wrong := run("wrong", preds)
+	_, wrong := run("wrong", preds, "")
 	for id, failing := range map[string][]string{
 		"pallets__flask-5063": {"tests/test_cli.py::TestRoutes::test_subdomain", "tests/test_cli.py::TestRoutes::test_host"},
 		"sympy__sympy-20590":  {"test_immutable"},
