@@ -67,6 +67,9 @@ var (
 	// of total" names code.
 	versionPhrases = []string{"corrected version", "corrected change", "fixed version", "revised version"}
 	apologies      = []string{"oops", "whoops", "sorry", "apologies"}
+	// Words after "ignore that" that make it the edit: a clause's end or
+	// a name for an edit.
+	editNouns = []string{"|", "patch", "diff", "edit", "change", "version", "one", "fix", "code", "answer", "suggestion"}
 	// A reference to the edit before, and what is wrong with it.
 	retractRefs = []string{
 		"the above", "above patch", "above diff", "previous", "earlier", "that patch", "that diff",
@@ -133,8 +136,8 @@ func wordsOf(line string) words {
 }
 
 // find returns the index of the first word of the first place phrase p
-// (words separated by spaces) is in w, or -1; clause ends are skipped
-// over, so "that's wrong | use" holds "wrong use" not.
+// (words separated by spaces) is in w, or -1. A clause's end is a word,
+// so no phrase spans two clauses.
 func (w words) find(p string) int {
 	ps := strings.Fields(p)
 	for i := 0; i+len(ps) <= len(w); i++ {
@@ -183,8 +186,9 @@ func backingOf(line string) (backing, bool) {
 	}
 	for _, p := range voidRetractions {
 		at := w.find(p)
-		// "Ignore that." takes back; "ignore that warning" does not.
-		if at >= 0 && (!strings.HasSuffix(p, " that") || w.at(at+len(strings.Fields(p))) == "|") {
+		// "Ignore that." and "ignore that diff" take back; "ignore that
+		// warning" does not.
+		if at >= 0 && (!strings.HasSuffix(p, " that") || slices.Contains(editNouns, w.at(at+len(strings.Fields(p))))) {
 			return voidBack, opening(at)
 		}
 	}

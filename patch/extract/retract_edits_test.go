@@ -56,6 +56,7 @@ func TestRetractedEdits(t *testing.T) {
 		{"another file between", j(rdAdd, "Scratch that.", "", rdOth, "The real fix for calc.py:", "", rdAdd2), extract.ErrRetracted, ""},
 		{"no correction", j(rdAdd, "Scratch that — no change is needed."), extract.ErrRetracted, ""},
 		{"on second thought, no correction", j(rdAdd, "", "On second thought, the original code is correct; leave it."), extract.ErrRetracted, ""},
+		{"ignore that diff", j(rdAdd, "Ignore that diff, the bug is in other.py:", "", rdOth), extract.ErrRetracted, ""},
 		{"withdrawn, another file follows", j(rdAdd, "Actually, ignore the above. The bug is in other.py:", "", rdOth), extract.ErrRetracted, ""},
 		// A replacement of the same lines, announced without pointing back.
 		{"instead, same lines", j(rdAdd, "Now return `b + a` instead:", "", rdAdd2), extract.ErrRetracted, ""},
