@@ -23,7 +23,13 @@ var updatePathological = flag.Bool("update-pathological", false, "rewrite testda
 var dumpPathological = flag.String("dump-pathological", "", "write every pathological pair, large ones too, as NAME.old and NAME.new into this directory (for BenchmarkFiles and timing loops)")
 
 // pair is two versions of a file.
-type pair struct{ name, old, new string }
+type pair struct {
+	name, old, new string
+	// gitLog is git's count from git log -p when the pair came from a
+	// history (one git process for all pairs instead of one per pair,
+	// which took most of the test's time), else -1.
+	gitLog int
+}
 
 // shippedMax is the largest pathological pair (both sides) kept in
 // testdata/pathological; larger ones are generated when the test runs.
@@ -92,8 +98,20 @@ func peerChanged(a, b string) (git, gnu int, err error) {
 	if git, err = run("git", "-c", "core.quotepath=off", "diff", "--no-index", "--no-color", "--no-ext-diff"); err != nil {
 		return 0, 0, err
 	}
-	gnu, err = run("diff", "-u")
+	gnu, err = gnuChanged(a, b)
 	return git, gnu, err
+}
+
+// gnuChanged counts the changed lines of diff -u a b.
+func gnuChanged(a, b string) (int, error) {
+	cmd := exec.Command("diff", "-u", a, b)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		return 0, fmt.Errorf("diff: %w", err)
+	}
+	return changedLines(out), nil
 }
 
 // changedLines counts the - and + lines of a unified diff after its first
@@ -121,7 +139,9 @@ func binary(s string) bool {
 // lines than the smaller of the two: the pathological pairs (always), the
 // Diff-XYZ development triples and, unless -short, every modified file of
 // every commit of the click and cobra bundles in ../shared/data (each
-// skipped when its data is missing). Needs git and GNU diff.
+// skipped when its data is missing). A history's git counts come from one
+// git log -p, checked against git diff --no-index on every 50th pair. Needs
+// git and GNU diff.
 func TestParity(t *testing.T) {
 	for _, tool := range []string{"git", "diff"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -135,7 +155,7 @@ func TestParity(t *testing.T) {
 	t.Run("diffxyz", func(t *testing.T) {
 		var ps []pair
 		for _, tr := range readTriples(t) {
-			ps = append(ps, pair{tr.ID, tr.OldCode, tr.NewCode})
+			ps = append(ps, pair{tr.ID, tr.OldCode, tr.NewCode, -1})
 		}
 		if testing.Short() {
 			ps = ps[:min(len(ps), 100)]
@@ -177,8 +197,19 @@ func parity(t *testing.T, ps []pair) {
 				if r.err = os.WriteFile(a, []byte(p.old), 0o644); r.err == nil {
 					r.err = os.WriteFile(b, []byte(p.new), 0o644)
 				}
-				if r.err == nil {
+				switch {
+				case r.err != nil:
+				// Every 50th pair of a history is also diffed by git diff
+				// --no-index, which must count what git log counted: it
+				// keeps the log's counts aligned with their pairs.
+				case p.gitLog < 0 || i%50 == 0:
 					r.git, r.gnu, r.err = peerChanged(a, b)
+					if r.err == nil && p.gitLog >= 0 && r.git != p.gitLog {
+						r.err = fmt.Errorf("git diff --no-index changes %d lines, git log -p %d", r.git, p.gitLog)
+					}
+				default:
+					r.git = p.gitLog
+					r.gnu, r.err = gnuChanged(a, b)
 				}
 			}
 		}()
@@ -270,10 +301,36 @@ func bundlePairs(t *testing.T, bundle string) []pair {
 	}
 	var ps []pair
 	for _, j := range jobs {
-		ps = append(ps, pair{j.name, read(), read()})
+		ps = append(ps, pair{j.name, read(), read(), -1})
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
+	}
+	// git's counts: the same commits' patches, in the same order as --raw
+	// listed their files.
+	patches, err := git("log", "--all", "--no-merges", "--diff-filter=M", "-p", "--no-color", "--no-ext-diff", "--format=C %h").Output()
+	if err != nil {
+		t.Fatalf("git log -p in %s: %v", bundle, err)
+	}
+	var counts []int
+	inHunk := false
+	for _, l := range strings.Split(string(patches), "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			counts, inHunk = append(counts, 0), false
+		case strings.HasPrefix(l, "@@ "):
+			inHunk = len(counts) > 0
+		case inHunk && len(l) > 0 && (l[0] == '+' || l[0] == '-'):
+			counts[len(counts)-1]++
+		case strings.HasPrefix(l, "C "):
+			inHunk = false
+		}
+	}
+	if len(counts) != len(ps) {
+		t.Fatalf("git log -p in %s: %d files, --raw listed %d", bundle, len(counts), len(ps))
+	}
+	for i := range ps {
+		ps[i].gitLog = counts[i]
 	}
 	return ps
 }
@@ -357,7 +414,7 @@ func fakeCode(r *prng, funcs int) []string {
 
 func pathological() []pair {
 	var ps []pair
-	add := func(name string, a, b string) { ps = append(ps, pair{name, a, b}) }
+	add := func(name string, a, b string) { ps = append(ps, pair{name, a, b, -1}) }
 	r := prng(7)
 	// repeated lines
 	add("repeat-x-1000-1001", joinLines(rep("x", 1000)), joinLines(rep("x", 1001)))

@@ -178,22 +178,39 @@
 //     JSON-escaped one in a string of a test, or the fence's own unified
 //     diff. When one edit of a fence is such a string, every edit of it
 //     is set aside.
-//   - Data: in a JSON fence (or a line of JSON at the top level), a V4A
-//     envelope in JSON that is no apply_patch call: the JSON names no
-//     apply_patch ("name": "apply_patch", "cmd": ["apply_patch", ...])
-//     and has fields that a call's wire formats do not (a fixture's
-//     "expected", a test case's "name"). A call's own fields are input,
-//     patch, arguments, args, parameters, params, cmd, command, type, id,
-//     call_id, tool_call_id, workdir, cwd, timeout and timeout_ms.
+//   - Data: in a JSON fence (or JSON at the top level, one line or a
+//     block of lines that opens with "{" or "["), a V4A envelope in JSON
+//     that is no apply_patch call. JSON with a field that says what a
+//     test expects (expected..., want..., assert..., case, cases,
+//     test_cases, tests, golden, fixture, fixtures, and output or outputs
+//     holding a string: a list there is the items of a Responses API
+//     response) is data whatever tool it names: a fixture of the tool,
+//     not a call. Other JSON is a call when it names apply_patch ("name":
+//     "apply_patch", "cmd": ["apply_patch", ...], a shell command running
+//     apply_patch on a heredoc) or a tool called patch ("tool": "patch"),
+//     or when it has only a call's fields: input, patch, arguments, args, parameters,
+//     params, cmd, command, type, id, call_id, tool_call_id, workdir,
+//     cwd, timeout, timeout_ms and explanation (VS Code Copilot's
+//     apply_patch takes input and explanation). JSON with a test's field
+//     in a code fence or in prose is data too.
 //   - Documents: a fence labelled markdown (md, rst, asciidoc, org, ...)
-//     that the answer shows as a file
-//     (a path in its info string such as "markdown:README.md", a path
-//     line right above it, or a document's name, README, CHANGELOG,
-//     CONTRIBUTING or a .md, .rst, .txt, .adoc file, in the three lines of
-//     prose above it), and that holds text of its own beside its edits:
-//     every edit in it (a ```diff fence, a heredoc, a block) is an example
-//     of that document. The same fence holding only an edit, or not shown
-//     as a file (an answer wrapped in ````markdown), is read as before.
+//     that holds text of its own before its first edit is a document the
+//     answer shows whole, and every edit in it (a ```diff fence, a
+//     heredoc, a block) an example of that document, when the answer
+//     names it as a file (a path in its info string such as
+//     "markdown:README.md", a path line right above it, or a document's
+//     name, README, CHANGELOG, CONTRIBUTING or a .md, .rst, .txt, .adoc
+//     file, in the three lines of prose above it) and its edits do not
+//     all change that document ("Here is the change to README.md:" above
+//     a wrapper holding a diff of README.md is the answer: a document
+//     holds no change of itself). Named by nothing, it is a document when
+//     its headings are a README's (Installation, Usage, License,
+//     Contributing, Getting started, ...; in column 0, outside the
+//     structures in it) or it shows a badge; when its text also says
+//     what an answer says of its edit ("Here is", "the fix", "I"), the
+//     answer is refused all the same, since which it is is not written
+//     down. Otherwise (a title, a sentence and the edit) it is the answer
+//     wrapped whole, and its edits are the answer's.
 //   - Files the answer writes: a heredoc whose shell line sends it to a
 //     file ("cat > tests/fixtures/a.patch <<'EOF'", "tee F <<EOF") when
 //     no line of the answer applies that file (git apply, patch -p1 <,
@@ -206,6 +223,11 @@
 // that holds it. When some are and others are edits, it returns an error
 // wrapping [ErrPartSample]: the file shown is part of what the answer
 // means, and applying the other edits alone would drop it without a word.
+// The same holds for a document named as a file with no edit in it (the
+// updated README.md shown whole) beside edits none of which changes it.
+// A code fence without edits beside them is read as before (the code
+// shown, the file the diff makes): only a document the answer names is
+// known to be a file it shows whole.
 //
 // # Whole-file answers
 //

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/patchbench/patchbench/patch"
@@ -76,14 +77,19 @@ func shownAs(c *cand) shown {
 //     diff). When one edit of a fence is such a string, every edit of it
 //     is set aside: taking the others would apply part of the sample.
 //   - data (JSON): an envelope in JSON that is no apply_patch call: the
-//     JSON names no apply_patch and has fields a call has not ("expected",
-//     "name" of a test case); a test fixture, not a tool call.
-//   - a document (a fence labelled markdown or other markup) that
-//     the answer shows as a file, named by a path in its info string, a
-//     path line above it, or a document's name (README, CHANGELOG, a .md
-//     or .rst file) in the prose just above it, and that holds text of its
-//     own before its first edit: every edit in it is an example of that
-//     document, and the fence itself is the document, not an edit.
+//     JSON has a field a test has ("expected", "want", "cases"), whatever
+//     tool it names, or names no patch tool and has fields a call has not
+//     ("name" of a test case); a test fixture, not a tool call.
+//   - a document (a fence labelled markdown or other markup) that holds
+//     text of its own before its first edit, and that the answer shows as
+//     a file (named by a path in its info string, a path line above it, or
+//     a document's name, README, CHANGELOG, a .md or .rst file, in the
+//     prose just above it) with edits that do not all change that file,
+//     or that no prose names and whose headings are a README's: every
+//     edit in it is an example of that document, and the fence itself is
+//     the document, not an edit. A named document with no edit in it is
+//     marked (shownDoc) for choose, which refuses it beside edits that
+//     leave it unchanged.
 //
 // Shell fences run their heredocs and diff fences hold diffs, so they are
 // not read so.
@@ -100,14 +106,50 @@ func dropEmbedded(cands []*cand, lines []string) {
 		}
 	}
 	for _, c := range cands {
-		// A JSON line of its own at the top level, as a tool call is
-		// written without a fence.
-		if c.parent == nil && c.IsEdit && c.Kind == "v4a" && c.Lang == "json" {
-			if l := strings.TrimSpace(lines[c.StartLine-1]); strings.HasPrefix(l, "{") || strings.HasPrefix(l, "[") {
-				if fields := notCallFields(envelopesOut(lines, c.StartLine-1, c.StartLine, []*cand{c})); fields != nil {
-					setAside(c, c, "the JSON on "+c.lines(), dataWhy(fields))
-				}
+		if !c.IsEdit || c.Kind != "v4a" || c.Lang != "json" {
+			continue
+		}
+		// JSON at the top level, as a tool call is written without a
+		// fence: the lines around the envelope, to a blank line. A value
+		// that opens there is a call or data; JSON inside prose or code
+		// is data when it has a test's fields.
+		var block string
+		opens := false
+		switch kind := shownAs(c.parent); {
+		case c.parent == nil:
+			lo, hi := c.StartLine, c.EndLine
+			for lo > 1 && !inTop[lo-1] {
+				lo--
 			}
+			for hi < len(lines) && !inTop[hi+1] {
+				hi++
+			}
+			block, opens = jsonBlock(lines, c.StartLine, lo, hi)
+		case kind == code || kind == generic:
+			block, _ = jsonBlock(lines, c.StartLine, c.parent.StartLine+1, c.parent.EndLine-1)
+		default:
+			continue // data fences below; shells and diffs run theirs
+		}
+		// The envelopes' own text (JSON-escaped strings) is the file's,
+		// not the JSON's.
+		for {
+			a := strings.Index(block, v4aBegin)
+			z := strings.Index(block[max(a, 0):], v4aEnd)
+			if a < 0 || z < 0 {
+				break
+			}
+			block = block[:a] + block[a+z+len(v4aEnd):]
+		}
+		fields := fixtureFields(block)
+		if opens {
+			fields = notCallFields(block)
+		}
+		switch {
+		case fields == nil:
+		case c.parent == nil:
+			setAside(c, c, "the JSON on "+c.lines(), dataWhy(fields))
+		default:
+			setAside(c, c.parent, "the JSON on "+c.lines()+" of "+c.parent.describe(), dataWhy(fields))
 		}
 	}
 	for _, h := range cands {
@@ -246,9 +288,6 @@ func dropEmbedded(cands []*cand, lines []string) {
 			continue
 		}
 		name := shownName(f, lines, inTop)
-		if name == "" {
-			continue
-		}
 		// A document's own text comes before its first example (a title,
 		// a paragraph): text only after an edit may be a line of that edit
 		// (a context line that lost its space).
@@ -256,33 +295,163 @@ func dropEmbedded(cands []*cand, lines []string) {
 		if first >= 0 {
 			firstEdit = first
 		}
+		var edits []*cand
+		if f.IsEdit {
+			edits = append(edits, f)
+		}
 		for _, c := range cands {
 			if c.IsEdit && descends(c, f) {
 				firstEdit = min(firstEdit, c.StartLine-1-lo)
+				edits = append(edits, c)
 			}
 		}
+		var own []string // the document's own text, in order
 		ownText := false
-		for k := 0; k < firstEdit; k++ {
+		for k := range covered {
 			if text(k) {
-				ownText = true
-				break
+				own = append(own, strings.TrimSpace(lines[lo+k]))
+				ownText = ownText || k < firstEdit
 			}
 		}
-		if !ownText || firstEdit == len(covered) {
+		if !ownText {
+			continue
+		}
+		if len(edits) == 0 {
+			// A document shown whole with no edit in it: part of what
+			// the answer means when it stands beside edits of other
+			// files (see choose).
+			if name != "" {
+				f.shownDoc = name
+			}
 			continue
 		}
 		where := name + " (" + f.adj + " fence, " + f.lines() + ")"
 		why := "which the answer shows whole with text around it: an example in that document, not an edit"
-		for _, c := range cands {
-			if c != f && c.IsEdit && descends(c, f) {
-				setAside(c, f, where, why)
+		// The fence's own lines, outside the structures in it and its own
+		// diff: a README's heading in a diff's context is the file's.
+		var bareText []string
+		for k := range covered {
+			if covered[k] || (first >= 0 && k >= first && k <= last) {
+				bareText = append(bareText, "")
+				continue
 			}
+			bareText = append(bareText, strings.TrimRight(bare(lines[lo+k]), " \t"))
 		}
-		if f.IsEdit {
-			setAside(f, f, where, why)
+		switch sections, words := docSigns(own, bareText); {
+		case name != "" && editsOf(edits, name):
+			// "Here is the change to README.md:" above the answer
+			// wrapped whole, holding a change of README.md: a document
+			// holds no change of itself.
+			f.Reason += "; named " + name + ", and its edits change " + name + ": the answer wrapped, not the document"
+			continue
+		case name != "":
+		case sections == "":
+			continue // the answer wrapped whole (a title, a sentence)
+		case words == "":
+			where = f.describe()
+			why = "a document shown whole (" + sections + "): an example in that document, not an edit"
+		default:
+			where = f.describe()
+			why = "which reads as a document shown whole (" + sections + ") and as the answer wrapped whole (" + words + "): whether its edits are examples or the answer's is not written down"
+		}
+		for _, c := range edits {
+			setAside(c, f, where, why)
+		}
+		if name == "" {
+			f.Reason += "; a document the answer shows whole, not an edit"
+			continue
 		}
 		f.Reason += "; the answer shows it as the document " + name + ", not an edit"
 	}
+}
+
+// readmeSections are the headings of a project's README (lower case, as
+// they start): a fence holding them is a document, not an answer wrapped.
+var readmeSections = []string{
+	"install", "getting started", "quick start", "quickstart", "usage", "requirements",
+	"prerequisites", "license", "licence", "contributing", "contribute", "configuration",
+	"features", "examples", "documentation", "api reference", "faq", "authors", "credits",
+	"acknowledgements", "acknowledgments", "table of contents", "overview", "changelog", "roadmap",
+}
+
+var (
+	// A heading: "## Usage", or a line underlined by === or ---.
+	reHeading   = lazyRegexp(`^#{1,6}\s+(.+?)\s*#*$`)
+	reUnderline = lazyRegexp(`^(?:=+|-+)$`)
+	// Words an answer says of its own edit, and no README does.
+	reAnswerWords = lazyRegexp(`(?i)\b(?:here(?:'s| is| are)|let's|that's all|that is all|nothing else|the fix|this fix|this fixes|this change|these changes|the change above|the patch above|the diff above|this patch|this diff)\b|\bI(?:'ve|'m| have| changed| updated| added| fixed)?\b|\b[Ww]e(?:'ll| need| can| should)\b`)
+)
+
+// docSigns says what in a markup fence's text tells a document shown
+// whole from the answer wrapped whole: the README sections among the
+// headings of its lines (all, blank where a structure in it stands), or a
+// badge ("headings Installation, Usage"), and the words an answer says of
+// its edit in its own text (own: "\"Here is\""); "" for none.
+func docSigns(own, all []string) (sections, words string) {
+	var heads []string
+	badge := false
+	for i, l := range all {
+		// Headings start in column 0: a diff's context line " ## Usage"
+		// is none.
+		badge = badge || strings.HasPrefix(l, "[![")
+		h := ""
+		if m := reHeading().FindStringSubmatch(l); m != nil {
+			h = m[1]
+		} else if i+1 < len(all) && strings.TrimSpace(l) != "" && l[0] != ' ' && !reUnderline().MatchString(l) && reUnderline().MatchString(all[i+1]) && len(all[i+1]) >= 3 {
+			h = l
+		}
+		w := strings.ToLower(strings.Trim(h, " *_`:"))
+		for _, s := range readmeSections {
+			if strings.HasPrefix(w, s) {
+				heads = append(heads, strings.Trim(h, " *_`:"))
+				break
+			}
+		}
+	}
+	for _, l := range own {
+		if words == "" {
+			if m := reAnswerWords().FindString(l); m != "" {
+				words = `"` + m + `"`
+			}
+		}
+	}
+	switch {
+	case len(heads) > 0:
+		sections = plural("heading", len(heads)) + " " + strings.Join(heads, ", ")
+	case badge:
+		sections = "a badge"
+	}
+	return sections, words
+}
+
+// editsOf reports whether every edit changes document name and nothing
+// else: README.md, or docs/README.md for the name README.
+func editsOf(edits []*cand, name string) bool {
+	for _, c := range edits {
+		for _, p := range editPaths(c) {
+			if !sameDoc(p, name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameDoc reports whether path p is the document the answer names name
+// (a path, or a bare name such as README), ignoring case.
+func sameDoc(p, name string) bool {
+	if p == "" {
+		return false
+	}
+	p, name = strings.ToLower(p), strings.ToLower(name)
+	if p == name || strings.HasSuffix(p, "/"+name) {
+		return true
+	}
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	if k := strings.LastIndexByte(base, '.'); k > 0 && !strings.Contains(name, ".") {
+		base = base[:k]
+	}
+	return base == name
 }
 
 // anyEditIn reports whether an edit is inside h.
@@ -370,17 +539,22 @@ func descends(c, f *cand) bool {
 }
 
 func dataWhy(fields []string) string {
+	if !slices.ContainsFunc(fields, func(f string) bool { return !fixtureField(f) }) {
+		return "JSON that holds a test's data (" + plural("field", len(fields)) + " " + strings.Join(fields, ", ") + "), no apply_patch call: a string of that data, not an edit"
+	}
 	return "JSON that is no apply_patch call (" + plural("field", len(fields)) + " " + strings.Join(fields, ", ") + "): a string of that data, not an edit"
 }
 
 // callFields are the fields of a tool call that runs apply_patch, in the
 // wire formats models write them (OpenAI's function call and its
-// arguments, codex's shell call, Anthropic's tool_use).
+// arguments, codex's shell call, Anthropic's tool_use, VS Code Copilot's
+// apply_patch arguments: input and explanation).
 var callFields = map[string]bool{
 	"input": true, "patch": true, "arguments": true, "args": true,
 	"parameters": true, "params": true, "cmd": true, "command": true,
 	"type": true, "id": true, "call_id": true, "tool_call_id": true,
 	"workdir": true, "cwd": true, "timeout": true, "timeout_ms": true,
+	"explanation": true,
 }
 
 var (
@@ -391,24 +565,99 @@ var (
 	// runs it on a heredoc (codex's shell tool: ["bash", "-lc",
 	// "apply_patch <<'EOF'\n..."]).
 	reApplyPatch = lazyRegexp(`\\*"(?:functions\.|tools\.)?apply_patch(?:\\*"|\s*<<)`)
+	// A field that names the tool a call runs, naming a patch tool:
+	// {"tool": "patch", ...}, {"recipient_name": "functions.apply_patch"}.
+	rePatchTool = lazyRegexp(`(?i)\\*"(?:name|tool|tool_name|recipient_name|function|action)\\*"\s*:\s*\\*"(?:functions\.|tools\.)?(?:apply_patch|apply-patch|applypatch|patch|apply_diff)\\*"`)
 )
 
-// notCallFields returns the fields of JSON text (its envelopes left out)
-// that no apply_patch call has, in order, or nil when the JSON names
-// apply_patch or has only a call's fields.
-func notCallFields(text string) []string {
-	if reApplyPatch().MatchString(text) {
-		return nil
+// fixtureField reports whether a JSON field says what a test expects
+// (expected, want, output, cases, ...): no tool call has one, so JSON that
+// has one is a test's data, whatever tool it names.
+func fixtureField(f string) bool {
+	f = strings.ToLower(f)
+	switch f {
+	case "output", "outputs", "case", "cases", "test_cases", "testcases", "tests", "golden", "fixture", "fixtures":
+		return true
 	}
+	return strings.HasPrefix(f, "expect") || strings.HasPrefix(f, "want") || strings.HasPrefix(f, "assert")
+}
+
+// jsonFields returns the field names of JSON text, in order, once each.
+func jsonFields(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, m := range reJSONField().FindAllStringSubmatch(text, -1) {
-		if f := m[1]; !callFields[f] && !seen[f] {
+		if f := m[1]; !seen[f] {
 			seen[f] = true
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// reOutputList finds an "output" field holding a list or an object: the
+// items of an OpenAI Responses API response (its calls among them), not
+// a test's expected output.
+var reOutputList = lazyRegexp(`\\*"outputs?\\*"\s*:\s*[\[{]`)
+
+// fixtureFields returns the fields of JSON text that are a test's (see
+// fixtureField), or nil.
+func fixtureFields(text string) []string {
+	var out []string
+	for _, f := range jsonFields(text) {
+		if fixtureField(f) && !(strings.HasPrefix(f, "output") && reOutputList().MatchString(text)) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// notCallFields returns the fields of JSON text (its envelopes left out)
+// that no apply_patch call has, in order, or nil when it is a call: it
+// names apply_patch (or a tool called patch) and has no field of a
+// test's, or has only a call's fields.
+func notCallFields(text string) []string {
+	if fx := fixtureFields(text); fx != nil {
+		return fx
+	}
+	if reApplyPatch().MatchString(text) || rePatchTool().MatchString(text) {
+		return nil
+	}
+	var out []string
+	for _, f := range jsonFields(text) {
+		if !callFields[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// jsonBlock returns the lines around line n (1-based) of lines that are
+// not blank, within lo..hi (1-based, inclusive), where a JSON value written
+// over several lines lies, and whether a line of them up to n opens one
+// ("{" or "["): then the block starts there.
+func jsonBlock(lines []string, n, lo, hi int) (string, bool) {
+	a, b := n, n
+	for a > lo && strings.TrimSpace(lines[a-2]) != "" {
+		if _, fence := parseFence(strings.TrimSpace(lines[a-2])); fence {
+			break
+		}
+		a--
+	}
+	for b < hi && strings.TrimSpace(lines[b]) != "" {
+		if _, fence := parseFence(strings.TrimSpace(lines[b])); fence {
+			break
+		}
+		b++
+	}
+	// The value opens at the last line up to n that starts with "{" or
+	// "[" (prose may lead into it: "The call:").
+	for k := n; k >= a; k-- {
+		if l := strings.TrimSpace(lines[k-1]); strings.HasPrefix(l, "{") || strings.HasPrefix(l, "[") {
+			return strings.Join(lines[k-1:b], "\n"), true
+		}
+	}
+	return strings.Join(lines[a-1:b], "\n"), false
 }
 
 // envelopesOut returns input lines lo..hi-1 (0-based) without the text of

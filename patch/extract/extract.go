@@ -3,6 +3,7 @@ package extract
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -89,6 +90,9 @@ type cand struct {
 	// that file.
 	sample     string
 	sampleSelf bool
+	// shownDoc names the document a markup fence without edits shows
+	// whole (see dropEmbedded).
+	shownDoc string
 }
 
 func (c *cand) lines() string {
@@ -313,6 +317,10 @@ func choose(cands []*cand, lines []string) (*Result, error) {
 		res.Candidates = public(cands)
 		return res, fmt.Errorf("extract: %w: %s; the other edits are not applied without it", ErrPartSample, why)
 	}
+	if d := unwrittenDoc(cands, leaves); d != nil {
+		res.Candidates = public(cands)
+		return res, fmt.Errorf("extract: %w: the document %s (%s fence, %s) is shown whole beside edits that do not change it: no format here writes a file shown whole, and the other edits are not applied without it", ErrPartSample, d.shownDoc, d.adj, d.lines())
+	}
 
 	// Prose between and after the edits may take one back, or offer one
 	// as an alternative to another.
@@ -518,6 +526,25 @@ func sampleDetail(cands []*cand) string {
 		}
 	}
 	return why
+}
+
+// unwrittenDoc returns the first document shown whole (a markup fence
+// named as a file, without edits) that no edit of leaves changes, or nil:
+// the answer means it as much as its edits, as a sample beside edits.
+func unwrittenDoc(cands, leaves []*cand) *cand {
+	for _, d := range cands {
+		if d.shownDoc == "" || d.inThink {
+			continue
+		}
+		changed := false
+		for _, c := range leaves {
+			changed = changed || slices.ContainsFunc(editPaths(c), func(p string) bool { return sameDoc(p, d.shownDoc) })
+		}
+		if !changed {
+			return d
+		}
+	}
+	return nil
 }
 
 // noEditDetail says why nothing was an edit, naming a few candidates.

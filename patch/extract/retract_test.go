@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/patchbench/patchbench/patch/extract"
@@ -78,6 +79,23 @@ func TestJSONCalls(t *testing.T) {
 		{"fixture list", "```json\n[\n  {\"patch\": \"" + env + "\", \"expected\": \"goodbye\\n\"}\n]\n```\n", false},
 		{"fixture without a fence", "{\"description\": \"greeting\", \"patch\": \"" + env + "\"}\n", false},
 		{"fixture named in jsonc", "```jsonc\n// testdata/greeting.json\n{\n  \"case\": \"greeting\",\n  \"input\": \"" + env + "\"\n}\n```\n", false},
+		// VS Code Copilot's apply_patch tool takes input and explanation.
+		{"copilot apply_patch arguments", "```json\n{\"input\": \"" + env + "\", \"explanation\": \"Change the greeting.\"}\n```\n", true},
+		{"tool named patch, input", "```json\n{\"tool\": \"patch\", \"input\": \"" + env + "\"}\n```\n", true},
+		{"tool named patch, patch", "{\"tool\": \"patch\", \"patch\": \"" + env + "\"}\n", true},
+		{"codex custom_tool_call", "```json\n{\"type\": \"custom_tool_call\", \"name\": \"apply_patch\", \"call_id\": \"call_1\", \"input\": \"" + env + "\"}\n```\n", true},
+		{"hermes tool_call tag", "<tool_call>\n{\"name\": \"apply_patch\", \"arguments\": {\"patch\": \"" + env + "\"}}\n</tool_call>\n", true},
+		// A fixture names the tool it tests: its expected output makes it data.
+		{"fixture naming apply_patch, expected", "Here is a test fixture for the patch tool, `tests/fixtures/update.json`:\n\n```json\n{\"name\": \"apply_patch\", \"input\": \"" + env + "\", \"expected\": \"goodbye\\n\"}\n```\n", false},
+		{"fixture naming apply_patch, want, unfenced", "{\"name\": \"apply_patch\", \"patch\": \"" + env + "\", \"want\": \"goodbye\\n\"}\n", false},
+		{"fixture cases naming apply_patch", "```json\n{\"tool\": \"apply_patch\", \"cases\": [{\"input\": \"" + env + "\", \"output\": \"goodbye\\n\"}]}\n```\n", false},
+		{"fixture in a python one-liner", "```python\nCASES = [{\"name\": \"apply_patch\", \"input\": \"" + env + "\", \"expected\": \"goodbye\\n\"}]\n```\n", false},
+		{"fixture over lines, unfenced", "The test data:\n\n{\n  \"name\": \"apply_patch\",\n  \"input\": \"" + env + "\",\n  \"expected\": \"goodbye\\n\"\n}\n", false},
+		{"fixture under a line of prose", "Fixture:\n{\"description\": \"greeting\", \"patch\": \"" + env + "\"}\n", false},
+		{"call under a line of prose", "The call:\n{\"name\": \"apply_patch\", \"arguments\": {\"input\": \"" + env + "\"}}\n", true},
+		{"responses API response", "```json\n{\"id\": \"resp_1\", \"object\": \"response\", \"status\": \"completed\", \"output\": [{\"type\": \"function_call\", \"call_id\": \"call_1\", \"name\": \"apply_patch\", \"arguments\": \"{\\\"input\\\": \\\"" + strings.ReplaceAll(env, `\n`, `\\n`) + "\\\"}\"}]}\n```\n", true},
+		{"fixture with an expected output string", "```json\n{\"name\": \"apply_patch\", \"input\": \"" + env + "\", \"output\": \"Done!\"}\n```\n", false},
+		{"tool named something else", "```json\n{\"tool\": \"lint\", \"input\": \"" + env + "\"}\n```\n", false},
 	}
 	checkSamples(t, tests)
 }

@@ -121,6 +121,7 @@ func checkFormats(t *testing.T, cases []applybench.Case) {
 func TestFormatsRedTeam(t *testing.T) {
 	rows := testdata.LoadShared[testdata.Triple](t, "diffxyz-dev.jsonl.gz")
 	cases := formatsCases(rows, 60)
+	cases = append(cases, docCases(t, rows, answerPerFamily)...)
 	if *dumpFormats != "" {
 		writeCases(t, *dumpFormats, cases, false)
 	}
