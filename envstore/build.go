@@ -482,73 +482,45 @@ func (s *Store) snapshot(ctx context.Context, tree string, tracked map[string]tr
 	known := s.knownBlobs()
 	var mu sync.Mutex
 	var learned []string // "blob sha256" lines for the gitmap
-	work := make(chan fileJob)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			buf := make([]byte, 256<<10)
-			for j := range work {
-				e := &m.Entries[j.entry]
-				tf, isTracked := tracked[e.Path]
-				unchanged := isTracked && tf.key == j.key && tf.size == e.Size
-				hash, reused := "", false
-				if unchanged && !opts.NoReuse {
-					hash, reused = known[tf.blob]
-				}
-				if !reused {
-					h, err := hashFile(j.abs, e.Size, buf)
-					if err != nil {
-						select {
-						case errs <- fmt.Errorf("hash %s: %w", e.Path, err):
-						default:
-						}
-						continue
-					}
-					hash = h
-				}
-				e.Hash = hash
-				added, err := s.ingest(j.abs, hash, e.exec())
-				if err != nil {
-					select {
-					case errs <- fmt.Errorf("store %s: %w", e.Path, err):
-					default:
-					}
-					continue
-				}
-				mu.Lock()
-				if reused {
-					res.ReusedFiles++
-					res.ReusedBytes += e.Size
-				} else {
-					res.HashedFiles++
-					res.HashedBytes += e.Size
-					if unchanged && known[tf.blob] == "" {
-						learned = append(learned, tf.blob+" "+hash+"\n")
-					}
-				}
-				if added {
-					res.NewObjects++
-					res.NewBytes += e.Size
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil || len(errs) > 0 {
-			break
+	err = forEach(ctx, runtime.GOMAXPROCS(0), jobs, func(j fileJob, buf []byte) error {
+		e := &m.Entries[j.entry]
+		tf, isTracked := tracked[e.Path]
+		unchanged := isTracked && tf.key == j.key && tf.size == e.Size
+		hash, reused := "", false
+		if unchanged && !opts.NoReuse {
+			hash, reused = known[tf.blob]
 		}
-		work <- j
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+		if !reused {
+			h, err := hashFile(j.abs, e.Size, buf)
+			if err != nil {
+				return fmt.Errorf("hash %s: %w", e.Path, err)
+			}
+			hash = h
+		}
+		e.Hash = hash
+		added, err := s.ingest(j.abs, hash, e.exec(), buf)
+		if err != nil {
+			return fmt.Errorf("store %s: %w", e.Path, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if reused {
+			res.ReusedFiles++
+			res.ReusedBytes += e.Size
+		} else {
+			res.HashedFiles++
+			res.HashedBytes += e.Size
+			if unchanged && known[tf.blob] == "" {
+				learned = append(learned, tf.blob+" "+hash+"\n")
+			}
+		}
+		if added {
+			res.NewObjects++
+			res.NewBytes += e.Size
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	return s.learnBlobs(learned)
@@ -588,25 +560,44 @@ func hashFile(p string, size int64, buf []byte) (string, error) {
 }
 
 // ingest makes the file at src the store's object for hash, unless the store
-// has it. The file itself becomes the object (a hard link: the build tree is
-// in DIR/tmp, on the store's file system), made read-only first and then
-// linked to its final name, which fails if another build got there first.
-func (s *Store) ingest(src, hash string, exec bool) (bool, error) {
-	obj := s.objectPath(hash, exec)
-	if _, err := os.Lstat(obj); err == nil {
+// has it. In a store of format 3 the object is stored compressed where that
+// is worth it (see compress.go); else the file itself becomes the object (a
+// hard link: the build tree is in DIR/tmp, on the store's file system),
+// made read-only first. Either is then linked to its final name, which
+// fails if another build got there first.
+func (s *Store) ingest(src, hash string, exec bool, buf []byte) (bool, error) {
+	if s.hasObject(hash, exec) {
 		return false, nil
 	}
+	obj := s.objectPath(hash, exec)
 	if err := os.MkdirAll(filepath.Dir(obj), 0o755); err != nil {
 		return false, err
 	}
-	tmp := s.tempName("obj-")
-	if err := os.Link(src, tmp); err != nil {
-		return false, err
+	tmp := ""
+	if s.compress.Load() {
+		z, h, _, err := s.compressTemp(src, buf)
+		if err != nil {
+			return false, err
+		}
+		if z != "" && h != hash {
+			os.Remove(z)
+			return false, fmt.Errorf("changed while being stored (hashes to %s, was %s)", h, hash)
+		}
+		if z != "" {
+			tmp, obj = z, s.compressedPath(hash, exec)
+		}
+	}
+	if tmp == "" {
+		tmp = s.tempName("obj-")
+		if err := os.Link(src, tmp); err != nil {
+			return false, err
+		}
+		if err := os.Chmod(tmp, objectMode(exec)); err != nil {
+			os.Remove(tmp)
+			return false, err
+		}
 	}
 	defer os.Remove(tmp)
-	if err := os.Chmod(tmp, objectMode(exec)); err != nil {
-		return false, err
-	}
 	if err := os.Link(tmp, obj); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return false, nil

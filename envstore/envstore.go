@@ -5,9 +5,10 @@
 //
 // # Layout
 //
-//	DIR/format                   "patchbench-envstore 2" (1: every manifest in full)
+//	DIR/format                   "patchbench-envstore 3" (2: every object loose; 1: and every manifest in full)
 //	DIR/objects/ab/<sha256>      file contents, read-only (0444), each unique content once
 //	DIR/objects/ab/<sha256>.x    the same for executable files (0555)
+//	DIR/objects/ab/<sha256>.z    an object compressed at rest (gzip, 0444; .x.z executable): see compress.go
 //	DIR/manifests/<commit>.json.gz   one per stored commit: path, type, mode, size, hash; symlink targets
 //	                             (in full, or what differs from a full one: see manifestFile)
 //	DIR/failed/<commit>.json     a setup that failed: exit code and log (no manifest, no objects kept for it)
@@ -105,16 +106,21 @@
 //
 // Builds and restores may run in parallel, in one process or several, on the
 // same store. Two builds of the same commit serialize on the commit's lock
-// file; the second finds the manifest and skips the commit. Restores take no
-// lock: objects named by a manifest are never removed.
+// file; the second finds the manifest and skips the commit. An overlay
+// restore of a materialized tree takes no lock: the tree's objects are
+// linked by it, so GC neither removes nor compresses them.
 //
-// GC removes the objects no manifest names. The rule that makes it safe
-// against a concurrent build: every build holds a shared flock on
-// DIR/locks/gc.lock from before its first object is stored until after its
-// manifest is renamed into place (or its objects are abandoned), and gc holds
-// it exclusively while it lists manifests and removes objects. So gc never
-// sees an object that a build has stored but not yet named, and it clears
-// DIR/tmp while no build can be using it.
+// GC removes the objects no manifest names and compresses the loose ones
+// nothing else links. The rule that makes it safe against a concurrent
+// build: every build holds a shared flock on DIR/locks/gc.lock from before
+// its first object is stored until after its manifest is renamed into place
+// (or its objects are abandoned), and gc holds it exclusively while it
+// lists manifests, removes and compresses objects. So gc never sees an
+// object that a build has stored but not yet named, and it clears DIR/tmp
+// while no build can be using it. Materialize and restores that make files
+// hold it shared too, while they make objects loose and link or read them
+// (a process that cannot open the lock file, another user's store, reads
+// objects in whichever form it finds them).
 package envstore
 
 import (
@@ -137,13 +143,18 @@ import (
 	"github.com/patchbench/patchbench/internal/flock"
 )
 
-// formatLine is the format of the stores Open makes: 2, whose manifests
-// may be stored against a base (see manifestFile). Stores of format 1
-// (every manifest in full) are read and written as they are: a program
-// that knows only format 1 refuses a store of format 2 rather than read a
-// manifest stored against a base as the whole tree.
+// formatLine is the format of the stores Open makes: 3, whose objects may
+// be compressed at rest (compress.go) and whose manifests may be stored
+// against a base (see manifestFile). Stores of format 2 (every object
+// loose) are read and written as they are until GC compresses their
+// objects, which makes them format 3 first; stores of format 1 (every
+// manifest in full, every object loose) stay so. A program that knows
+// only an older format refuses a newer store rather than take a
+// compressed object for a missing one, or a manifest stored against a
+// base for the whole tree.
 const (
-	formatLine   = "patchbench-envstore 2\n"
+	formatLine   = "patchbench-envstore 3\n"
+	formatLineV2 = "patchbench-envstore 2\n"
 	formatLineV1 = "patchbench-envstore 1\n"
 )
 
@@ -156,7 +167,10 @@ type Store struct {
 	gitmap map[string]string // blob id -> sha256, nil until loaded
 	// deltas: the store's format lets manifests be stored against a base
 	// (format 2); base is the one this process uses, once looked for.
-	deltas     bool
+	deltas bool
+	// compress: the store's format lets objects be compressed at rest
+	// (format 3); GC sets it when it upgrades a store of format 2.
+	compress   atomic.Bool
 	base       *deltaBase
 	baseLooked bool
 
@@ -235,10 +249,37 @@ func open(dir string, create bool) (*Store, error) {
 		return fail(err)
 	case string(b) == formatLineV1:
 		return &Store{dir: abs}, nil
+	case string(b) == formatLineV2:
+		return &Store{dir: abs, deltas: true}, nil
 	case string(b) != formatLine:
 		return fail(fmt.Errorf("unknown store format %q", strings.TrimSpace(string(b))))
 	}
-	return &Store{dir: abs, deltas: true}, nil
+	s := &Store{dir: abs, deltas: true}
+	s.compress.Store(true)
+	return s, nil
+}
+
+// upgradeFormat makes a store of format 2 one of format 3, whose objects
+// may be compressed; the caller holds gc.lock exclusively. A store of
+// format 1 stays so.
+func (s *Store) upgradeFormat() error {
+	if s.compress.Load() || !s.deltas {
+		return nil
+	}
+	format := filepath.Join(s.dir, "format")
+	b, err := os.ReadFile(format)
+	if err != nil {
+		return err
+	}
+	if string(b) == formatLineV2 {
+		if err := atomicfile.Write(format, []byte(formatLine), 0o644); err != nil {
+			return err
+		}
+	} else if string(b) != formatLine {
+		return fmt.Errorf("unknown store format %q", strings.TrimSpace(string(b)))
+	}
+	s.compress.Store(true)
+	return nil
 }
 
 // Dir returns the store's directory.
@@ -282,12 +323,14 @@ func isHash(s string) bool {
 	return true
 }
 
-// parseObjectName splits an object file name into its hash and variant.
-func parseObjectName(name string) (hash string, exec, ok bool) {
+// parseObjectName splits an object file name into its hash, variant and
+// form (compressed or loose).
+func parseObjectName(name string) (hash string, exec, compressed, ok bool) {
+	name, compressed = strings.CutSuffix(name, compressedSuffix)
 	if h, found := strings.CutSuffix(name, ".x"); found {
 		name, exec = h, true
 	}
-	return name, exec, isHash(name)
+	return name, exec, compressed, isHash(name)
 }
 
 // tempName returns a fresh name in the store's tmp directory.
@@ -336,6 +379,42 @@ func removeAll(p string) error {
 		return nil
 	})
 	return os.RemoveAll(p)
+}
+
+// forEach calls f on each item, workers at a time, each worker with its own
+// 256 kB buffer, and returns the first error f returned (the items not yet
+// started are then skipped) or ctx's.
+func forEach[T any](ctx context.Context, workers int, items []T, f func(item T, buf []byte) error) error {
+	work := make(chan T)
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			buf := make([]byte, 256<<10)
+			for it := range work {
+				if err := f(it, buf); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for _, it := range items {
+		if ctx.Err() != nil || len(errc) > 0 {
+			break
+		}
+		work <- it
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	return ctx.Err()
 }
 
 // lockDirectory takes an exclusive flock(2) on the directory dir, waiting

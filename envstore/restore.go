@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -309,6 +308,16 @@ func (s *Store) Restore(ctx context.Context, commit, dest string, opts RestoreOp
 	if overlayWhy != "" {
 		res.MethodReason = overlayWhy + "; " + reason
 	}
+	// gc.lock shared, as a build holds it: GC does not compress or
+	// remove an object while this restore reads or links it. A process
+	// that cannot open the lock (another user's store) goes without: it
+	// cannot make objects loose either, and findObject looks again for
+	// an object whose form changes under it.
+	if gl, err := s.acquire(ctx, "gc.lock", true); err == nil {
+		defer gl.release()
+	} else if ctx.Err() != nil {
+		return fail(err)
+	}
 	if err := s.makeTree(ctx, m, tmp, method, opts, &res); err != nil {
 		return fail(err)
 	}
@@ -351,44 +360,33 @@ func (s *Store) makeTree(ctx context.Context, m *Manifest, tmp string, method Re
 		}
 	}
 
+	// Links and reflinks need loose objects; a process that cannot
+	// write the store copies the compressed ones instead.
+	if method == RestoreLink || method == RestoreReflink {
+		var need []*Entry
+		for _, e := range files {
+			if method == RestoreReflink || e.linkable() {
+				need = append(need, e)
+			}
+		}
+		if err := s.expandObjects(ctx, need); err != nil && !errors.Is(err, errStoreReadOnly) {
+			return err
+		}
+	}
 	var made [RestoreReflink + 1]atomic.Int64
-	work := make(chan *Entry)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 8
 	}
-	for range workers {
-		wg.Go(func() {
-			buf := make([]byte, 256<<10)
-			for e := range work {
-				how, err := s.restoreFile(e, filepath.Join(tmp, filepath.FromSlash(e.Path)), method, opts.Verify, buf)
-				if err != nil {
-					select {
-					case errc <- fmt.Errorf("%s: %w", e.Path, err):
-					default:
-					}
-					continue
-				}
-				made[how].Add(1)
-			}
-		})
-	}
-	for _, e := range files {
-		if ctx.Err() != nil || len(errc) > 0 {
-			break
+	err := forEach(ctx, workers, files, func(e *Entry, buf []byte) error {
+		how, err := s.restoreFile(e, filepath.Join(tmp, filepath.FromSlash(e.Path)), method, opts.Verify, buf)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Path, err)
 		}
-		work <- e
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+		made[how].Add(1)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	res.Linked, res.Reflinked, res.Copied = int(made[RestoreLink].Load()), int(made[RestoreReflink].Load()), int(made[RestoreCopy].Load())
@@ -523,7 +521,15 @@ func chooseMethod(opts RestoreOptions, p probes) (RestoreMethod, string, error) 
 // verify is set or when they are copied.
 func (s *Store) restoreFile(e *Entry, dst string, method RestoreMethod, verify bool, buf []byte) (RestoreMethod, error) {
 	exec := e.exec()
-	obj := s.objectPath(e.Hash, exec)
+	obj, compressed, err := s.findObject(e)
+	if err != nil {
+		return 0, err
+	}
+	if compressed {
+		// Only where it could not be made loose (expandObjects): the
+		// store is not this process's to write.
+		return RestoreCopy, copyCompressed(obj, dst, e, buf)
+	}
 	var st syscall.Stat_t
 	if err := syscall.Lstat(obj, &st); err != nil {
 		return 0, fmt.Errorf("%w %s: %w", ErrCorrupt, e.Hash, err)
@@ -561,6 +567,30 @@ func (s *Store) restoreFile(e *Entry, dst string, method RestoreMethod, verify b
 		os.Remove(dst)
 	}
 	return RestoreCopy, copyObject(obj, dst, e, buf)
+}
+
+// findObject returns the file of e's object: loose, or else compressed
+// (which must be a read-only regular file). An object a concurrent restore
+// is making loose is looked for again: it may be neither for a moment.
+func (s *Store) findObject(e *Entry) (string, bool, error) {
+	loose, z := s.objectPath(e.Hash, e.exec()), s.compressedPath(e.Hash, e.exec())
+	var err error
+	for range 3 {
+		if _, err = os.Lstat(loose); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return loose, false, nil // restoreFile checks it
+		}
+		var st syscall.Stat_t
+		if zerr := syscall.Lstat(z, &st); zerr == nil {
+			if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				return "", false, fmt.Errorf("%w %s: not a regular file", ErrCorrupt, z)
+			}
+			if mode := st.Mode & 0o7777; mode != 0o444 {
+				return "", false, fmt.Errorf("%w %s: mode %04o, not read-only 0444: a write may have reached it", ErrCorrupt, z, mode)
+			}
+			return z, true, nil
+		}
+	}
+	return "", false, fmt.Errorf("%w %s: %w", ErrCorrupt, e.Hash, err)
 }
 
 // makeFrom opens obj, creates dst (which must not exist) and runs fill on
@@ -745,13 +775,20 @@ func checkContent(obj string, e *Entry, hash string, n int64) error {
 }
 
 // hashObject re-hashes an object file.
-func hashObject(p string, buf []byte) (string, int64, error) {
+func hashObject(p string, buf []byte) (string, int64, error) { return readObject(nil, p, false, buf) }
+
+// readObject reads the file at p, decompressing it if compressed, writes
+// the content to w if w is not nil, and returns its SHA-256 and size.
+func readObject(w io.Writer, p string, compressed bool, buf []byte) (string, int64, error) {
 	src, err := openRead(p)
 	if err != nil {
 		return "", 0, err
 	}
 	defer unix.Close(src)
-	return hashCopy(nil, fd(src), buf)
+	if compressed {
+		return hashDecompress(w, fd(src), buf)
+	}
+	return hashCopy(w, fd(src), buf)
 }
 
 // hashCopy reads r to its end through buf, writing its bytes to w if w is

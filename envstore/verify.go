@@ -50,16 +50,20 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	work := make(chan object)
+	// The content's size of each object, compressed ones included.
+	sizes := make([]int64, len(objects))
+	work := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			buf := make([]byte, 256<<10)
-			for o := range work {
-				if o.mode != objectMode(o.exec) {
-					problem("object %s: mode %04o, not read-only %04o: a write may have reached it", o.path, o.mode, objectMode(o.exec))
+			for i := range work {
+				o := objects[i]
+				if want := o.wantMode(); o.mode != want {
+					problem("object %s: mode %04o, not read-only %04o: a write may have reached it", o.path, o.mode, want)
 				}
-				h, n, err := hashObject(o.path, buf)
+				h, n, err := o.rehash(buf)
+				sizes[i] = n
 				switch {
 				case err != nil:
 					problem("object %s: %v", o.path, err)
@@ -74,19 +78,29 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 			}
 		})
 	}
-	for _, o := range objects {
+	for i := range objects {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- o
+		work <- i
 	}
 	close(work)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("envstore: verify: %w", err)
 	}
+	// Each object by its key, its loose form where it has both (a
+	// restore that made it loose and was stopped before it removed the
+	// compressed one).
 	byName := make(map[string]object, len(objects))
-	for _, o := range objects {
+	for i, o := range objects {
+		if prev, ok := byName[o.key()]; ok && !prev.compressed {
+			continue
+		}
+		o.size = sizes[i]
+		if damaged[o.path] {
+			o.size = -1
+		}
 		byName[o.key()] = o
 	}
 	commits, err := s.Commits()
@@ -108,7 +122,7 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 			switch {
 			case !ok:
 				problem("manifest %s: %s: object %s is missing", c, e.Path, s.objectPath(e.Hash, e.exec()))
-			case o.size != e.Size:
+			case o.size != e.Size && o.size >= 0:
 				problem("manifest %s: %s: object %s has %d bytes, the manifest says %d", c, e.Path, o.path, o.size, e.Size)
 			}
 		}
@@ -224,8 +238,12 @@ type object struct {
 	path string
 	hash string
 	exec bool
-	size int64
-	mode fs.FileMode
+	// compressed: the file is the object compressed (compress.go); size
+	// is then the file's, not the content's.
+	compressed bool
+	size       int64
+	mode       fs.FileMode
+	nlink      uint64
 }
 
 func objectKey(hash string, exec bool) string {
@@ -236,6 +254,20 @@ func objectKey(hash string, exec bool) string {
 }
 
 func (o object) key() string { return objectKey(o.hash, o.exec) }
+
+// wantMode is the mode an object file must have: its variant's, or 0444
+// compressed (the variant is in its name).
+func (o object) wantMode() fs.FileMode {
+	if o.compressed {
+		return 0o444
+	}
+	return objectMode(o.exec)
+}
+
+// rehash returns the SHA-256 and size of the object's content.
+func (o object) rehash(buf []byte) (string, int64, error) {
+	return readObject(nil, o.path, o.compressed, buf)
+}
 
 // objects lists the store's objects; files in DIR/objects that cannot be
 // objects are reported to problem, if it is not nil.
@@ -249,7 +281,7 @@ func (s *Store) objects(problem func(string, ...any)) ([]object, error) {
 		if d.IsDir() {
 			return nil
 		}
-		hash, exec, ok := parseObjectName(d.Name())
+		hash, exec, compressed, ok := parseObjectName(d.Name())
 		if !ok || filepath.Base(filepath.Dir(p)) != hash[:2] {
 			if problem != nil {
 				problem("object %s: not an object name", p)
@@ -266,7 +298,8 @@ func (s *Store) objects(problem func(string, ...any)) ([]object, error) {
 			}
 			return nil
 		}
-		out = append(out, object{path: p, hash: hash, exec: exec, size: st.Size, mode: fs.FileMode(st.Mode & 0o7777)})
+		out = append(out, object{path: p, hash: hash, exec: exec, compressed: compressed, size: st.Size,
+			mode: fs.FileMode(st.Mode & 0o7777), nlink: uint64(st.Nlink)})
 		return nil
 	})
 	if err != nil {
@@ -283,21 +316,32 @@ type Stats struct {
 	Commits      int   `json:"commits"`
 	Files        int64 `json:"files"`
 	LogicalBytes int64 `json:"logical_bytes"`
-	// StoredBytes is what the store takes: objects, manifests and the
-	// git map (file sizes; DIR/tmp not counted).
+	// StoredBytes is what the store takes: objects (loose and
+	// compressed, as they are on disk), manifests and the git map (file
+	// sizes; DIR/tmp not counted).
 	StoredBytes   int64 `json:"stored_bytes"`
 	Objects       int   `json:"objects"`
 	ObjectBytes   int64 `json:"object_bytes"`
 	ManifestBytes int64 `json:"manifest_bytes"`
-	Failed        int   `json:"failed"`
+	// Compressed counts the objects stored compressed, and
+	// UncompressedBytes is StoredBytes with every object whole: what
+	// dedup alone keeps, before compression.
+	Compressed        int   `json:"compressed_objects"`
+	UncompressedBytes int64 `json:"uncompressed_stored_bytes"`
+	Failed            int   `json:"failed"`
 }
 
 // Ratio is LogicalBytes / StoredBytes (0 for an empty store).
-func (st *Stats) Ratio() float64 {
-	if st.StoredBytes == 0 {
+func (st *Stats) Ratio() float64 { return ratio(st.LogicalBytes, st.StoredBytes) }
+
+// DedupRatio is LogicalBytes / UncompressedBytes: what dedup alone gives.
+func (st *Stats) DedupRatio() float64 { return ratio(st.LogicalBytes, st.UncompressedBytes) }
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
 		return 0
 	}
-	return float64(st.LogicalBytes) / float64(st.StoredBytes)
+	return float64(a) / float64(b)
 }
 
 // Stats reads every manifest and lists every object.
@@ -307,10 +351,16 @@ func (s *Store) Stats() (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	sizes := map[string]int64{} // object key -> content size
 	for _, c := range commits {
 		m, err := s.readManifest(c)
 		if err != nil {
 			return nil, err
+		}
+		for _, e := range m.Entries {
+			if e.Type == TypeFile {
+				sizes[objectKey(e.Hash, e.exec())] = e.Size
+			}
 		}
 		st.Commits++
 		files, bytes := m.totals()
@@ -325,13 +375,29 @@ func (s *Store) Stats() (*Stats, error) {
 		return nil, err
 	}
 	st.Objects = len(objects)
+	var whole int64
+	var buf []byte
 	for _, o := range objects {
 		st.ObjectBytes += o.size
+		if !o.compressed {
+			whole += o.size
+			continue
+		}
+		st.Compressed++
+		n, ok := sizes[o.key()]
+		if !ok { // no manifest names it: decompress to count
+			if buf == nil {
+				buf = make([]byte, 256<<10)
+			}
+			_, n, _ = readObject(nil, o.path, true, buf)
+		}
+		whole += n
 	}
 	st.StoredBytes = st.ObjectBytes + st.ManifestBytes
 	if fi, err := os.Stat(filepath.Join(s.dir, "gitmap")); err == nil {
 		st.StoredBytes += fi.Size()
 	}
+	st.UncompressedBytes = st.StoredBytes - st.ObjectBytes + whole
 	failed, err := s.Failed()
 	if err != nil {
 		return nil, err
@@ -348,12 +414,20 @@ type GCResult struct {
 	// Trees counts materialized trees removed: those of commits no longer
 	// stored that no overlay restore uses.
 	Trees int `json:"trees"`
+	// Compressed counts the loose objects compressed (their link count
+	// had fallen to one: no tree or restore uses them), and SavedBytes
+	// what that saved.
+	Compressed int   `json:"compressed"`
+	SavedBytes int64 `json:"saved_bytes"`
 }
 
-// GC removes the objects no manifest names, and everything in DIR/tmp. It
-// holds DIR/locks/gc.lock exclusively, so it waits for running builds and
-// builds wait for it (see the package documentation). A manifest that does
-// not read stops it before it removes anything.
+// GC removes the objects no manifest names, and everything in DIR/tmp, and
+// compresses the loose objects that nothing else links (see compress.go;
+// a store of format 2 becomes format 3 first). It holds DIR/locks/gc.lock
+// exclusively, so it waits for running builds, materializations and
+// restores that make files, and they wait for it (see the package
+// documentation). A manifest that does not read stops it before it
+// removes anything.
 func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 	l, err := s.acquire(ctx, "gc.lock", false)
 	if err != nil {
@@ -381,8 +455,16 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 		return nil, err
 	}
 	res := &GCResult{}
+	loose := map[string]bool{}
 	for _, o := range objects {
-		if used[o.key()] {
+		if !o.compressed {
+			loose[o.key()] = true
+		}
+	}
+	for _, o := range objects {
+		// A compressed object whose loose form is there too (a
+		// restore stopped before it removed it) is the one removed.
+		if used[o.key()] && !(o.compressed && loose[o.key()]) {
 			continue
 		}
 		if err := os.Remove(o.path); err != nil {
@@ -447,6 +529,20 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 				return res, fmt.Errorf("envstore: gc: %w", err)
 			}
 			res.Temporary++
+		}
+	}
+	// Last, once the trees that went no longer link their objects.
+	if err := s.upgradeFormat(); err != nil {
+		return res, fmt.Errorf("envstore: gc: %w", err)
+	}
+	if s.compress.Load() {
+		if objects, err = s.objects(nil); err != nil {
+			return res, err
+		}
+		n, saved, err := s.compressLoose(ctx, objects, used)
+		res.Compressed, res.SavedBytes = n, saved
+		if err != nil {
+			return res, fmt.Errorf("envstore: gc: compress: %w", err)
 		}
 	}
 	return res, nil

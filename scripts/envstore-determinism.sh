@@ -56,17 +56,17 @@ echo "click, $(wc -l < "$work/commits.txt") first-parent commits, setup: $setup"
 for store in default fixed timestamp; do
   built=$(jq -s '[.[] | select(.status == "built")] | length' "$work/out/$store.jsonl")
   pyc=$("$py" - "$work/$store/objects" <<'PY'
-import importlib.util, os, sys
+import gzip, importlib.util, os, sys
 n = 0
 for d, _, files in os.walk(sys.argv[1]):
     for f in files:
-        with open(os.path.join(d, f), "rb") as fh:
+        with (gzip.open if f.endswith(".z") else open)(os.path.join(d, f), "rb") as fh:
             n += fh.read(4) == importlib.util.MAGIC_NUMBER
 print(n)
 PY
 )
   jq -r --arg s "$store" --arg b "$built" --arg p "$pyc" \
-    '"\($s): \($b) commits built; trees \(.logical_bytes) bytes, stored \(.stored_bytes) bytes (\(.objects) objects, \($p) of them .pyc): \(.logical_bytes / .stored_bytes * 10 | floor / 10)x smaller"' \
+    '"\($s): \($b) commits built; trees \(.logical_bytes) bytes, stored \(.stored_bytes) bytes (\(.objects) objects, \($p) of them .pyc, \(.compressed_objects) compressed): \(.logical_bytes / .stored_bytes * 10 | floor / 10)x smaller; every object whole \(.uncompressed_stored_bytes) bytes: \(.logical_bytes / .uncompressed_stored_bytes * 10 | floor / 10)x"' \
     "$work/out/$store-stats.json"
 done
 } | tee "$work/out/summary.txt"

@@ -20,6 +20,11 @@ type Lock struct{ f *os.File }
 // blocking flock keeps the wait cancellable.
 func Acquire(ctx context.Context, path string, shared bool) (*Lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, os.ErrPermission) {
+		// flock(2) locks a file opened for reading too: another user's
+		// lock file can still be waited on and held.
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

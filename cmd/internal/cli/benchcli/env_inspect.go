@@ -13,9 +13,11 @@ func newEnvStatsCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 		Use:   "stats --store DIR [--json]",
 		Short: "Commits, files, bytes of the trees and bytes stored",
 		Long: `Print the store's totals: stored commits, their files, the bytes the trees
-would take as copies (logical), the bytes the store takes (objects,
-manifests, git map) and their ratio. --json prints {"commits", "files",
-"logical_bytes", "stored_bytes", ...}.`,
+would take as copies (logical), the bytes the store takes (objects loose
+and compressed as they are on disk, manifests, git map) and their ratio,
+and beside them the bytes with every object whole (dedup alone, before
+compression). --json prints {"commits", "files", "logical_bytes",
+"stored_bytes", "uncompressed_stored_bytes", ...}.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open(false)
@@ -29,9 +31,10 @@ manifests, git map) and their ratio. --json prints {"commits", "files",
 			if g.json {
 				return cli.WriteJSON(sio, st)
 			}
-			fmt.Fprintf(sio.Out, "commits        %d (and %d failed setups)\nfiles          %d\nlogical bytes  %d (%s)\nstored bytes   %d (%s: %d objects %s, manifests %s)\nratio          %.1fx\n",
+			fmt.Fprintf(sio.Out, "commits        %d (and %d failed setups)\nfiles          %d\nlogical bytes  %d (%s)\nstored bytes   %d (%s: %d objects %s, %d of them compressed; manifests %s)\nuncompressed   %d (%s: every object whole, dedup alone: %.1fx)\nratio          %.1fx\n",
 				st.Commits, st.Failed, st.Files, st.LogicalBytes, cli.SizeString(st.LogicalBytes), st.StoredBytes, cli.SizeString(st.StoredBytes),
-				st.Objects, cli.SizeString(st.ObjectBytes), cli.SizeString(st.ManifestBytes), st.Ratio())
+				st.Objects, cli.SizeString(st.ObjectBytes), st.Compressed, cli.SizeString(st.ManifestBytes),
+				st.UncompressedBytes, cli.SizeString(st.UncompressedBytes), st.DedupRatio(), st.Ratio())
 			return nil
 		},
 	}
@@ -82,11 +85,13 @@ func newEnvVerifyCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 func newEnvGCCommand(sio cli.Stdio, g *envOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gc --store DIR",
-		Short: "Remove objects no manifest names, and what interrupted builds left",
+		Short: "Remove objects no manifest names, and what interrupted builds left; compress unused loose objects",
 		Long: `Remove the objects no manifest names and the temporary files of
-interrupted builds. gc waits for running builds and builds wait for it (a
-lock every build holds shared from its first object to its manifest), so it
-is safe to run at any time.`,
+interrupted builds, and compress the loose objects that no materialized
+tree or hard-linked restore links (a store of format 2 becomes format 3).
+gc waits for running builds, materializations and restores that make
+files, and they wait for it (a lock each holds shared), so it is safe to
+run at any time.`,
 		Args: ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.open(false)
@@ -100,7 +105,8 @@ is safe to run at any time.`,
 			if g.json {
 				return cli.WriteJSON(sio, res)
 			}
-			fmt.Fprintf(sio.Out, "removed %d objects (%s) and %d temporary entries\n", res.Objects, cli.SizeString(res.Bytes), res.Temporary)
+			fmt.Fprintf(sio.Out, "removed %d objects (%s) and %d temporary entries; compressed %d objects (%s saved)\n",
+				res.Objects, cli.SizeString(res.Bytes), res.Temporary, res.Compressed, cli.SizeString(res.SavedBytes))
 			return nil
 		},
 	}
