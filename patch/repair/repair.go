@@ -227,7 +227,7 @@ func Repair(text string, opts Options) (*Result, error) {
 	} else {
 		// Take the edit out of prose, fences and tags.
 		ex, err := extract.Extract(text)
-		if errors.Is(err, extract.ErrMixed) || errors.Is(err, extract.ErrRetracted) || errors.Is(err, extract.ErrSample) || errors.Is(err, extract.ErrPartSample) {
+		if errors.Is(err, extract.ErrMixed) || errors.Is(err, extract.ErrRetracted) || errors.Is(err, extract.ErrAlternatives) || errors.Is(err, extract.ErrSample) || errors.Is(err, extract.ErrPartSample) {
 			return res, &Error{Reason: err.Error(), Err: ErrRefused, Kind: KindAmbiguous}
 		}
 		if err != nil {
