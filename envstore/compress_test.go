@@ -375,3 +375,56 @@ func TestOldStoreFormats(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsBothForms: a restore killed between linking an object loose and
+// removing its compressed file leaves both forms; Stats counts that object
+// once (objects, compressed, every object whole), as it does once GC has
+// removed the compressed copy, while stored bytes count what is on disk.
+func TestStatsBothForms(t *testing.T) {
+	s, commit, _ := packedStore(t)
+	before, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Manifest(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z string
+	for i := range m.Entries {
+		if e := &m.Entries[i]; e.Path == "big.txt" {
+			z = s.compressedPath(e.Hash, e.exec())
+			buf := make([]byte, 1<<16)
+			tmp, err := s.expandTemp(e, buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, s.objectPath(e.Hash, e.exec())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := os.Lstat(z); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Objects != before.Objects || got.Compressed != before.Compressed-1 {
+		t.Errorf("both forms: %d objects, %d compressed; want %d, %d", got.Objects, got.Compressed, before.Objects, before.Compressed-1)
+	}
+	if whole := got.UncompressedBytes - (got.StoredBytes - got.ObjectBytes); whole != before.UncompressedBytes-(before.StoredBytes-before.ObjectBytes) {
+		t.Errorf("both forms: every object whole %d bytes, want %d", whole, before.UncompressedBytes-(before.StoredBytes-before.ObjectBytes))
+	}
+	if _, err := s.GC(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Objects != got.Objects || after.StoredBytes >= got.StoredBytes || after.Compressed != before.Compressed {
+		t.Errorf("after gc: %d objects, stored %d (was %d)", after.Objects, after.StoredBytes, got.StoredBytes)
+	}
+}

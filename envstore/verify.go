@@ -67,6 +67,8 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 				switch {
 				case err != nil:
 					problem("object %s: %v", o.path, err)
+					// Its content's size is not known.
+					sizes[i] = -1
 				case h != o.hash:
 					problem("object %s: content (%d bytes) hashes to %s", o.path, n, h)
 				default:
@@ -98,9 +100,6 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 			continue
 		}
 		o.size = sizes[i]
-		if damaged[o.path] {
-			o.size = -1
-		}
 		byName[o.key()] = o
 	}
 	commits, err := s.Commits()
@@ -124,6 +123,10 @@ func (s *Store) Verify(ctx context.Context, workers int) (*VerifyReport, error) 
 				problem("manifest %s: %s: object %s is missing", c, e.Path, s.objectPath(e.Hash, e.exec()))
 			case o.size != e.Size && o.size >= 0:
 				problem("manifest %s: %s: object %s has %d bytes, the manifest says %d", c, e.Path, o.path, o.size, e.Size)
+			case damaged[o.path]:
+				// Named per commit too, so a user sees which commits it
+				// breaks.
+				problem("manifest %s: %s: object %s is damaged", c, e.Path, o.path)
 			}
 		}
 	}
@@ -374,15 +377,27 @@ func (s *Store) Stats() (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Objects = len(objects)
+	loose := map[string]bool{}
+	for _, o := range objects {
+		if !o.compressed {
+			loose[o.key()] = true
+		}
+	}
 	var whole int64
 	var buf []byte
 	for _, o := range objects {
 		st.ObjectBytes += o.size
 		if !o.compressed {
+			st.Objects++
 			whole += o.size
 			continue
 		}
+		// Both forms (a restore killed before it removed the compressed
+		// one, which GC removes): one object, its bytes on disk counted.
+		if loose[o.key()] {
+			continue
+		}
+		st.Objects++
 		st.Compressed++
 		n, ok := sizes[o.key()]
 		if !ok { // no manifest names it: decompress to count

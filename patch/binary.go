@@ -153,6 +153,15 @@ func parseIndexHashes(l string) (oldHash, newHash string, ok bool) {
 	return a, b, true
 }
 
+// IndexHashes reads the blob names of a git index line, "index OLD..NEW
+// [MODE]"; ok is false when it is not one.
+func IndexHashes(l string) (oldHash, newHash string, ok bool) { return parseIndexHashes(l) }
+
+// BlobIs reports whether content is the blob that name, from an index
+// line, names (a full or abbreviated SHA-1 or SHA-256 name). An empty name
+// names nothing.
+func BlobIs(content, name string) bool { return name != "" && checkBlob(content, name) == nil }
+
 // isBinaryFilesLine matches "Binary files X and Y differ".
 func isBinaryFilesLine(l string) bool {
 	return strings.HasPrefix(l, "Binary files ") && strings.HasSuffix(l, " differ")

@@ -212,7 +212,7 @@ func TestHarnessWhitespacePatch(t *testing.T) {
 		patch      any // model_patch of acme__pycalc-empty
 		harness    string
 		reportIDs  string // the MODEL.RUN_ID.json list naming it
-		patchbench string // report.json's
+		patchbench string // report.json's "patchbench" (report.json's own SWE-bench fields are the harness's)
 	}{
 		{"null", nil, swe.StatusEmptyPatch, "empty_patch_ids", "empty_patch_ids"},
 		{"empty string", "", swe.StatusEmptyPatch, "empty_patch_ids", "empty_patch_ids"},
@@ -259,14 +259,22 @@ func TestHarnessWhitespacePatch(t *testing.T) {
 			if err != nil || len(official) != 1 {
 				t.Fatalf("official summary: %v %v", official, err)
 			}
-			for name, want := range map[string]string{official[0]: tc.reportIDs, filepath.Join(out, "report.json"): tc.patchbench} {
-				b, err := os.ReadFile(name)
+			// report.json's SWE-bench fields are the harness's; patchbench's
+			// own are under "patchbench".
+			for _, c := range []struct{ name, key, want string }{
+				{official[0], "", tc.reportIDs}, {filepath.Join(out, "report.json"), "", tc.reportIDs}, {filepath.Join(out, "report.json"), "patchbench", tc.patchbench},
+			} {
+				name, want := c.name+" "+c.key, c.want
+				b, err := os.ReadFile(c.name)
 				if err != nil {
 					t.Fatal(err)
 				}
 				var rep map[string]any
 				if err := json.Unmarshal(b, &rep); err != nil {
 					t.Fatal(err)
+				}
+				if c.key != "" {
+					rep, _ = rep[c.key].(map[string]any)
 				}
 				var in []string
 				for _, list := range []string{"empty_patch_ids", "error_ids", "resolved_ids", "unresolved_ids", "incomplete_ids"} {

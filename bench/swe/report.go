@@ -15,7 +15,11 @@ import (
 )
 
 // RunReport is SWE-bench's run report (schema_version 2) with patchbench's
-// counts added.
+// counts added. Its SWE-bench fields are the official harness's, counted
+// from each row's status under the harness (the raw model_patch through
+// its apply chain, as MODEL.RUN_ID.json counts them), so that a report set
+// beside the harness's reads the same; the same fields counted from
+// patchbench's own statuses (the repaired edits) are under "patchbench".
 //
 // The SWE-bench fields follow its harness: total_instances counts the
 // dataset (the selected instances with --instance-ids); submitted, the
@@ -28,6 +32,11 @@ import (
 // not run to completion.
 type RunReport struct {
 	SummaryReport
+
+	// Patchbench is the summary counted from patchbench's statuses: what
+	// the run's applier (the tolerant one by default) made of the
+	// predictions.
+	Patchbench SummaryReport `json:"patchbench"`
 
 	// RunID names the run.
 	RunID string `json:"run_id"`
@@ -226,7 +235,9 @@ func WriteOutputs(dir, runID string, in *inputs, rows []Row) error {
 	sorted := append([]Row(nil), rows...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].InstanceID < sorted[j].InstanceID })
 
-	if err := writeJSON(filepath.Join(dir, "report.json"), makeRunReport(runID, in, sorted, false)); err != nil {
+	rep := makeRunReport(runID, in, sorted, false)
+	rep.Patchbench, rep.SummaryReport = rep.SummaryReport, makeRunReport(runID, in, sorted, true).SummaryReport
+	if err := writeJSON(filepath.Join(dir, "report.json"), rep); err != nil {
 		return err
 	}
 	// The official harness's files; an instance whose files cannot be

@@ -82,6 +82,12 @@
 //     to the diff unless a blank line in it is followed by a non-blank one:
 //     a blank line followed by prose ends the diff.
 //
+// A line "-- " followed by git's version ("2.39.2") where the hunk's counts
+// are met, or in a hunk without counts, is the signature git format-patch
+// ends a mail with: the diff ends before it (within the counts it is a
+// removed line "- "). A git header that renames, copies, changes a mode,
+// creates or deletes a file is a unit of change without any hunk.
+//
 // So "This should fix it." after a blank line is never part of the diff,
 // and neither is trailing prose at the end of the text. A non-diff line
 // directly under a hunk line, followed by more diff lines, is taken as a
@@ -115,19 +121,49 @@
 // the full new file shown beside the diff, are never taken. Two different
 // edits of one file, such as a first attempt and its correction, are both
 // kept: which one the model meant is not extraction's call, and Candidates
-// lists both. When a line of prose between them (outside every
-// candidate) takes the first back, Extract returns an error wrapping
-// [ErrRetracted]: merging would apply the withdrawn edit, and which part
-// of it the correction replaces is not written down. A line takes an edit
-// back when it says so outright ("that's wrong", "scratch that", "on
-// second thought", "ignore the previous diff", "disregard the above",
-// "here is the corrected patch", "the fixed version", "use this instead",
-// "my mistake"), or, unless it adds to the answer ("also",
-// "additionally", "next", "another", "as well", "forgot"), when it
-// apologises ("oops", "sorry"), opens with "Correction", says "instead"
-// (not "instead of"), or names the edit before ("the above", "my previous
-// patch", "that diff") with a fault ("wrong", "won't compile", "had a
-// bug", "doesn't work").
+// lists both.
+//
+// The prose after each edit (lines outside every candidate, up to the next
+// edit of any format and file, or the end) is read for what it says of
+// that edit. A line that takes it back makes Extract return an error
+// wrapping [ErrRetracted]: applying the answer would apply the withdrawn
+// edit, and which part of it a correction replaces is not written down.
+// How far a line reaches depends on how plainly it points at the edit:
+//
+//   - Said void ("that's wrong", "scratch that", "on second thought",
+//     "ignore the previous diff", "disregard the above", "my mistake";
+//     "ignore that" only ending its clause): whatever follows, another
+//     file's edit, another format, or nothing at all ("Scratch that — no
+//     change is needed", where the phrase opens the line).
+//   - Replaced ("use this instead", "here is the corrected patch", "the
+//     fixed version:"; and, unless the line adds to the answer ("also",
+//     "additionally", "next", "another", "as well", "forgot"), a line
+//     opening with "Correction", or a reference to the edit with a fault
+//     said of it, only words such as "was" or "patch" between: "the
+//     earlier patch doesn't work", "my previous diff had a bug"): when
+//     any edit follows.
+//   - An apology ("oops", "sorry"), unless the line adds to the answer:
+//     when an edit of the same file follows.
+//   - Words that point at no edit ("instead" but "instead of", "the fixed
+//     version of total", a fault beside a reference with other words
+//     between: "the above handles the incorrect sign"): only when the next
+//     edit, of the same file, changes an old line the one before changed
+//     (the old side without the context both sides share, or the lines
+//     beside an insertion): the same lines changed twice are a
+//     replacement; other lines, a second change ("Now make total use sum
+//     instead:" merges both).
+//
+// A line that offers the next edit as another way of making the change
+// before ("Alternatively, ...", a line opening with "Or", "A better fix:",
+// "a simpler approach", "another option", "Option 2:") makes Extract
+// return an error wrapping [ErrAlternatives]: two ways of making one
+// change are not two changes. When the alternatives are the whole answer
+// and its prose names one to use ("Use the second one.", "I recommend
+// option 1", "The former is better."), that one alone is taken; two
+// names, or other edits beside the alternatives (which may belong to one
+// of them), refuse. The next edit restating the one before (the same
+// text, or the same lines changed the same way in another format: "Or,
+// as a block:") is neither.
 //
 // An edit left out for its format that changes a file no chosen edit
 // names (a diff for a.py and a SEARCH/REPLACE block for b.py) makes

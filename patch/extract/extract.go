@@ -35,93 +35,6 @@ var ErrSample = errors.New("every edit is a sample in a file the answer shows")
 // and applying the rest alone would drop it without a word.
 var ErrPartSample = errors.New("an edit is a sample in a file the answer shows beside its other edits")
 
-// ErrRetracted is wrapped by the error returned when prose between two
-// edits of one file takes the first back ("that's wrong, here is the
-// corrected patch"): merging both would apply the edit the answer
-// withdrew, and which part the correction replaces is not written down.
-var ErrRetracted = errors.New("an edit the answer takes back")
-
-// Phrases of prose that take an edit back, as sequences of lower-case
-// words. strongRetractions do whatever else the line says;
-// weakRetractions only in a line that does not add to the answer (see
-// additions): "Oops, I forgot to also change mul" goes on, "Oops, use
-// this instead" takes back.
-var (
-	strongRetractions = []string{
-		"that's wrong", "that is wrong", "that was wrong", "this is wrong",
-		"that's incorrect", "that is incorrect", "that was incorrect", "this is incorrect",
-		"corrected patch", "corrected diff", "corrected version", "corrected edit", "corrected change",
-		"fixed patch", "fixed diff", "fixed version", "revised patch", "revised diff", "revised version",
-		"my mistake", "my bad", "i made a mistake", "i made an error",
-		"ignore the previous", "ignore my previous", "ignore the above", "ignore that", "ignore the earlier", "ignore the first",
-		"disregard the previous", "disregard my", "disregard the above", "disregard that", "disregard the earlier", "disregard the first",
-		"scratch that", "on second thought", "on second thoughts",
-		"use this instead", "use the following instead", "try this instead", "use this one instead",
-		"replace the previous", "instead of the previous", "instead of the above", "in place of the previous",
-	}
-	weakRetractions = []string{"oops", "whoops", "sorry", "apologies"}
-	// A reference to the edit before, and what is wrong with it: weak.
-	retractRefs = []string{
-		"the above", "above patch", "above diff", "previous", "earlier", "that patch", "that diff",
-		"that edit", "that change", "that version", "this patch", "the first patch", "the first diff",
-		"the first edit", "my patch", "my diff", "my edit", "my change", "last patch", "last diff",
-	}
-	retractFaults = []string{
-		"wrong", "incorrect", "had a bug", "has a bug", "buggy", "broken", "a mistake", "a typo",
-		"won't compile", "will not compile", "doesn't compile", "does not compile", "didn't compile",
-		"won't work", "will not work", "doesn't work", "does not work", "didn't work",
-		"is not right", "isn't right", "not correct", "invalid",
-	}
-	// additions are the words of a line that adds an edit to the one
-	// before: such a line takes nothing back but with a strong phrase.
-	additions = []string{"also", "additionally", "in addition", "as well", "next", "another", "forgot", "furthermore", "moreover"}
-)
-
-// retracted returns the first line (1-based) of lines from..to (1-based,
-// inclusive) whose prose takes an edit back, or 0.
-func retracted(lines []string, from, to int) int {
-	for i := max(from, 1); i <= to && i <= len(lines); i++ {
-		if takesBack(lines[i-1]) {
-			return i
-		}
-	}
-	return 0
-}
-
-// takesBack reports whether a line of prose takes the edit before it back.
-func takesBack(line string) bool {
-	// The line as words: " that's wrong use this instead ".
-	var b strings.Builder
-	b.WriteByte(' ')
-	for _, r := range strings.ToLower(strings.ReplaceAll(line, "’", "'")) {
-		if r == '\'' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte(' ')
-		}
-	}
-	words := " " + strings.Join(strings.Fields(b.String()), " ") + " "
-	has := func(ps []string) bool {
-		for _, p := range ps {
-			if strings.Contains(words, " "+p+" ") {
-				return true
-			}
-		}
-		return false
-	}
-	if has(strongRetractions) {
-		return true
-	}
-	if has(additions) {
-		return false
-	}
-	// "Use this instead" replaces; "instead of X" says what an edit
-	// does. "Correction:" opens a line that corrects.
-	instead := strings.Contains(strings.ReplaceAll(words, " instead of ", " "), " instead ")
-	return has(weakRetractions) || instead || strings.HasPrefix(words, " correction ") ||
-		(has(retractRefs) && has(retractFaults))
-}
-
 // Result is the edit found in a model's output.
 type Result struct {
 	// Text is the edit, ready for a parser: the chosen candidates' texts,
@@ -412,6 +325,14 @@ func choose(cands []*cand, lines []string) (*Result, error) {
 		return res, fmt.Errorf("extract: %w: the document %s (%s fence, %s) is shown whole beside edits that do not change it: no format here writes a file shown whole, and the other edits are not applied without it", ErrPartSample, d.shownDoc, d.adj, d.lines())
 	}
 
+	// Prose between and after the edits may take one back, or offer one
+	// as an alternative to another.
+	leaves, err := judgeProse(leaves, cands, lines)
+	if err != nil {
+		res.Candidates = public(cands)
+		return res, err
+	}
+
 	best := leaves[0]
 	for _, c := range leaves[1:] {
 		if c.rank < best.rank {
@@ -438,30 +359,6 @@ func choose(cands []*cand, lines []string) (*Result, error) {
 		seen[key] = c
 		c.Chosen = true
 		chosen = append(chosen, c)
-	}
-
-	// Two edits of one file with prose between them that takes the first
-	// back: merging would apply the withdrawn edit.
-	// Only prose counts: lines inside no candidate, between an edit and
-	// the next chosen one.
-	inside := make([]bool, len(lines)+2)
-	for _, c := range cands {
-		for l := max(c.StartLine, 0); l <= c.EndLine && l < len(inside); l++ {
-			inside[l] = true
-		}
-	}
-	for i := 0; i+1 < len(chosen); i++ {
-		a, b := chosen[i], chosen[i+1]
-		if b.StartLine <= a.EndLine || !sharePath(a, b) {
-			continue
-		}
-		for l := a.EndLine + 1; l < b.StartLine && l <= len(lines); l++ {
-			if inside[l] || retracted(lines, l, l) == 0 {
-				continue
-			}
-			res.Candidates = public(cands)
-			return res, fmt.Errorf("extract: %w: line %d (%q) takes back the edit at %s before the edit at %s of the same file: applying both would apply the withdrawn one", ErrRetracted, l, strings.TrimSpace(lines[l-1]), a.lines(), b.lines())
-		}
 	}
 
 	// An edit of another format for a file no chosen edit names is part of

@@ -80,6 +80,8 @@ func TestGolden(t *testing.T) {
 					t.Errorf("error %v does not wrap ErrPartSample", err)
 				case strings.Contains(want, extract.ErrRetracted.Error()) && !errors.Is(err, extract.ErrRetracted):
 					t.Errorf("error %v does not wrap ErrRetracted", err)
+				case strings.Contains(want, extract.ErrAlternatives.Error()) && !errors.Is(err, extract.ErrAlternatives):
+					t.Errorf("error %v does not wrap ErrAlternatives", err)
 				}
 				return
 			}

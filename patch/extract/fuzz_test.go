@@ -12,7 +12,7 @@ import (
 )
 
 // FuzzExtract checks that Extract never panics, that it fails only with
-// ErrEmpty, ErrNoEdit, ErrMixed, ErrRetracted, ErrSample or ErrPartSample, and that every result holds what checkResult
+// ErrEmpty, ErrNoEdit, ErrMixed, ErrRetracted, ErrAlternatives, ErrSample or ErrPartSample, and that every result holds what checkResult
 // requires: non-empty text that Detect reads as Format, chosen candidates
 // that are edits of that format, and no line that is not in the input.
 // Besides testdata/fuzz/FuzzExtract, the inputs of testdata/*.txtar seed it.
@@ -32,8 +32,8 @@ func FuzzExtract(f *testing.F) {
 	f.Fuzz(func(t *testing.T, input string) {
 		res, err := extract.Extract(input)
 		if err != nil {
-			if !errors.Is(err, extract.ErrEmpty) && !errors.Is(err, extract.ErrNoEdit) && !errors.Is(err, extract.ErrMixed) && !errors.Is(err, extract.ErrRetracted) && !errors.Is(err, extract.ErrSample) && !errors.Is(err, extract.ErrPartSample) {
-				t.Fatalf("error %v wraps none of ErrEmpty, ErrNoEdit, ErrMixed, ErrRetracted, ErrSample, ErrPartSample", err)
+			if !errors.Is(err, extract.ErrEmpty) && !errors.Is(err, extract.ErrNoEdit) && !errors.Is(err, extract.ErrMixed) && !errors.Is(err, extract.ErrRetracted) && !errors.Is(err, extract.ErrAlternatives) && !errors.Is(err, extract.ErrSample) && !errors.Is(err, extract.ErrPartSample) {
+				t.Fatalf("error %v wraps none of ErrEmpty, ErrNoEdit, ErrMixed, ErrRetracted, ErrAlternatives, ErrSample, ErrPartSample", err)
 			}
 			if errors.Is(err, extract.ErrEmpty) != (res == nil) {
 				t.Fatalf("error %v with result %v", err, res)

@@ -195,6 +195,11 @@ func diffEnd(lines []string, start, hi int, v4a bool) int {
 		if !h.in {
 			return end
 		}
+		if !v4a && (!h.counted || h.done()) && patch.MailSignature(lines[:hi], i) {
+			// git format-patch's "-- " and version end the mail's diff;
+			// within the counts "-- " is a removed line.
+			return end
+		}
 		if isBody(l, v4a) {
 			h.take(l)
 			i++
@@ -243,6 +248,17 @@ func diffEnd(lines []string, start, hi int, v4a bool) int {
 		end = j
 	}
 	return end
+}
+
+// gitChange reports whether a line of a git header is a change of its
+// own: a rename, a copy, a mode change, a file created or deleted.
+func gitChange(l string) bool {
+	for _, p := range []string{"rename from ", "copy from ", "new mode ", "new file mode ", "deleted file mode "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // binaryEnd returns the end of the blocks of a GIT binary patch that start
@@ -318,14 +334,21 @@ func units(text string, f patch.Format) int {
 		}
 	default:
 		words := f == patch.UDiffL
-		inHunk, counted := false, false
+		inHunk, counted, inGit := false, false, false
 		for i, l := range lines {
 			switch {
 			case l == "GIT binary patch":
 				n++
 				inHunk = false
+			case strings.HasPrefix(l, "diff --git "):
+				inHunk, inGit = false, true
+			case inGit && gitChange(l):
+				// A rename, copy, mode change or empty file a git header
+				// makes without any hunk (git format-patch mails them so).
+				n++
+				inGit = false
 			case strings.HasPrefix(l, "@@"):
-				inHunk, counted = true, false
+				inHunk, counted, inGit = true, false, false
 			case !inHunk || counted:
 			case strings.HasPrefix(l, "diff --git ") || isFilePair(lines, i, len(lines)):
 				inHunk = false

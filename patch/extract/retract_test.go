@@ -43,6 +43,12 @@ func TestRetractionPhrases(t *testing.T) {
 		{"mul has a typo as well:", false},
 		{"Now the same fix in mul:", false},
 		{"The first diff fixes add; this one fixes mul:", false},
+		// Words of a retraction that point at no edit: the second edit
+		// changes other lines than the first, so it is a second change.
+		{"Now make mul use * instead:", false},
+		{"Here is the fixed version of mul:", false},
+		{"The above makes the incorrect sign go away; mul is wrong too:", false},
+		{"You can ignore that warning. mul needs the same fix:", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {

@@ -10,6 +10,7 @@ package repair_test
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -253,6 +254,16 @@ const answerPerFamily = 20
 //     apply where the two edits do not touch the same lines (the file's
 //     last 4 lines untouched by p), and the expected content is p's with
 //     the line added.
+//   - *_alternative: the same two edits, the prose between them offering
+//     the second as an alternative ("A better fix:", "Or, simpler:",
+//     "Alternatively, ..."). *_alternative_chosen: and "Use the second
+//     one." after them: p alone applies.
+//   - *_retracted_other_format: the withdrawn edit, "Scratch that, this
+//     is clearer:", and p in another format (search-replace, or udiff-h
+//     for sr). *_retracted_alone: p, then "Scratch that — no change is
+//     needed." and no edit. *_instead_sequential: the two edits of
+//     *_retracted_also with "Now make `file` use the new code instead:"
+//     between them, which points at no edit: both apply.
 func answerFamilies(r testdata.Triple, printed map[patch.Format]string, newCode string, add func(fam, old, text string, want *string)) {
 	short := map[patch.Format]string{patch.SearchReplace: "sr", patch.V4A: "v4a", patch.UDiffH: "udh", patch.UDiffL: "udl"}
 	fence := func(f patch.Format, p string) string {
@@ -294,6 +305,20 @@ func answerFamilies(r testdata.Triple, printed map[patch.Format]string, newCode 
 		if w, err := patch.Print(&patch.Patch{Files: []*patch.FilePatch{withdrawn}}, f); err == nil && untouchedEnd {
 			add(fs+"_retracted", r.OldCode, fence(f, w)+"\nOops, the above won't compile. Use this instead:\n\n"+fence(f, p), nil)
 			add(fs+"_retracted_also", r.OldCode, fence(f, w)+"\nWe also need the fix itself:\n\n"+fence(f, p), &both)
+			// Alternatives, a retraction whose correction is in another
+			// format or missing, and "instead" before a second change.
+			alt := []string{"Alternatively, you can fix it in the code itself:", "A better fix:", "Or, simpler:"}[len(r.ID)%3]
+			add(fs+"_alternative", r.OldCode, fence(f, w)+"\n"+alt+"\n\n"+fence(f, p), nil)
+			add(fs+"_alternative_chosen", r.OldCode, fence(f, w)+"\n"+alt+"\n\n"+fence(f, p)+"\nUse the second one.\n", &newCode)
+			g := patch.SearchReplace
+			if f == patch.SearchReplace {
+				g = patch.UDiffH
+			}
+			if q, ok := printed[g]; ok {
+				add(fs+"_retracted_other_format", r.OldCode, fence(f, w)+"\nScratch that, this is clearer:\n\n"+fence(g, q), nil)
+			}
+			add(fs+"_retracted_alone", r.OldCode, fence(f, p)+"\nScratch that — no change is needed.\n", nil)
+			add(fs+"_instead_sequential", r.OldCode, fence(f, w)+"\nNow make `"+path.Base(r.Path)+"` use the new code instead:\n\n"+fence(f, p), &both)
 		}
 	}
 	if p, ok := printed[patch.V4A]; ok {

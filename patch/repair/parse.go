@@ -28,6 +28,9 @@ type looseFile struct {
 	// it did not parse (see binary.go).
 	bin    *patch.FilePatch
 	binErr error
+	// oldHash and newHash are the blob names of the index line, "" when
+	// it has none.
+	oldHash, newHash string
 }
 
 type looseHunk struct {
@@ -189,12 +192,21 @@ func parseUnified(text string, d *diags) []*looseFile {
 				m := parseMode(f[2])
 				cur.oldMode, cur.newMode = m, m
 			}
+			cur.oldHash, cur.newHash, _ = patch.IndexHashes(strings.TrimRight(l, "\r"))
 			i++
 		case strings.HasPrefix(l, "rename from ") && cur != nil:
 			cur.op, cur.oldName = patch.Rename, "a/"+strings.TrimRight(l[len("rename from "):], "\r")
 			i++
 		case strings.HasPrefix(l, "rename to ") && cur != nil:
 			cur.op, cur.newName = patch.Rename, "b/"+strings.TrimRight(l[len("rename to "):], "\r")
+			i++
+		case strings.HasPrefix(l, "copy from ") && cur != nil:
+			// A copy keeps its source: read as a rename, the source would
+			// be deleted.
+			cur.op, cur.oldName = patch.Copy, "a/"+strings.TrimRight(l[len("copy from "):], "\r")
+			i++
+		case strings.HasPrefix(l, "copy to ") && cur != nil:
+			cur.op, cur.newName = patch.Copy, "b/"+strings.TrimRight(l[len("copy to "):], "\r")
 			i++
 		case isFileHeader(i):
 			if cur == nil || len(cur.hunks) > 0 || cur.oldName != "" && !cur.git {
@@ -210,7 +222,7 @@ func parseUnified(text string, d *diags) []*looseFile {
 					n = "/dev/null"
 				}
 			}
-			if cur.op != patch.Rename {
+			if cur.op != patch.Rename && cur.op != patch.Copy {
 				cur.oldName, cur.newName = o, n
 			}
 			switch {
@@ -276,9 +288,15 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 	}
 	i++
 	blanks := 0
+	gotOld, gotNew := 0, 0
 	for ; i < len(lines); i++ {
 		l := lines[i]
 		if strings.HasPrefix(l, "@@") || strings.HasPrefix(l, "diff --git ") || isFileHeader(i) {
+			break
+		}
+		if (wantOld < 0 || gotOld >= wantOld && gotNew >= wantNew) && patch.MailSignature(lines, i) {
+			// git format-patch's signature ends the mail; within the
+			// header's counts "-- " is a removed line "- ".
 			break
 		}
 		if strings.HasPrefix(l, `\ `) || l == `\` {
@@ -292,6 +310,12 @@ func parseLooseHunk(lines []string, i int, words bool, isFileHeader func(int) bo
 			blanks = 0
 		}
 		h.lines = append(h.lines, ll)
+		if ll.kind != patch.LineInsert {
+			gotOld++
+		}
+		if ll.kind != patch.LineDelete {
+			gotNew++
+		}
 	}
 	// Blank lines at the end of a hunk body are separators, not context.
 	h.lines = h.lines[:len(h.lines)-blanks]

@@ -227,7 +227,7 @@ func Repair(text string, opts Options) (*Result, error) {
 	} else {
 		// Take the edit out of prose, fences and tags.
 		ex, err := extract.Extract(text)
-		if errors.Is(err, extract.ErrMixed) || errors.Is(err, extract.ErrRetracted) || errors.Is(err, extract.ErrSample) || errors.Is(err, extract.ErrPartSample) {
+		if errors.Is(err, extract.ErrMixed) || errors.Is(err, extract.ErrRetracted) || errors.Is(err, extract.ErrAlternatives) || errors.Is(err, extract.ErrSample) || errors.Is(err, extract.ErrPartSample) {
 			return res, &Error{Reason: err.Error(), Err: ErrRefused, Kind: KindAmbiguous}
 		}
 		if err != nil {
@@ -752,12 +752,17 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 	if lf.git && lf.op == patch.Rename && newPath != oldPath && lf.bin == nil && lf.binErr == nil &&
 		ov.exists(newPath) && !ov.written(newPath) && !ov.exists(oldPath) && !ov.removed(oldPath) {
 		// The source gone and the target there: renamed already, when
-		// the target holds what the rename makes. A rename without hunks
-		// says nothing of the content, and is taken as done, as GNU
-		// patch takes it ("already renamed"); with hunks, every hunk's
-		// new side must be at its place in the target (apply once).
+		// the target holds what the rename makes. The index line's blob
+		// name, when there is one, says what that is; a rename without
+		// hunks or index line says nothing of the content, and is taken
+		// as done, as GNU patch takes it ("already renamed"); with hunks,
+		// every hunk's new side must be at its place in the target
+		// (apply once).
+		c, _, _ := ov.read(newPath)
+		if lf.newHash != "" && !patch.BlobIs(c, lf.newHash) {
+			return fail(fmt.Sprintf("%s does not exist and the rename target %s does, but it is not the blob %s the index line names: another file, not this rename applied", oldPath, newPath, lf.newHash), KindFileExists)
+		}
 		if len(lf.hunks) > 0 {
-			c, _, _ := ov.read(newPath)
 			_, reports, err := placeHunks(newText(c), lf.hunks, width, newPath)
 			if err != nil || !allHunksAlready(reports) {
 				return fail(fmt.Sprintf("%s does not exist and the rename target %s does, without the content the patch makes: another file, not this rename applied", oldPath, newPath), KindFileExists)
@@ -766,6 +771,13 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		}
 		fr.Status, fr.Reason = StatusAlreadyApplied, fmt.Sprintf("renamed already: %s does not exist and %s does", oldPath, newPath)
 		return fr, res, nil
+	}
+	if lf.git && lf.op == patch.Copy && newPath != oldPath && lf.bin == nil && lf.binErr == nil &&
+		ov.exists(newPath) && !ov.written(newPath) && !ov.vac.Left(newPath) {
+		// The target there: copied already when it holds the source's
+		// content with the hunks applied (the blob the index line names,
+		// when there is one); otherwise the copy would replace a file.
+		return copiedAlready(lf, fr, oldPath, newPath, ov, width)
 	}
 	if lf.git && (lf.op == patch.Rename || lf.op == patch.Copy) && ov.exists(newPath) && (newPath == oldPath || !ov.vac.Take(newPath, ov.written(newPath))) {
 		// As git apply: a rename or copy does not replace a file (V4A's
@@ -868,6 +880,31 @@ func repairFile(lf *looseFile, opts Options, ov *overlay, width int) (FileReport
 		}
 		ov.files[newPath] = &newContent
 	}
+	return fr, res, nil
+}
+
+// copiedAlready judges a copy whose target exists: already applied when
+// the target is the source with the hunks applied, else refused.
+func copiedAlready(lf *looseFile, fr FileReport, oldPath, newPath string, ov *overlay, width int) (FileReport, patch.FileResult, error) {
+	var res patch.FileResult
+	target, _, _ := ov.read(newPath)
+	src, ok, _ := ov.read(oldPath)
+	made, why := "", ""
+	if !ok {
+		why = fmt.Sprintf("the copy target %s already exists and the source %s does not", newPath, oldPath)
+	} else if b, _, err := placeHunks(newText(src), lf.hunks, width, newPath); err != nil {
+		why = fmt.Sprintf("the copy target %s already exists and the hunks do not fit the source %s: %v", newPath, oldPath, err)
+	} else {
+		made = string(b)
+	}
+	if why == "" && (made != target || lf.newHash != "" && !patch.BlobIs(target, lf.newHash)) {
+		why = fmt.Sprintf("the copy target %s already exists and is not the copy of %s the patch makes", newPath, oldPath)
+	}
+	if why != "" {
+		fr.Reason, fr.Kind = why, KindFileExists
+		return fr, res, &Error{File: newPath, Reason: why, Err: ErrRefused, Kind: KindFileExists}
+	}
+	fr.Status, fr.Reason = StatusAlreadyApplied, fmt.Sprintf("copied already: %s holds the copy of %s the patch makes", newPath, oldPath)
 	return fr, res, nil
 }
 

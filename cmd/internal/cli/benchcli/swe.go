@@ -74,7 +74,7 @@ func (t *sweTestFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.workDir, "work-dir", "", "`DIR` where worktrees are made (default: the system's temporary directory; also --testbed)")
 	f.StringVar(&t.envStore, "env-store", "", "environment store `DIR` (patchbench env): tests run in the base commit's restored environment instead of a fresh worktree")
 	f.IntVar(&t.workers, "workers", 0, "instances evaluated at once (0: 32 with --no-tests, else the number of CPUs)")
-	f.IntVar(&t.maxWorkers, "max-workers", 0, "another name of --workers, as the official harness calls it (also --max_workers)")
+	f.IntVar(&t.maxWorkers, "max-workers", 0, "--workers as the official harness takes it (also --max_workers): 0 or less evaluates one instance at a time, as its run_threadpool does")
 	f.SetNormalizeFunc(harnessNames)
 }
 
@@ -106,16 +106,41 @@ func harnessNames(f *pflag.FlagSet, name string) pflag.NormalizedName {
 // official harness's argparse nargs="+" does.
 var nargsFlags = []string{"--instance_ids"}
 
+// harnessShort are the short options of the official harness's
+// run_evaluation.py argparse and its long options. pflag would read "-id"
+// as -i -d, and swe eval has no short flags of its own, so under "swe
+// eval" ExpandNargs writes them long. (Its -n, --namespace, names Docker
+// images and stays refused.)
+var harnessShort = map[string]string{
+	"-d":  "--dataset_name",
+	"-s":  "--split",
+	"-i":  "--instance_ids",
+	"-p":  "--predictions_path",
+	"-t":  "--timeout",
+	"-id": "--run_id",
+}
+
 // ExpandNargs rewrites "--instance_ids A B C" as "--instance_ids=A
 // --instance_ids=B --instance_ids=C", so that the official harness's
 // space-separated ids parse; the words stop at the first that begins with
-// "-", and nothing after "--" changes.
+// "-", and nothing after "--" changes. Under "swe eval" it also writes the
+// harness's short options long (harnessShort), "-d X" and "-d=X" alike.
 func ExpandNargs(args []string) []string {
 	out := make([]string, 0, len(args))
+	eval := len(args) >= 2 && args[0] == "swe" && args[1] == "eval"
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
 			return append(out, args[i:]...)
+		}
+		if eval && i >= 2 {
+			name, val, hasVal := strings.Cut(a, "=")
+			if long, ok := harnessShort[name]; ok {
+				a = long
+				if hasVal {
+					a += "=" + val
+				}
+			}
 		}
 		if !slices.Contains(nargsFlags, a) {
 			out = append(out, a)
@@ -134,13 +159,16 @@ func ExpandNargs(args []string) []string {
 }
 
 // checkWorkers makes --max-workers the value of --workers, refusing both
-// given with different values, and a negative count.
+// given with different values, and a negative count. --max-workers means
+// what the harness's --max_workers means: 0 or less runs one instance at a
+// time (its run_threadpool runs them in sequence), not the default.
 func (t *sweTestFlags) checkWorkers(f *pflag.FlagSet) error {
 	if f.Changed("max-workers") {
-		if f.Changed("workers") && t.workers != t.maxWorkers {
+		mw := max(t.maxWorkers, 1)
+		if f.Changed("workers") && t.workers != mw {
 			return cli.Usage(fmt.Errorf("--workers %d and --max-workers %d: give one (they are the same setting)", t.workers, t.maxWorkers))
 		}
-		t.workers = t.maxWorkers
+		t.workers = mw
 	}
 	if t.workers < 0 {
 		return cli.Usage(fmt.Errorf("--workers %d: want at least 1 (0 for the default)", t.workers))

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
 	"github.com/patchbench/patchbench/cmd/internal/cli"
 )
@@ -20,6 +21,14 @@ func TestExpandNargs(t *testing.T) {
 		{[]string{"swe", "eval", "--instance_ids=a,b", "x"}, []string{"swe", "eval", "--instance_ids=a,b", "x"}},
 		{[]string{"swe", "eval", "--instance-ids", "a", "b"}, []string{"swe", "eval", "--instance-ids", "a", "b"}},
 		{[]string{"apply", "--", "--instance_ids", "a", "b"}, []string{"apply", "--", "--instance_ids", "a", "b"}},
+		// The harness's short options (its argparse's -d, -s, -i, -p, -t,
+		// -id), under swe eval only; -n (--namespace) stays for pflag
+		// to refuse.
+		{[]string{"swe", "eval", "-d", "D", "-s", "dev", "-p", "P", "-id", "r", "-t", "600", "-i", "a", "b", "-n", "x"},
+			[]string{"swe", "eval", "--dataset_name", "D", "--split", "dev", "--predictions_path", "P", "--run_id", "r", "--timeout", "600", "--instance_ids=a", "--instance_ids=b", "-n", "x"}},
+		{[]string{"swe", "eval", "-id=r", "-d=D"}, []string{"swe", "eval", "--run_id=r", "--dataset_name=D"}},
+		{[]string{"apply", "-p", "1", "-d", "x"}, []string{"apply", "-p", "1", "-d", "x"}},
+		{[]string{"swe", "rerun", "-d", "x"}, []string{"swe", "rerun", "-d", "x"}},
 	} {
 		if diff := cmp.Diff(c.want, ExpandNargs(c.in)); diff != "" {
 			t.Errorf("ExpandNargs(%q) (-want +got):\n%s", c.in, diff)
@@ -66,6 +75,40 @@ func TestWithSplit(t *testing.T) {
 		got, err := withSplit(c.dataset, c.split)
 		if (err != nil) != c.wantErr || got != c.want {
 			t.Errorf("withSplit(%q, %q) = %q, %v; want %q, error %v", c.dataset, c.split, got, err, c.want, c.wantErr)
+		}
+	}
+}
+
+// --max-workers is the harness's --max_workers: 0 or less evaluates one
+// instance at a time (its run_threadpool runs them in sequence); --workers
+// 0 is patchbench's default.
+func TestMaxWorkersAsHarness(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		want    int
+		wantErr bool
+	}{
+		{[]string{"--max_workers", "0"}, 1, false},
+		{[]string{"--max-workers", "-3"}, 1, false},
+		{[]string{"--max_workers", "8"}, 8, false},
+		{[]string{"--workers", "0"}, 0, false},
+		{[]string{"--workers", "1", "--max_workers", "0"}, 1, false},
+		{[]string{"--workers", "4", "--max_workers", "0"}, 0, true},
+		{[]string{"--workers", "-1"}, 0, true},
+	} {
+		var tf sweTestFlags
+		fs := pflag.NewFlagSet("eval", pflag.ContinueOnError)
+		tf.register(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		err := tf.checkWorkers(fs)
+		if (err != nil) != c.wantErr {
+			t.Errorf("%q: err = %v, want error %v", c.args, err, c.wantErr)
+			continue
+		}
+		if err == nil && tf.workers != c.want {
+			t.Errorf("%q: workers %d, want %d", c.args, tf.workers, c.want)
 		}
 	}
 }
