@@ -152,7 +152,7 @@ func sweEvalEndToEnd(t *testing.T, useStore bool) {
 	if len(rows) != len(f.Expected) {
 		t.Errorf("%d rows, want %d", len(rows), len(f.Expected))
 	}
-	var applied, resolved []string
+	var applied, resolved, harnessResolved []string
 	for id, exp := range f.Expected {
 		r := rows[id]
 		if r.Status != exp.WithTests || r.PatchStatus != exp.PatchStatus {
@@ -177,6 +177,9 @@ func sweEvalEndToEnd(t *testing.T, useStore bool) {
 		}
 		if exp.WithTests == "resolved" {
 			resolved = append(resolved, id)
+		}
+		if r.HarnessStatus == swe.StatusResolved {
+			harnessResolved = append(harnessResolved, id)
 		}
 		// The per-instance report, in SWE-bench's shape.
 		var ir map[string]swe.InstanceReport
@@ -207,16 +210,36 @@ func sweEvalEndToEnd(t *testing.T, useStore bool) {
 			t.Errorf("report.json has no %s", k)
 		}
 	}
+	// The SWE-bench fields are the harness's verdicts (a patch only the
+	// tolerant applier applies is an error there); patchbench's own are
+	// under "patchbench".
+	ids := func(v any) []string {
+		var out []string
+		for _, x := range v.([]any) {
+			out = append(out, x.(string))
+		}
+		return out
+	}
 	sort.Strings(resolved)
-	var gotResolved []string
-	for _, v := range rep["resolved_ids"].([]any) {
-		gotResolved = append(gotResolved, v.(string))
+	sort.Strings(harnessResolved)
+	pb, _ := rep["patchbench"].(map[string]any)
+	if pb == nil {
+		t.Fatalf("report.json has no patchbench summary: %v", rep)
 	}
-	if diff := cmp.Diff(resolved, gotResolved); diff != "" {
-		t.Errorf("resolved_ids (-want +got):\n%s", diff)
+	if diff := cmp.Diff(resolved, ids(pb["resolved_ids"])); diff != "" {
+		t.Errorf("patchbench.resolved_ids (-want +got):\n%s", diff)
 	}
-	if rep["total_instances"].(float64) != 16 || rep["completed_instances"].(float64) != 10 || rep["resolved_instances"].(float64) != 8 ||
-		rep["unresolved_instances"].(float64) != 2 || rep["empty_patch_instances"].(float64) != 2 || rep["error_instances"].(float64) != 4 {
+	if diff := cmp.Diff(harnessResolved, ids(rep["resolved_ids"])); diff != "" {
+		t.Errorf("resolved_ids, the harness's (-want +got):\n%s", diff)
+	}
+	if len(harnessResolved) == 0 || len(harnessResolved) >= len(resolved) {
+		t.Errorf("harness resolved %v, patchbench %v: want the repaired ones resolved by patchbench only", harnessResolved, resolved)
+	}
+	if pb["total_instances"].(float64) != 16 || pb["completed_instances"].(float64) != 10 || pb["resolved_instances"].(float64) != 8 ||
+		pb["unresolved_instances"].(float64) != 2 || pb["empty_patch_instances"].(float64) != 2 || pb["error_instances"].(float64) != 4 {
+		t.Errorf("report.json patchbench counts: %v", pb)
+	}
+	if rep["total_instances"].(float64) != 16 || rep["resolved_instances"].(float64) != float64(len(harnessResolved)) {
 		t.Errorf("report.json counts: %v", rep)
 	}
 	checkRepairedPredictions(t, f, out, applied)
@@ -330,7 +353,7 @@ func TestSWERerun(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(out, "report.json"))), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.ErrorInstances != 4 || rep.StatusCounts["infra_error"] != 0 || rep.StatusCounts["applied"] != 4 || len(rep.IncompleteIDs) != 10 {
+	if rep.Patchbench.ErrorInstances != 4 || rep.StatusCounts["infra_error"] != 0 || rep.StatusCounts["applied"] != 4 || len(rep.Patchbench.IncompleteIDs) != 10 {
 		t.Errorf("report.json after the rerun: %+v", rep)
 	}
 	checkRerunReport(t, out, stdout0, f, want["infra"])
