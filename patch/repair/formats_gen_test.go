@@ -425,6 +425,14 @@ func formatsCases(rows []testdata.Triple, per int) []applybench.Case {
 				add(r, fam, "", old, text, want)
 			}
 		})
+		// A mail of git format-patch ends with "-- " and git's version
+		// after the diff: a signature, not the removal of a line "- ".
+		for _, f := range []patch.Format{patch.UDiffH, patch.UDiffL} {
+			fam := map[patch.Format]string{patch.UDiffH: "udh", patch.UDiffL: "udl"}[f] + "_mail_signature"
+			if p, ok := printed[f]; ok && n[fam] < min(per, shellPerFamily) {
+				add(r, fam, "", r.OldCode, p+"-- \n2.39.2\n\n", &newCode)
+			}
+		}
 		// V4A's codex rules: Add of an existing file replaces it; an update
 		// whose change is in the file already; a patch without its end.
 		add(r, "v4a_add_existing", "", r.OldCode, "*** Begin Patch\n*** Add File: "+r.Path+"\n+"+strings.ReplaceAll(strings.TrimSuffix(newCode, "\n"), "\n", "\n+")+"\n*** End Patch\n", &newCode)
