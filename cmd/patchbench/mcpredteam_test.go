@@ -125,8 +125,8 @@ func testMCPFidelity(t *testing.T, pb string) {
 	for _, f := range []string{"../../patch/repair/testdata/fidelity.jsonl.gz", "../../patch/repair/testdata/formats.jsonl.gz"} {
 		cases = append(cases, readCorpus(t, f)...)
 	}
-	if len(cases) < 1000 {
-		t.Fatalf("%d cases read, want the two corpora's 1,009", len(cases))
+	if len(cases) < 1277 {
+		t.Fatalf("%d cases read, want the two corpora's 1,277", len(cases))
 	}
 	base := t.TempDir()
 	srvDir, cliDir := filepath.Join(base, "srv"), filepath.Join(base, "cli")
